@@ -1,0 +1,1 @@
+//! HTTP admin API (axum) and the Prometheus metrics endpoint. (to be written)

@@ -1,0 +1,1 @@
+//! The built-in strategies, compiled to wasm by build.rs and embedded. (to be written)

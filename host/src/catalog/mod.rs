@@ -1,0 +1,1 @@
+//! Topics the host serves. (to be written)

@@ -1,0 +1,1 @@
+//! The tokio side of the coordinator. (to be written)

@@ -1,0 +1,1 @@
+//! Kafka wire protocol. (to be written)

@@ -1,0 +1,32 @@
+//! # assignor-host
+//!
+//! A Kafka-wire-compatible consumer-group coordinator whose partition assignors are sandboxed
+//! WebAssembly modules. Unmodified Kafka consumers join groups here; the host computes each
+//! group's assignment by calling the strategy the group selected, as a wasm module.
+//!
+//! ## Layout
+//!
+//! The flow a request takes is the architecture: bytes -> [`kafka`] frame -> per-API handler ->
+//! event to the group's shard in [`driver`] -> [`coordinator`] decides -> effects (respond,
+//! timers, run assignor, persist) -> [`driver`] executes them -> [`registry`] runs the module in
+//! the [`sandbox`] on a blocking pool -> the result goes back to the shard as an event.
+//!
+//! - [`coordinator`]: sans-io group state machine, `handle(now, Event) -> Vec<Effect>`.
+//! - [`driver`]: the tokio side: shards, timers, effects, the assignor pool.
+//! - [`sandbox`]: wasmtime engine, per-call store with limits, ABI marshalling, output checks.
+//! - [`registry`]: modules by protocol name: upload checks, versions, hot swap, built-ins.
+//! - [`builtins`]: the built-in strategies, compiled to wasm at build time and embedded.
+//! - [`kafka`]: the wire: frame codec, connections, listener, one file per Kafka API.
+//! - [`catalog`]: the topics the host serves.
+//! - [`store`]: durable state (redb).
+//! - [`admin`]: HTTP admin API and metrics.
+
+pub mod admin;
+pub mod builtins;
+pub mod catalog;
+pub mod coordinator;
+pub mod driver;
+pub mod kafka;
+pub mod registry;
+pub mod sandbox;
+pub mod store;

@@ -1,0 +1,1 @@
+//! Module registry. (to be written)

@@ -1,0 +1,1 @@
+//! Wasm sandbox. (to be written)
