@@ -1,1 +1,159 @@
-//! Placeholder
+//! # range
+//!
+//! Apache Kafka's client-side `RangeAssignor` (`org.apache.kafka.clients.consumer`) as an
+//! assignor-host module, member for member and partition for partition, including KIP-881
+//! rack awareness.
+//!
+//! Per topic, the partitions in numeric order are split into contiguous ranges over the
+//! topic's subscribers in Kafka's member order (static members first by `group.instance.id`,
+//! then dynamic members by member id); the first `partitions % subscribers` of them get one
+//! extra. With two consumers `C0`, `C1` and topics `t0`, `t1` of three partitions each:
+//! `C0: [t0p0, t0p1, t1p0, t1p1]`, `C1: [t0p2, t1p2]`. Topics with the same partition count
+//! and the same subscribers are co-partitioned: the same consumer gets partition `p` of each.
+//! The extras of every topic go to the same first members, so many topics can add up to an
+//! unbalanced group; that is Kafka's behaviour and clients rely on the co-partitioning.
+//!
+//! **Rack awareness** applies when members send `client.rack` and the host knows the replica
+//! racks of partitions, and some partition is not on every rack. Then, before the plain ranges,
+//! partitions are matched to consumers on a rack holding a replica, keeping each topic's
+//! balance (every consumer still gets its quota or quota + 1) and co-partitioning (topics with
+//! the same subscribers and partition count are matched partition by partition, on a consumer
+//! whose rack suits all of them); what cannot be matched is handed out as plain ranges. This
+//! follows Kafka's `assignWithRackMatching` step by step, and the ported
+//! `RangeAssignorTest` rack cases check it.
+//!
+//! Members that get nothing still get an (empty) assignment. Subscribed topics the host does
+//! not know (no partitions) are skipped, as Kafka skips topics missing from metadata.
+
+use std::collections::BTreeMap;
+
+use assignor_sdk::{AssignError, AssignRequest, Assignment, Member, assignor, kafka_member_order};
+
+#[cfg(test)]
+mod kafka_rack_tests;
+#[cfg(test)]
+mod kafka_tests;
+mod state;
+
+use state::TopicAssignmentState;
+
+/// The `range` strategy: Kafka's `RangeAssignor`.
+#[assignor(
+    name = "range",
+    version = "1.0.0",
+    description = "Apache Kafka's RangeAssignor: per-topic contiguous ranges over the subscribers, static members first; rack-aware (KIP-881)",
+    protocol = "eager"
+)]
+pub fn assign(request: &AssignRequest) -> Result<Assignment, AssignError> {
+    Ok(assign_partitions(request, false))
+}
+
+/// Kafka's `RangeAssignor.assignPartitions`. `prefer_rack_aware_logic` is Kafka's test-only
+/// switch (`AbstractPartitionAssignor.preferRackAwareLogic`) that runs the rack passes even
+/// when every partition is on every rack; the strategy always runs with it off.
+pub(crate) fn assign_partitions(
+    request: &AssignRequest,
+    prefer_rack_aware_logic: bool,
+) -> Assignment {
+    let mut states = topic_states(request, prefer_rack_aware_logic);
+    let mut assignment = Assignment::new(request);
+    if states.iter().any(|s| s.needs_rack_aware_assignment) {
+        assign_with_rack_matching(&mut states, &mut assignment);
+    }
+    for state in &mut states {
+        state.assign_ranges(false, &mut assignment);
+    }
+    assignment
+}
+
+/// One state per subscribed topic that has partitions, its subscribers in Kafka's order.
+fn topic_states(
+    request: &AssignRequest,
+    prefer_rack_aware_logic: bool,
+) -> Vec<TopicAssignmentState<'_>> {
+    // Sorting the group once and walking it in order gives every topic's subscribers already
+    // in Kafka's order.
+    let mut members: Vec<&Member> = request.members.iter().collect();
+    members.sort_by(|a, b| kafka_member_order(a, b));
+    let mut subscribers: BTreeMap<&str, Vec<&Member>> = BTreeMap::new();
+    for member in members {
+        for topic in &member.topics {
+            let list = subscribers.entry(topic.as_str()).or_default();
+            // A topic listed twice in one subscription still counts its member once.
+            if !list.last().is_some_and(|m| std::ptr::eq(*m, member)) {
+                list.push(member);
+            }
+        }
+    }
+    request
+        .topics
+        .iter()
+        .filter(|topic| topic.partition_count > 0)
+        .filter_map(|topic| {
+            let consumers = subscribers.remove(topic.name.as_str())?;
+            Some(TopicAssignmentState::new(
+                topic,
+                consumers,
+                prefer_rack_aware_logic,
+            ))
+        })
+        .collect()
+}
+
+/// Kafka's `assignWithRackMatching`: topics with the same subscribers and the same partition
+/// count are matched together (co-partitioning first); any other topic that needs it gets a
+/// rack-matching range pass of its own.
+fn assign_with_rack_matching(states: &mut [TopicAssignmentState<'_>], assignment: &mut Assignment) {
+    let mut groups: BTreeMap<(Vec<&str>, usize), Vec<usize>> = BTreeMap::new();
+    for (i, state) in states.iter().enumerate() {
+        let consumers = state
+            .consumers
+            .iter()
+            .map(|(m, _)| m.member_id.as_str())
+            .collect();
+        groups
+            .entry((consumers, state.partition_racks.len()))
+            .or_default()
+            .push(i);
+    }
+    for ((_, num_partitions), group) in groups {
+        if group.len() > 1 {
+            assign_co_partitioned_with_rack_matching(states, &group, num_partitions, assignment);
+        } else if states[group[0]].needs_rack_aware_assignment {
+            states[group[0]].assign_ranges(true, assignment);
+        }
+    }
+}
+
+/// Kafka's `assignCoPartitionedWithRackMatching`: partition `p` of every topic in `group` goes
+/// to the first consumer whose rack suits `p` of all of them and that may still take one of
+/// each; a consumer that may take no more leaves the rotation.
+fn assign_co_partitioned_with_rack_matching(
+    states: &mut [TopicAssignmentState<'_>],
+    group: &[usize],
+    num_partitions: usize,
+    assignment: &mut Assignment,
+) {
+    let mut remaining: Vec<usize> = (0..states[group[0]].consumers.len()).collect();
+    for p in 0..num_partitions {
+        let matching = remaining.iter().position(|&c| {
+            group
+                .iter()
+                .all(|&t| states[t].racks_match(c, p) && states[t].max_assignable(c) > 0)
+        });
+        let Some(i) = matching else { continue };
+        let consumer = remaining[i];
+        for &t in group {
+            states[t].assign(consumer, &[p], assignment);
+        }
+        if group
+            .iter()
+            .all(|&t| states[t].max_assignable(consumer) == 0)
+        {
+            remaining.remove(i);
+            if remaining.is_empty() {
+                break;
+            }
+        }
+    }
+}

@@ -1,1 +1,70 @@
-//! Placeholder
+//! # roundrobin
+//!
+//! Apache Kafka's client-side `RoundRobinAssignor` (`org.apache.kafka.clients.consumer`) as an
+//! assignor-host module, member for member and partition for partition.
+//!
+//! Every partition of every subscribed topic, topics by name and partitions in numeric order,
+//! is dealt in turn to the members in Kafka's member order (static members first by
+//! `group.instance.id`, then dynamic members by member id), in a circle; a member not
+//! subscribed to the partition's topic is skipped. With identical subscriptions the counts
+//! differ by at most one; with different subscriptions the deal can be unbalanced, as in
+//! Kafka: `C0` on `t0`, `C1` on `t0, t1`, `C2` on `t0, t1, t2` with 1, 2 and 3 partitions get
+//! `C0: [t0p0]`, `C1: [t1p0]`, `C2: [t1p1, t2p0, t2p1, t2p2]`.
+//!
+//! Kafka's round robin is not rack-aware. Members that get nothing still get an (empty)
+//! assignment. Subscribed topics the host does not know (no partitions) are skipped.
+
+use std::collections::BTreeMap;
+
+use assignor_sdk::{
+    AssignError, AssignRequest, Assignment, Member, assignor, java_string_order, kafka_member_order,
+};
+
+#[cfg(test)]
+mod kafka_tests;
+
+/// The `roundrobin` strategy: Kafka's `RoundRobinAssignor`.
+#[assignor(
+    name = "roundrobin",
+    version = "1.0.0",
+    description = "Apache Kafka's RoundRobinAssignor: all partitions dealt in turn over the members, static members first, skipping non-subscribers",
+    protocol = "eager"
+)]
+pub fn assign(request: &AssignRequest) -> Result<Assignment, AssignError> {
+    let mut members: Vec<&Member> = request.members.iter().collect();
+    members.sort_by(|a, b| kafka_member_order(a, b));
+    // Positions (in Kafka's member order) of each topic's subscribers.
+    let mut subscribers: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (position, member) in members.iter().enumerate() {
+        for topic in &member.topics {
+            subscribers
+                .entry(topic.as_str())
+                .or_default()
+                .push(position);
+        }
+    }
+    // Kafka's `allPartitionsSorted`: the subscribed topics in name order (a TreeSet of Java
+    // strings), each with its partitions 0..n, for topics the host knows.
+    let mut topics: Vec<(&str, Vec<usize>)> = subscribers.into_iter().collect();
+    topics.sort_by(|a, b| java_string_order(a.0, b.0));
+
+    let mut assignment = Assignment::new(request);
+    let mut subscribed = vec![false; members.len()];
+    let mut next = 0; // Kafka's CircularIterator position
+    for (topic, positions) in topics {
+        let Some(partitions) = request.topic(topic).map(|t| t.partitions()) else {
+            continue;
+        };
+        positions.iter().for_each(|&i| subscribed[i] = true);
+        // The topic has a subscriber (it came from a subscription), so the skipping ends.
+        for partition in partitions {
+            while !subscribed[next] {
+                next = (next + 1) % members.len();
+            }
+            assignment.assign(&members[next].member_id, topic, partition);
+            next = (next + 1) % members.len();
+        }
+        positions.iter().for_each(|&i| subscribed[i] = false);
+    }
+    Ok(assignment)
+}

@@ -1,0 +1,229 @@
+//! The attribute's arguments: `name`, `version`, `description`, `protocol`, all required, all
+//! string literals. Every mistake is a `syn::Error` pointing at the culprit; several mistakes
+//! in one attribute are reported together.
+
+use proc_macro2::{Span, TokenStream};
+use syn::parse::{ParseStream, Parser};
+use syn::{Expr, ExprLit, Ident, Lit, LitStr, Token};
+
+/// The full form, quoted in messages so a fix is one copy away.
+pub(crate) const USAGE: &str =
+    "#[assignor(name = \"...\", version = \"...\", description = \"...\", protocol = \"eager\")]";
+
+const KEYS: [&str; 4] = ["name", "version", "description", "protocol"];
+
+/// Validated arguments.
+pub(crate) struct Args {
+    pub(crate) name: LitStr,
+    pub(crate) version: LitStr,
+    pub(crate) description: LitStr,
+    /// `Eager` or `Cooperative`: the `RebalanceProtocol` variant.
+    pub(crate) protocol: Ident,
+}
+
+/// Parses and checks the tokens inside `#[assignor(...)]`.
+pub(crate) fn parse(tokens: TokenStream) -> syn::Result<Args> {
+    let entries = entries.parse2(tokens)?;
+    let mut errors = Errors::default();
+    let mut found: [Option<LitStr>; 4] = Default::default();
+    for (key, value) in entries {
+        let Some(slot) = KEYS.iter().position(|k| key == k) else {
+            errors.push(syn::Error::new(
+                key.span(),
+                format!(
+                    "unknown key `{key}` in #[assignor]; expected `name`, `version`, `description` and `protocol`"
+                ),
+            ));
+            continue;
+        };
+        let value = match string_value(&key, value) {
+            Ok(value) => value,
+            Err(e) => {
+                errors.push(e);
+                continue;
+            }
+        };
+        if found[slot].is_some() {
+            errors.push(syn::Error::new(
+                key.span(),
+                format!("duplicate key `{key}` in #[assignor]"),
+            ));
+        } else {
+            found[slot] = Some(value);
+        }
+    }
+    let missing: Vec<String> = KEYS
+        .iter()
+        .zip(&found)
+        .filter(|(_, v)| v.is_none())
+        .map(|(k, _)| format!("`{k}`"))
+        .collect();
+    if !missing.is_empty() {
+        errors.push(syn::Error::new(
+            Span::call_site(),
+            format!(
+                "#[assignor] is missing {}; write {USAGE}",
+                missing.join(", ")
+            ),
+        ));
+    }
+    errors.finish()?;
+    let [Some(name), Some(version), Some(description), Some(protocol)] = found else {
+        unreachable!("every key was checked to be present above");
+    };
+    for (key, value) in [("name", &name), ("version", &version)] {
+        if value.value().trim().is_empty() {
+            errors.push(syn::Error::new(
+                value.span(),
+                format!("`{key}` must not be empty: {}", why(key)),
+            ));
+        }
+    }
+    let protocol_variant = match protocol.value().as_str() {
+        "eager" => Some("Eager"),
+        "cooperative" => Some("Cooperative"),
+        other => {
+            errors.push(syn::Error::new(
+                protocol.span(),
+                format!(
+                    "`protocol` must be \"eager\" or \"cooperative\", not {other:?}: it is the strategy's KIP-429 rebalance protocol"
+                ),
+            ));
+            None
+        }
+    };
+    errors.finish()?;
+    Ok(Args {
+        name,
+        version,
+        description,
+        protocol: Ident::new(protocol_variant.expect("checked above"), protocol.span()),
+    })
+}
+
+fn why(key: &str) -> &'static str {
+    match key {
+        "name" => "it is the protocol name consumers select in `partition.assignment.strategy`",
+        _ => "the host shows it to tell module versions apart",
+    }
+}
+
+/// `key = value` pairs separated by commas; the value is any expression, checked afterwards
+/// so a non-string value gets a message about strings rather than a parse error.
+fn entries(input: ParseStream) -> syn::Result<Vec<(Ident, Expr)>> {
+    let mut out = Vec::new();
+    while !input.is_empty() {
+        let key: Ident = input.parse().map_err(|e| {
+            syn::Error::new(
+                e.span(),
+                format!("expected `key = \"value\"` pairs: {USAGE}"),
+            )
+        })?;
+        if !input.peek(Token![=]) {
+            return Err(syn::Error::new(
+                key.span(),
+                format!("`{key}` needs a value: `{key} = \"...\"`"),
+            ));
+        }
+        input.parse::<Token![=]>()?;
+        let value: Expr = input.parse()?;
+        out.push((key, value));
+        if input.is_empty() {
+            break;
+        }
+        input.parse::<Token![,]>()?;
+    }
+    Ok(out)
+}
+
+fn string_value(key: &Ident, value: Expr) -> syn::Result<LitStr> {
+    match value {
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(s), ..
+        }) => Ok(s),
+        other => Err(syn::Error::new_spanned(
+            other,
+            format!("`{key}` must be a string literal, e.g. `{key} = \"...\"`"),
+        )),
+    }
+}
+
+/// Collects errors so one compile shows every mistake.
+#[derive(Default)]
+pub(crate) struct Errors(Option<syn::Error>);
+
+impl Errors {
+    pub(crate) fn push(&mut self, error: syn::Error) {
+        match &mut self.0 {
+            Some(all) => all.combine(error),
+            None => self.0 = Some(error),
+        }
+    }
+
+    pub(crate) fn finish(&mut self) -> syn::Result<()> {
+        match self.0.take() {
+            Some(error) => Err(error),
+            None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quote::quote;
+
+    fn messages(tokens: TokenStream) -> Vec<String> {
+        match parse(tokens) {
+            Ok(_) => vec![],
+            Err(e) => e.into_iter().map(|e| e.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn all_four_keys_parse_in_any_order() {
+        let args = parse(quote!(
+            protocol = "cooperative",
+            description = "d",
+            version = "1",
+            name = "n"
+        ))
+        .unwrap();
+        assert_eq!(args.name.value(), "n");
+        assert_eq!(args.version.value(), "1");
+        assert_eq!(args.description.value(), "d");
+        assert_eq!(args.protocol.to_string(), "Cooperative");
+    }
+
+    #[test]
+    fn every_mistake_is_reported_together() {
+        let got = messages(quote!(name = "n", colour = "red", name = "m", version = 1));
+        assert_eq!(
+            got,
+            [
+                "unknown key `colour` in #[assignor]; expected `name`, `version`, `description` and `protocol`",
+                "duplicate key `name` in #[assignor]",
+                "`version` must be a string literal, e.g. `version = \"...\"`",
+                format!(
+                    "#[assignor] is missing `version`, `description`, `protocol`; write {USAGE}"
+                )
+                .as_str(),
+            ]
+        );
+    }
+
+    #[test]
+    fn protocol_and_empty_values_are_checked() {
+        let got = messages(quote!(
+            name = " ",
+            version = "1",
+            description = "",
+            protocol = "sticky"
+        ));
+        assert_eq!(got.len(), 2);
+        assert!(got[0].starts_with("`name` must not be empty"), "{got:?}");
+        assert!(
+            got[1].starts_with("`protocol` must be \"eager\" or \"cooperative\", not \"sticky\"")
+        );
+    }
+}
