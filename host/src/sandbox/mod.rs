@@ -1,1 +1,297 @@
-//! Wasm sandbox. (to be written)
+//! The wasm sandbox: one wasmtime [`Engine`] for the process, modules compiled once into a
+//! [`CompiledModule`] (an `InstancePre` linked with only `assignor.log`), and a fresh `Store`
+//! per call with the [`SandboxLimits`] applied.
+//!
+//! A call ([`Sandbox::assign`]) encodes the `AssignRequest` (MessagePack, named fields), writes
+//! it through `assignor_alloc`, runs `assignor_assign`, bounds-checks and decodes the
+//! `AssignResponse`, and runs the [`checks`] before anything reaches a client. Every failure is
+//! a typed [`CallError`] carrying the [`CallStats`] gathered so far; the sandbox never panics on
+//! module behaviour and is usable again right after any failure, because nothing outlives a
+//! call's store.
+//!
+//! Layout: [`limits`] (policy and the resource limiter), `engine` (configuration, epoch ticker,
+//! pool permits), `load` (ABI shape checks), `call` (one store and instance), [`checks`]
+//! (output validation), `log` (the `assignor.log` import), [`error`] (the failures).
+
+pub mod checks;
+pub mod error;
+pub mod limits;
+
+mod call;
+mod engine;
+mod load;
+mod log;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use assignor_sdk::{AssignRequest, AssignResponse, AssignorInfo, EXPORT_ABI_VERSION};
+use wasmtime::{Engine, InstancePre, Linker, Module};
+
+pub use call::CallStats;
+pub use checks::{CheckSummary, OutputError, check_response};
+pub use error::{CallError, CallFailure, LoadError};
+pub use limits::{FUEL_PER_MS, PoolConfig, SandboxLimits};
+pub use log::GuestLogLine;
+
+use call::CallState;
+use engine::{EpochTicker, Permits};
+
+/// The sandbox could not be set up (a configuration problem, reported at start).
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    #[error("cannot create the wasm engine: {message}")]
+    Engine { message: String },
+    #[error("cannot start the epoch ticker thread: {0}")]
+    Ticker(#[from] std::io::Error),
+    #[error(
+        "memory cap of {memory_bytes} bytes is over the pool's max_memory_bytes of {pool_bytes}"
+    )]
+    MemoryAbovePool { memory_bytes: u64, pool_bytes: u64 },
+}
+
+/// The process's sandbox. Cheap to clone; clones share the engine, the linker, the epoch
+/// ticker and the instance pool. [`Sandbox::with_limits`] gives a handle on the same engine
+/// with other per-call limits.
+#[derive(Clone)]
+pub struct Sandbox {
+    shared: Arc<Shared>,
+    limits: Arc<SandboxLimits>,
+}
+
+struct Shared {
+    engine: Engine,
+    linker: Linker<CallState>,
+    permits: Permits,
+    pool: PoolConfig,
+    _ticker: EpochTicker,
+}
+
+impl Shared {
+    /// Epoch ticks for a wall-clock `timeout`: rounded up, at least one.
+    fn deadline_ticks(&self, timeout: Duration) -> u64 {
+        let tick = self.pool.epoch_tick.as_nanos().max(1);
+        (timeout.as_nanos().div_ceil(tick) as u64).max(1)
+    }
+}
+
+/// Names a call in logs: the module and version being run.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CallTag<'a> {
+    pub module: &'a str,
+    pub version: u32,
+}
+
+/// A successful call: a response that passed every check.
+#[derive(Debug, Clone)]
+pub struct CallOutcome {
+    pub response: AssignResponse,
+    pub stats: CallStats,
+    pub summary: CheckSummary,
+    /// What the module logged (also emitted to tracing).
+    pub logs: Vec<GuestLogLine>,
+}
+
+/// A module compiled by this sandbox's engine, checked against ABI v1 and ready to
+/// instantiate. Immutable; share it with `Arc`.
+pub struct CompiledModule {
+    module: Module,
+    pre: InstancePre<CallState>,
+    info: Option<AssignorInfo>,
+}
+
+impl CompiledModule {
+    /// What `assignor_describe` returned, if the module exports it.
+    pub fn info(&self) -> Option<&AssignorInfo> {
+        self.info.as_ref()
+    }
+
+    /// The compiled module (for serialization into the precompiled cache).
+    pub fn module(&self) -> &Module {
+        &self.module
+    }
+}
+
+impl Sandbox {
+    /// Creates the engine, the linker (only `assignor.log`) and the epoch ticker.
+    pub fn new(pool: PoolConfig, limits: SandboxLimits) -> Result<Sandbox, SandboxError> {
+        check_limits(&pool, &limits)?;
+        let engine =
+            Engine::new(&engine::engine_config(&pool)).map_err(|e| SandboxError::Engine {
+                message: format!("{e:#}"),
+            })?;
+        let mut linker = Linker::new(&engine);
+        log::define(&mut linker).map_err(|e| SandboxError::Engine {
+            message: format!("{e:#}"),
+        })?;
+        let ticker = EpochTicker::start(engine.clone(), pool.epoch_tick)?;
+        Ok(Sandbox {
+            shared: Arc::new(Shared {
+                engine,
+                linker,
+                permits: Permits::new(pool.max_instances),
+                pool,
+                _ticker: ticker,
+            }),
+            limits: Arc::new(limits),
+        })
+    }
+
+    /// A handle on the same engine whose calls run under `limits`.
+    pub fn with_limits(&self, limits: SandboxLimits) -> Result<Sandbox, SandboxError> {
+        check_limits(&self.shared.pool, &limits)?;
+        Ok(Sandbox {
+            shared: self.shared.clone(),
+            limits: Arc::new(limits),
+        })
+    }
+
+    pub fn limits(&self) -> &SandboxLimits {
+        &self.limits
+    }
+
+    pub fn pool(&self) -> &PoolConfig {
+        &self.shared.pool
+    }
+
+    /// The engine, for serializing and deserializing precompiled code.
+    pub fn engine(&self) -> &Engine {
+        &self.shared.engine
+    }
+
+    /// Compiles wasm bytes (Cranelift); slow (~0.2 s for a 200 KB module), so callers keep the
+    /// result. Nothing is checked beyond validity; see [`Sandbox::prepare`].
+    pub fn compile(&self, wasm: &[u8]) -> Result<Module, LoadError> {
+        Module::new(&self.shared.engine, wasm).map_err(|e| LoadError::Compile {
+            message: format!("{e:#}"),
+        })
+    }
+
+    /// Makes a compiled module callable: checks imports, exports and memory against ABI v1,
+    /// links it, instantiates it once to check `assignor_abi_version() == 1` and to read
+    /// `assignor_describe` if exported.
+    pub fn prepare(&self, module: Module) -> Result<CompiledModule, LoadError> {
+        load::check_shape(&module, self.limits.memory_bytes)?;
+        let pre = self
+            .shared
+            .linker
+            .instantiate_pre(&module)
+            .map_err(|e| LoadError::Link {
+                message: format!("{e:#}"),
+            })?;
+        let mut compiled = CompiledModule {
+            module,
+            pre,
+            info: None,
+        };
+        let has_describe = compiled
+            .module
+            .get_export(assignor_sdk::EXPORT_DESCRIBE)
+            .is_some();
+        let step = |step, error| LoadError::Call { step, error };
+        let mut session = self
+            .session(&compiled)
+            .map_err(|e| step("instantiating the module", e))?;
+        let found = session
+            .call_i32(EXPORT_ABI_VERSION)
+            .map_err(|e| step(EXPORT_ABI_VERSION, e))?;
+        if found != assignor_sdk::ABI_VERSION as i32 {
+            return Err(LoadError::AbiVersion { found });
+        }
+        if has_describe {
+            let info = session
+                .describe()
+                .map_err(|e| step(assignor_sdk::EXPORT_DESCRIBE, e))?;
+            compiled.info = Some(info);
+        }
+        drop(session);
+        Ok(compiled)
+    }
+
+    /// [`Sandbox::compile`] then [`Sandbox::prepare`].
+    pub fn load(&self, wasm: &[u8]) -> Result<CompiledModule, LoadError> {
+        self.prepare(self.compile(wasm)?)
+    }
+
+    /// Runs `module` on `request` in a fresh instance and checks the answer. `cooperative`
+    /// turns on the KIP-429 safety check. Marshalling and checks are included in the stats.
+    pub fn assign(
+        &self,
+        module: &CompiledModule,
+        tag: CallTag<'_>,
+        request: &AssignRequest,
+        cooperative: bool,
+    ) -> Result<CallOutcome, CallFailure> {
+        let started = Instant::now();
+        let failure = |error, mut stats: CallStats, logs| {
+            stats.duration = started.elapsed();
+            CallFailure { error, stats, logs }
+        };
+        let input = match assignor_sdk::encode(request) {
+            Ok(input) => input,
+            Err(e) => {
+                let error = CallError::Encode {
+                    message: e.to_string(),
+                };
+                return Err(failure(error, CallStats::default(), Vec::new()));
+            }
+        };
+        let mut session = match self.session(module) {
+            Ok(session) => session,
+            Err(error) => {
+                let stats = CallStats {
+                    input_bytes: input.len() as u64,
+                    ..CallStats::default()
+                };
+                return Err(failure(error, stats, Vec::new()));
+            }
+        };
+        let result = session.assign(&input, |bytes| {
+            assignor_sdk::decode::<AssignResponse>(bytes).map_err(|e| CallError::Malformed {
+                what: "AssignResponse",
+                message: e.to_string(),
+            })
+        });
+        let (stats, log) = session.finish();
+        log::emit(
+            &log.lines,
+            log.dropped,
+            tag.module,
+            tag.version,
+            &request.group_id,
+            request.generation_id,
+        );
+        let response = match result {
+            Ok(response) => response,
+            Err(error) => return Err(failure(error, stats, log.lines)),
+        };
+        if let Some(message) = &response.error {
+            let error = CallError::Guest {
+                message: message.clone(),
+            };
+            return Err(failure(error, stats, log.lines));
+        }
+        let summary = match check_response(request, &response, cooperative) {
+            Ok(summary) => summary,
+            Err(e) => return Err(failure(CallError::Invalid(e), stats, log.lines)),
+        };
+        let mut stats = stats;
+        stats.duration = started.elapsed();
+        Ok(CallOutcome {
+            response,
+            stats,
+            summary,
+            logs: log.lines,
+        })
+    }
+}
+
+fn check_limits(pool: &PoolConfig, limits: &SandboxLimits) -> Result<(), SandboxError> {
+    if limits.memory_bytes > pool.max_memory_bytes {
+        return Err(SandboxError::MemoryAbovePool {
+            memory_bytes: limits.memory_bytes,
+            pool_bytes: pool.max_memory_bytes,
+        });
+    }
+    Ok(())
+}

@@ -1,0 +1,115 @@
+//! The process's wasmtime engine: its configuration, the epoch ticker thread that drives call
+//! deadlines, and the permits that keep concurrent calls within the instance pool.
+
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use parking_lot::{Condvar, Mutex};
+use wasmtime::{
+    Config, Engine, InstanceAllocationStrategy, OptLevel, PoolingAllocationConfig, WasmFeatures,
+};
+
+use super::limits::PoolConfig;
+
+/// The engine configuration: Cranelift at `Speed`, deterministic floats (NaN
+/// canonicalization), no threads, relaxed SIMD, memory64 or multi-memory (an assignor is a
+/// pure single-threaded function of its input), fuel and epochs on, and the pooling allocator
+/// with a small keep-resident size so a fresh instance per call costs a few microseconds.
+pub(crate) fn engine_config(pool: &PoolConfig) -> Config {
+    let mut config = Config::new();
+    config
+        .cranelift_opt_level(OptLevel::Speed)
+        .cranelift_nan_canonicalization(true)
+        .consume_fuel(true)
+        .epoch_interruption(true)
+        // The `threads` crate feature is off, so threads are already unavailable; say so anyway.
+        .wasm_features(
+            WasmFeatures::THREADS | WasmFeatures::SHARED_EVERYTHING_THREADS,
+            false,
+        )
+        .wasm_relaxed_simd(false)
+        .wasm_memory64(false)
+        .wasm_multi_memory(false);
+    let n = pool.max_instances.max(1);
+    let mut pooling = PoolingAllocationConfig::new();
+    pooling
+        .total_core_instances(n)
+        .total_memories(n)
+        .total_tables(n)
+        .max_memories_per_module(1)
+        .max_tables_per_module(1)
+        .max_unused_warm_slots(n)
+        .max_memory_size(usize::try_from(pool.max_memory_bytes).unwrap_or(usize::MAX))
+        .linear_memory_keep_resident(usize::try_from(pool.keep_resident_bytes).unwrap_or(0))
+        .table_keep_resident(usize::try_from(pool.keep_resident_bytes).unwrap_or(0));
+    config.allocation_strategy(InstanceAllocationStrategy::Pooling(pooling));
+    config
+}
+
+/// Counts free instance slots; a call takes one for its whole life, waiting if none is free.
+pub(crate) struct Permits {
+    free: Mutex<u32>,
+    freed: Condvar,
+}
+
+/// A held slot, returned on drop.
+pub(crate) struct Permit<'a>(&'a Permits);
+
+impl Permits {
+    pub(crate) fn new(n: u32) -> Permits {
+        Permits {
+            free: Mutex::new(n.max(1)),
+            freed: Condvar::new(),
+        }
+    }
+
+    pub(crate) fn acquire(&self) -> Permit<'_> {
+        let mut free = self.free.lock();
+        while *free == 0 {
+            self.freed.wait(&mut free);
+        }
+        *free -= 1;
+        Permit(self)
+    }
+}
+
+impl Drop for Permit<'_> {
+    fn drop(&mut self) {
+        *self.0.free.lock() += 1;
+        self.0.freed.notify_one();
+    }
+}
+
+/// A thread that increments the engine's epoch every tick, so a store's epoch deadline is a
+/// wall-clock deadline. It stops when this value is dropped (its channel closes).
+pub(crate) struct EpochTicker {
+    stop: Option<mpsc::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl EpochTicker {
+    pub(crate) fn start(engine: Engine, tick: Duration) -> std::io::Result<EpochTicker> {
+        let (stop, stopped) = mpsc::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name("assignor-epoch".into())
+            .spawn(move || {
+                while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(tick) {
+                    engine.increment_epoch();
+                }
+            })?;
+        Ok(EpochTicker {
+            stop: Some(stop),
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for EpochTicker {
+    fn drop(&mut self) {
+        drop(self.stop.take());
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}

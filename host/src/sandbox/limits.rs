@@ -1,0 +1,174 @@
+//! Sandbox policy: the bounds every call runs under, and the resource limiter that enforces the
+//! memory cap and records peak memory.
+//!
+//! Limits are configuration (STYLE.md 11): [`SandboxLimits`] holds the per-call bounds, all of
+//! which are set per `Store`, so one engine can serve several limit sets
+//! ([`super::Sandbox::with_limits`]). [`PoolConfig`] sizes the engine's pooling allocator and is
+//! fixed for the life of the engine.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// Fuel units wasmtime charges per millisecond of guest work, measured on the development
+/// machine (2-vCPU AMD EPYC VM) with the built-in `range` module on a 1,000-member group:
+/// see `host/benches/RESULTS.md`. Redpanda uses 2,000,000 for the same purpose. Only used to
+/// turn a budget into an approximate time in messages and docs; fuel itself is deterministic.
+pub const FUEL_PER_MS: u64 = 2_000_000;
+
+/// The bounds of one assignor call. Every field has a default that suits a production host;
+/// `serde` names are the config-file keys.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SandboxLimits {
+    /// Largest linear memory a module may have, in bytes (default 64 MiB, DESIGN.md). A
+    /// `memory.grow` past it returns -1 to the guest and the call fails with
+    /// [`super::CallError::MemoryCap`] if the guest then traps. Must not exceed
+    /// [`PoolConfig::max_memory_bytes`].
+    pub memory_bytes: u64,
+    /// CPU budget per call, in wasmtime fuel units (about one per wasm instruction). Fuel is
+    /// deterministic: the same module on the same input passes or fails the same way on every
+    /// node. Default 2,000,000,000, about one second of guest work at [`FUEL_PER_MS`]: a
+    /// 10,000-member assignment takes tens of milliseconds, so only a runaway module gets near.
+    pub fuel: u64,
+    /// Wall-clock backstop per call (default 5 s): catches what fuel does not count well (bulk
+    /// memory operations, host calls). Longer than the fuel budget's ~1 s so that on a loaded
+    /// machine fuel, the deterministic bound, is what normally stops a runaway module.
+    pub timeout: Duration,
+    /// Largest MessagePack `AssignRequest` the host will send, in bytes (default 16 MiB). The
+    /// guest needs room for the input, its decoded form (two to three times larger) and its
+    /// output within `memory_bytes`, so a quarter of the memory cap is the useful maximum. A
+    /// 1,000-member group subscribing to 100 topics encodes to about 2.5 MB.
+    pub max_input_bytes: u64,
+    /// Largest MessagePack `AssignResponse` the host will read, in bytes (default 16 MiB). An
+    /// assignment is smaller than its request (one entry per owned partition, no subscriptions
+    /// or metadata), so the same bound as the input leaves ample room.
+    pub max_output_bytes: u64,
+    /// Guest log lines kept per call (default 64); further lines are counted and dropped.
+    pub max_log_lines: u32,
+    /// Guest log bytes kept per call (default 16 KiB); further lines are counted and dropped.
+    pub max_log_bytes: u64,
+    /// A longer guest log line is truncated to this many bytes (default 1 KiB, as Redpanda).
+    pub max_log_line_bytes: u32,
+}
+
+impl Default for SandboxLimits {
+    fn default() -> Self {
+        SandboxLimits {
+            memory_bytes: 64 << 20,
+            fuel: 1_000 * FUEL_PER_MS,
+            timeout: Duration::from_secs(5),
+            max_input_bytes: 16 << 20,
+            max_output_bytes: 16 << 20,
+            max_log_lines: 64,
+            max_log_bytes: 16 << 10,
+            max_log_line_bytes: 1 << 10,
+        }
+    }
+}
+
+/// Sizing of the engine's pooling allocator; fixed when the [`super::Sandbox`] is created.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PoolConfig {
+    /// Instances that may exist at once, i.e. concurrent calls (default 64). A call beyond it
+    /// waits for a slot instead of failing. Each slot reserves address space only (4 GiB plus
+    /// guard per memory, so bounds checks are elided); resident memory is what calls touch.
+    pub max_instances: u32,
+    /// Upper bound for any [`SandboxLimits::memory_bytes`] used with this engine (default
+    /// 64 MiB).
+    pub max_memory_bytes: u64,
+    /// Bytes of each memory slot kept resident (zeroed with `memset` instead of `madvise`) when
+    /// an instance is dropped (default 256 KiB): the guest's 64 KiB stack, data and early heap
+    /// sit there, so the next call takes no page faults for them (wasm-host-anchors.md 2.5).
+    pub keep_resident_bytes: u64,
+    /// Period of the epoch ticker thread that drives [`SandboxLimits::timeout`] (default
+    /// 10 ms): the timeout fires within one period of its deadline.
+    pub epoch_tick: Duration,
+}
+
+impl Default for PoolConfig {
+    fn default() -> Self {
+        PoolConfig {
+            max_instances: 64,
+            max_memory_bytes: 64 << 20,
+            keep_resident_bytes: 256 << 10,
+            epoch_tick: Duration::from_millis(10),
+        }
+    }
+}
+
+/// The per-store [`wasmtime::ResourceLimiter`]: enforces the memory cap, one memory and one
+/// table per instance, and remembers the peak and whether it refused a growth, so a trap that
+/// follows a refused growth is reported as [`super::CallError::MemoryCap`].
+#[derive(Debug)]
+pub(crate) struct CallLimiter {
+    cap: usize,
+    /// Largest memory size granted so far, in bytes.
+    pub(crate) peak: usize,
+    /// The size the guest asked for when a growth was refused.
+    pub(crate) refused: Option<usize>,
+    /// `(current, desired)` of the last growth granted, to undo it if it then fails.
+    last_grant: (usize, usize),
+}
+
+/// Largest table (in elements) a module may grow to. Rust guests use one small table for
+/// indirect calls; 100,000 entries is far beyond any real assignor and bounds host memory.
+const MAX_TABLE_ELEMENTS: usize = 100_000;
+
+impl CallLimiter {
+    pub(crate) fn new(cap: u64) -> CallLimiter {
+        CallLimiter {
+            cap: usize::try_from(cap).unwrap_or(usize::MAX),
+            peak: 0,
+            refused: None,
+            last_grant: (0, 0),
+        }
+    }
+}
+
+impl wasmtime::ResourceLimiter for CallLimiter {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        if desired > self.cap {
+            self.refused = Some(desired);
+            return Ok(false);
+        }
+        self.last_grant = (self.peak, desired);
+        self.peak = self.peak.max(desired);
+        Ok(true)
+    }
+
+    fn memory_grow_failed(&mut self, _error: wasmtime::Error) -> wasmtime::Result<()> {
+        // The pool (or the OS) refused a growth the cap allowed: still a memory limit.
+        let (before, desired) = self.last_grant;
+        self.peak = before;
+        self.refused = Some(desired);
+        Ok(())
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        Ok(desired <= MAX_TABLE_ELEMENTS)
+    }
+
+    fn instances(&self) -> usize {
+        1
+    }
+
+    fn tables(&self) -> usize {
+        1
+    }
+
+    fn memories(&self) -> usize {
+        1
+    }
+}

@@ -1,0 +1,168 @@
+//! Shared helpers of the sandbox and registry tests: a small group, hostile modules written as
+//! inline WAT (no toolchain needed), and MessagePack bytes spliced into WAT data segments.
+#![allow(dead_code)]
+
+use std::sync::OnceLock;
+
+use assignor_host::sandbox::{PoolConfig, Sandbox, SandboxLimits};
+use assignor_sdk::{
+    AssignRequest, AssignResponse, Member, MemberAssignment, Topic, TopicPartitions,
+};
+
+/// One sandbox (one engine) for a whole test binary; tests that need other limits take a
+/// handle on the same engine with [`Sandbox::with_limits`].
+pub fn sandbox() -> Sandbox {
+    static SANDBOX: OnceLock<Sandbox> = OnceLock::new();
+    SANDBOX
+        .get_or_init(|| {
+            let pool = PoolConfig {
+                max_instances: 8,
+                ..PoolConfig::default()
+            };
+            Sandbox::new(pool, SandboxLimits::default()).expect("sandbox")
+        })
+        .clone()
+}
+
+/// The default sandbox with other limits.
+pub fn sandbox_with(f: impl FnOnce(&mut SandboxLimits)) -> Sandbox {
+    let mut limits = SandboxLimits::default();
+    f(&mut limits);
+    sandbox().with_limits(limits).expect("limits")
+}
+
+pub fn member(id: &str, topics: &[&str]) -> Member {
+    Member {
+        member_id: id.to_owned(),
+        client_id: "client".to_owned(),
+        client_host: "/127.0.0.1".to_owned(),
+        topics: topics.iter().map(|t| t.to_string()).collect(),
+        owned_generation: -1,
+        ..Member::default()
+    }
+}
+
+pub fn topic(name: &str, partitions: i32) -> Topic {
+    Topic {
+        name: name.to_owned(),
+        partition_count: partitions,
+        partition_racks: Vec::new(),
+    }
+}
+
+/// The test group: `m1` subscribes to `a` (3 partitions) and `b` (2), `m2` to `a`, `m3` to `b`.
+pub fn request() -> AssignRequest {
+    AssignRequest {
+        abi_version: 1,
+        group_id: "g".to_owned(),
+        generation_id: 7,
+        protocol_type: "consumer".to_owned(),
+        protocol_name: "test".to_owned(),
+        now_ms: 1_000,
+        params: Default::default(),
+        members: vec![
+            member("m1", &["a", "b"]),
+            member("m2", &["a"]),
+            member("m3", &["b"]),
+        ],
+        topics: vec![topic("a", 3), topic("b", 2)],
+    }
+}
+
+pub fn tp(topic: &str, partitions: &[i32]) -> TopicPartitions {
+    TopicPartitions {
+        topic: topic.to_owned(),
+        partitions: partitions.to_vec(),
+    }
+}
+
+pub fn give(member: &str, partitions: Vec<TopicPartitions>) -> MemberAssignment {
+    MemberAssignment {
+        member_id: member.to_owned(),
+        partitions,
+        user_data: None,
+        metadata: None,
+    }
+}
+
+/// A valid answer to [`request`]: every partition once, to subscribed members.
+pub fn valid_response() -> AssignResponse {
+    AssignResponse {
+        error: None,
+        assignments: vec![
+            give("m1", vec![tp("a", &[0]), tp("b", &[0])]),
+            give("m2", vec![tp("a", &[1, 2])]),
+            give("m3", vec![tp("b", &[1])]),
+        ],
+        rebalance_after_ms: None,
+    }
+}
+
+/// A WAT data string holding `bytes` (`\hh` escapes).
+pub fn data_string(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("\\{b:02x}")).collect()
+}
+
+/// An ABI v1 module around `items` (more functions, data segments). It exports `memory` (one
+/// page to start), `assignor_abi_version` returning `abi`, and an `assignor_alloc` that grows
+/// memory as needed and always answers 65536, so the first page is free for data segments.
+pub fn abi_module(abi: i32, items: &str) -> String {
+    importing("", abi, items)
+}
+
+/// [`abi_module`] with `imports` (import declarations) first, as wasm requires.
+pub fn importing(imports: &str, abi: i32, items: &str) -> String {
+    format!(
+        r#"(module
+  {imports}
+  (memory (export "memory") 1)
+  (func (export "assignor_abi_version") (result i32) (i32.const {abi}))
+  (func (export "assignor_alloc") (param $len i32) (result i32)
+    (local $need i32)
+    ;; pages needed to hold [65536, 65536 + len), minus the pages there are
+    (local.set $need
+      (i32.sub
+        (i32.shr_u (i32.add (local.get $len) (i32.const 131071)) (i32.const 16))
+        (memory.size)))
+    (if (i32.gt_s (local.get $need) (i32.const 0))
+      (then (drop (memory.grow (local.get $need)))))
+    (i32.const 65536))
+  {items}
+)"#
+    )
+}
+
+/// A module whose `assignor_assign` returns `bytes` (placed at address 0) whatever the input.
+pub fn returning(bytes: &[u8]) -> String {
+    abi_module(
+        1,
+        &format!(
+            r#"(data (i32.const 0) "{}")
+  (func (export "assignor_assign") (param i32 i32) (result i64) (i64.const {}))"#,
+            data_string(bytes),
+            bytes.len()
+        ),
+    )
+}
+
+/// A module returning `response`, encoded as the ABI wants (MessagePack, named fields).
+pub fn returning_response(response: &AssignResponse) -> String {
+    returning(&assignor_sdk::encode(response).expect("encode"))
+}
+
+/// A module whose `assignor_assign` runs `body` (which must leave an i64 or never return).
+pub fn assigning(body: &str) -> String {
+    abi_module(
+        1,
+        &format!(
+            r#"(func $assign (export "assignor_assign") (param $ptr i32) (param $len i32) (result i64)
+    {body})"#
+        ),
+    )
+}
+
+/// The bytes to hand to the sandbox or the registry: wasmtime's `wat` feature compiles WAT
+/// text directly, so the text itself is the module.
+pub fn wasm(wat: &str) -> Vec<u8> {
+    wat.as_bytes().to_vec()
+}
