@@ -26,6 +26,8 @@ pub(crate) fn parse(tokens: TokenStream) -> syn::Result<Args> {
     let entries = entries.parse2(tokens)?;
     let mut errors = Errors::default();
     let mut found: [Option<LitStr>; 4] = Default::default();
+    // Keys written at all, valid or not: a bad value is reported once, not also as missing.
+    let mut seen = [false; 4];
     for (key, value) in entries {
         let Some(slot) = KEYS.iter().position(|k| key == k) else {
             errors.push(syn::Error::new(
@@ -36,26 +38,22 @@ pub(crate) fn parse(tokens: TokenStream) -> syn::Result<Args> {
             ));
             continue;
         };
-        let value = match string_value(&key, value) {
-            Ok(value) => value,
-            Err(e) => {
-                errors.push(e);
-                continue;
-            }
-        };
-        if found[slot].is_some() {
+        if std::mem::replace(&mut seen[slot], true) {
             errors.push(syn::Error::new(
                 key.span(),
                 format!("duplicate key `{key}` in #[assignor]"),
             ));
-        } else {
-            found[slot] = Some(value);
+            continue;
+        }
+        match string_value(&key, value) {
+            Ok(value) => found[slot] = Some(value),
+            Err(e) => errors.push(e),
         }
     }
     let missing: Vec<String> = KEYS
         .iter()
-        .zip(&found)
-        .filter(|(_, v)| v.is_none())
+        .zip(&seen)
+        .filter(|(_, seen)| !**seen)
         .map(|(k, _)| format!("`{k}`"))
         .collect();
     if !missing.is_empty() {
@@ -69,7 +67,8 @@ pub(crate) fn parse(tokens: TokenStream) -> syn::Result<Args> {
     }
     errors.finish()?;
     let [Some(name), Some(version), Some(description), Some(protocol)] = found else {
-        unreachable!("every key was checked to be present above");
+        // Every key was seen with a valid value, or an error was returned above.
+        return Err(syn::Error::new(Span::call_site(), USAGE));
     };
     for (key, value) in [("name", &name), ("version", &version)] {
         if value.value().trim().is_empty() {
@@ -80,8 +79,8 @@ pub(crate) fn parse(tokens: TokenStream) -> syn::Result<Args> {
         }
     }
     let protocol_variant = match protocol.value().as_str() {
-        "eager" => Some("Eager"),
-        "cooperative" => Some("Cooperative"),
+        "eager" => "Eager",
+        "cooperative" => "Cooperative",
         other => {
             errors.push(syn::Error::new(
                 protocol.span(),
@@ -89,7 +88,7 @@ pub(crate) fn parse(tokens: TokenStream) -> syn::Result<Args> {
                     "`protocol` must be \"eager\" or \"cooperative\", not {other:?}: it is the strategy's KIP-429 rebalance protocol"
                 ),
             ));
-            None
+            "Eager"
         }
     };
     errors.finish()?;
@@ -97,7 +96,7 @@ pub(crate) fn parse(tokens: TokenStream) -> syn::Result<Args> {
         name,
         version,
         description,
-        protocol: Ident::new(protocol_variant.expect("checked above"), protocol.span()),
+        protocol: Ident::new(protocol_variant, protocol.span()),
     })
 }
 
@@ -205,7 +204,7 @@ mod tests {
                 "duplicate key `name` in #[assignor]",
                 "`version` must be a string literal, e.g. `version = \"...\"`",
                 format!(
-                    "#[assignor] is missing `version`, `description`, `protocol`; write {USAGE}"
+                    "#[assignor] is missing `description`, `protocol`; write {USAGE}"
                 )
                 .as_str(),
             ]
