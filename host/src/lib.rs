@@ -24,9 +24,11 @@
 pub mod admin;
 pub mod builtins;
 pub mod catalog;
+pub mod config;
 pub mod coordinator;
 pub mod driver;
 pub mod kafka;
 pub mod registry;
 pub mod sandbox;
+pub mod server;
 pub mod store;

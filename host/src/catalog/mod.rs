@@ -1,1 +1,320 @@
-//! Topics the host serves. (to be written)
+//! The topics the host serves: name, partition count and (optionally) replica racks per
+//! partition. The host is the only broker and the leader of every partition, so a topic is
+//! nothing more than this; it stores no messages.
+//!
+//! The catalog is changed by the Kafka admin APIs (CreateTopics, CreatePartitions,
+//! DeleteTopics), by auto-creation from Metadata when enabled, by the admin HTTP API, and seeded
+//! from the config file at start. Every change is persisted first (`store::topics`) and then
+//! published as a new immutable [`TopicsView`] on a `watch` channel, which the coordinator
+//! follows to notice partition-count changes (the host, not a client, is the group leader).
+//!
+//! Writers are serialized by one mutex; readers take the current snapshot without locking
+//! anything but the `watch` slot.
+
+pub mod names;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use assignor_sdk::Topic;
+use kafka_protocol::error::ResponseError;
+use parking_lot::Mutex;
+use tokio::sync::watch;
+
+use crate::config::{CatalogConfig, TopicSeed};
+use crate::coordinator::view::TopicsView;
+use crate::store::{Store, StoreError};
+
+/// The topic catalog. Cheap to clone; clones share one state.
+#[derive(Clone)]
+pub struct Catalog {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    /// Serializes writers: read-modify-persist-publish happens under it.
+    write: Mutex<()>,
+    /// The current view; the sender is the source of truth.
+    view: watch::Sender<TopicsView>,
+    store: Option<Store>,
+    settings: CatalogConfig,
+}
+
+/// A topic to create.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewTopic {
+    pub name: String,
+    /// `None` takes `catalog.default_partitions` (Kafka's `num_partitions = -1`).
+    pub partitions: Option<i32>,
+    /// Empty (unknown) or one list per partition.
+    pub partition_racks: Vec<Vec<String>>,
+}
+
+/// Why a catalog change was refused. Each maps to the Kafka error code a broker would send.
+#[derive(Debug, thiserror::Error)]
+pub enum CatalogError {
+    #[error("{0}")]
+    InvalidTopic(String),
+    #[error("Topic '{0}' already exists.")]
+    TopicAlreadyExists(String),
+    #[error("{0}")]
+    InvalidPartitions(String),
+    #[error("{0}")]
+    InvalidRacks(String),
+    #[error("This server does not host this topic: '{0}'.")]
+    UnknownTopic(String),
+    #[error("config topic {topic:?}: {reason}")]
+    Seed { topic: String, reason: String },
+    #[error("storage: {0}")]
+    Storage(#[from] StoreError),
+}
+
+impl CatalogError {
+    /// The Kafka error code for this refusal.
+    pub fn error_code(&self) -> i16 {
+        match self {
+            CatalogError::InvalidTopic(_) => ResponseError::InvalidTopicException.code(),
+            CatalogError::TopicAlreadyExists(_) => ResponseError::TopicAlreadyExists.code(),
+            CatalogError::InvalidPartitions(_) => ResponseError::InvalidPartitions.code(),
+            CatalogError::InvalidRacks(_) => ResponseError::InvalidReplicaAssignment.code(),
+            CatalogError::UnknownTopic(_) => ResponseError::UnknownTopicOrPartition.code(),
+            CatalogError::Seed { .. } => ResponseError::InvalidConfig.code(),
+            CatalogError::Storage(_) => ResponseError::KafkaStorageError.code(),
+        }
+    }
+}
+
+impl Catalog {
+    /// Loads the stored topics, then applies the config seeds (create if missing, grow if the
+    /// seed has more partitions). A bad seed refuses the start with the topic's name.
+    pub fn open(settings: &CatalogConfig, store: Option<Store>) -> Result<Catalog, CatalogError> {
+        let stored = match &store {
+            Some(store) => store.load_topics()?,
+            None => Vec::new(),
+        };
+        let map: BTreeMap<String, Topic> =
+            stored.into_iter().map(|t| (t.name.clone(), t)).collect();
+        let (view, _) = watch::channel(Arc::new(map));
+        let catalog = Catalog {
+            inner: Arc::new(Inner {
+                write: Mutex::new(()),
+                view,
+                store,
+                settings: settings.clone(),
+            }),
+        };
+        for seed in &settings.topics {
+            catalog.seed(seed).map_err(|e| match e {
+                CatalogError::Storage(e) => CatalogError::Storage(e),
+                other => CatalogError::Seed {
+                    topic: seed.name.clone(),
+                    reason: other.to_string(),
+                },
+            })?;
+        }
+        Ok(catalog)
+    }
+
+    /// The current topics, by name.
+    pub fn topics(&self) -> TopicsView {
+        self.inner.view.borrow().clone()
+    }
+
+    /// One topic, if the host serves it.
+    pub fn topic(&self, name: &str) -> Option<Topic> {
+        self.inner.view.borrow().get(name).cloned()
+    }
+
+    /// Follows every change; the coordinator's input.
+    pub fn subscribe(&self) -> watch::Receiver<TopicsView> {
+        self.inner.view.subscribe()
+    }
+
+    /// The settings the catalog was opened with (auto-creation, default partitions).
+    pub fn settings(&self) -> &CatalogConfig {
+        &self.inner.settings
+    }
+
+    /// Creates a topic. With `validate_only` every check runs and nothing changes (Kafka's
+    /// CreateTopics `validate_only`); the returned topic is what would have been created.
+    pub fn create(&self, new: NewTopic, validate_only: bool) -> Result<Topic, CatalogError> {
+        let _write = self.inner.write.lock();
+        let current = self.topics();
+        names::validate(&new.name).map_err(CatalogError::InvalidTopic)?;
+        if current.contains_key(&new.name) {
+            return Err(CatalogError::TopicAlreadyExists(new.name));
+        }
+        let unified = names::unify_collision_chars(&new.name);
+        if let Some(other) = current
+            .keys()
+            .find(|other| names::unify_collision_chars(other) == unified)
+        {
+            return Err(CatalogError::InvalidTopic(format!(
+                "Topic '{}' collides with existing topic: {other}",
+                new.name
+            )));
+        }
+        let partitions = new
+            .partitions
+            .unwrap_or(self.inner.settings.default_partitions);
+        self.check_partition_count(partitions)?;
+        check_racks(&new.partition_racks, partitions)?;
+        let topic = Topic {
+            name: new.name,
+            partition_count: partitions,
+            partition_racks: new.partition_racks,
+        };
+        if !validate_only {
+            self.commit(current, topic.clone())?;
+            tracing::info!(topic = %topic.name, partitions, "topic created");
+        }
+        Ok(topic)
+    }
+
+    /// Raises a topic's partition count to `count` (partitions are never removed, as in
+    /// Kafka). Known racks are extended by cycling the existing per-partition lists.
+    pub fn create_partitions(
+        &self,
+        name: &str,
+        count: i32,
+        validate_only: bool,
+    ) -> Result<Topic, CatalogError> {
+        let _write = self.inner.write.lock();
+        let current = self.topics();
+        let Some(existing) = current.get(name) else {
+            return Err(CatalogError::UnknownTopic(name.to_owned()));
+        };
+        let have = existing.partition_count;
+        if count == have {
+            return Err(CatalogError::InvalidPartitions(format!(
+                "Topic already has {have} partition(s)."
+            )));
+        }
+        if count < have {
+            return Err(CatalogError::InvalidPartitions(format!(
+                "The topic {name} currently has {have} partition(s); {count} would not be an \
+                 increase."
+            )));
+        }
+        self.check_partition_count(count)?;
+        let mut topic = existing.clone();
+        topic.partition_count = count;
+        grow_racks(&mut topic.partition_racks, count);
+        if !validate_only {
+            self.commit(current, topic.clone())?;
+            tracing::info!(topic = %name, from = have, to = count, "partitions added");
+        }
+        Ok(topic)
+    }
+
+    /// Removes a topic. Committed offsets for it are left alone (as Kafka leaves them until
+    /// they expire); groups subscribed to it rebalance when the coordinator sees it go.
+    pub fn delete(&self, name: &str) -> Result<Topic, CatalogError> {
+        let _write = self.inner.write.lock();
+        let current = self.topics();
+        let Some(topic) = current.get(name).cloned() else {
+            return Err(CatalogError::UnknownTopic(name.to_owned()));
+        };
+        if let Some(store) = &self.inner.store {
+            store.delete_topic(name)?;
+        }
+        let mut next = (*current).clone();
+        next.remove(name);
+        self.inner.view.send_replace(Arc::new(next));
+        tracing::info!(topic = %name, "topic deleted");
+        Ok(topic)
+    }
+
+    fn seed(&self, seed: &TopicSeed) -> Result<(), CatalogError> {
+        match self.topic(&seed.name) {
+            None => self
+                .create(
+                    NewTopic {
+                        name: seed.name.clone(),
+                        partitions: Some(seed.partitions),
+                        partition_racks: seed.partition_racks.clone(),
+                    },
+                    false,
+                )
+                .map(|_| ()),
+            Some(existing) => {
+                let mut topic = existing.clone();
+                if seed.partitions > existing.partition_count {
+                    self.check_partition_count(seed.partitions)?;
+                    topic.partition_count = seed.partitions;
+                    grow_racks(&mut topic.partition_racks, seed.partitions);
+                } else if seed.partitions < existing.partition_count {
+                    tracing::warn!(
+                        topic = %seed.name,
+                        configured = seed.partitions,
+                        stored = existing.partition_count,
+                        "config names fewer partitions than the topic has; keeping the stored count"
+                    );
+                }
+                if !seed.partition_racks.is_empty() {
+                    check_racks(&seed.partition_racks, seed.partitions)?;
+                    topic.partition_racks = seed.partition_racks.clone();
+                    grow_racks(&mut topic.partition_racks, topic.partition_count);
+                }
+                if topic != existing {
+                    let _write = self.inner.write.lock();
+                    self.commit(self.topics(), topic)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn check_partition_count(&self, partitions: i32) -> Result<(), CatalogError> {
+        if partitions <= 0 {
+            return Err(CatalogError::InvalidPartitions(
+                "Number of partitions was set to an invalid non-positive value.".to_owned(),
+            ));
+        }
+        let max = self.inner.settings.max_partitions_per_topic;
+        if partitions > max {
+            return Err(CatalogError::InvalidPartitions(format!(
+                "Number of partitions {partitions} exceeds this host's limit of {max} \
+                 (catalog.max_partitions_per_topic)."
+            )));
+        }
+        Ok(())
+    }
+
+    /// Persists, then publishes. Called with the write lock held.
+    fn commit(&self, current: TopicsView, topic: Topic) -> Result<(), CatalogError> {
+        if let Some(store) = &self.inner.store {
+            store.put_topic(&topic)?;
+        }
+        let mut next = (*current).clone();
+        next.insert(topic.name.clone(), topic);
+        self.inner.view.send_replace(Arc::new(next));
+        Ok(())
+    }
+}
+
+fn check_racks(racks: &[Vec<String>], partitions: i32) -> Result<(), CatalogError> {
+    if !racks.is_empty() && racks.len() != partitions as usize {
+        return Err(CatalogError::InvalidRacks(format!(
+            "partition_racks lists {} partitions but the topic has {partitions}; give one list \
+             per partition or none",
+            racks.len()
+        )));
+    }
+    Ok(())
+}
+
+/// Extends known racks to `count` partitions by cycling the existing lists.
+fn grow_racks(racks: &mut Vec<Vec<String>>, count: i32) {
+    let known = racks.len();
+    if known == 0 {
+        return;
+    }
+    while racks.len() < count as usize {
+        let next = racks[racks.len() % known].clone();
+        racks.push(next);
+    }
+}
+
+#[cfg(test)]
+mod tests;

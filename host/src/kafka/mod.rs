@@ -1,1 +1,56 @@
-//! Kafka wire protocol. (to be written)
+//! The Kafka wire: frame codec, connections, listener, and one thin file per Kafka API.
+//!
+//! A request flows `listener` -> `connection` (one task per socket) -> `codec` (size-prefixed
+//! frames) -> `request::parse` (header and body via `kafka-protocol`, through `guard`) ->
+//! `dispatch` (one match on the API key) -> the API's file, which decodes nothing itself: it
+//! answers from the [`Broker`] (catalog, node) or hands the group's request to the driver, and
+//! returns the response struct. The connection encodes it and writes it.
+//!
+//! Requests on one connection are answered in the order they arrived, as Kafka does (its
+//! `SocketServer` mutes a channel until the response of its request is sent) and as clients
+//! require. A JoinGroup parked until the join phase ends therefore holds later requests on that
+//! connection; clients talk to the coordinator on a connection of their own, so this is also
+//! what they expect. Fetch is held for `max_wait_ms` inside its own connection task only.
+
+pub mod api_versions;
+pub mod codec;
+mod connection;
+mod create_partitions;
+mod create_topics;
+mod delete_topics;
+mod dispatch;
+mod fetch;
+mod find_coordinator;
+pub mod guard;
+mod list_offsets;
+pub mod listener;
+mod metadata;
+mod produce;
+pub mod request;
+
+use crate::catalog::Catalog;
+
+/// How the host presents itself as a broker: the one node of its cluster.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Node {
+    /// The broker id (config `kafka.node_id`, default 1 like a fresh Kafka broker).
+    pub node_id: i32,
+    /// Advertised host and port: what clients are told to connect to.
+    pub host: String,
+    pub port: i32,
+}
+
+/// Everything an API handler may read or change; shared by all connections.
+pub struct Broker {
+    pub node: Node,
+    pub cluster_id: String,
+    pub catalog: Catalog,
+}
+
+/// Facts about the connection a request came on.
+#[derive(Debug, Clone)]
+pub struct Client {
+    /// Kafka-style peer address, e.g. `/127.0.0.1` (what DescribeGroups reports).
+    pub host: String,
+    pub peer: std::net::SocketAddr,
+}

@@ -1,0 +1,218 @@
+//! The host's configuration: one TOML file, every field defaulted, so `assignor-host serve` with
+//! no file at all is the standalone mode of DESIGN.md (Kafka on 127.0.0.1:9092, admin on
+//! 127.0.0.1:9644, data in `./data`, no topics).
+//!
+//! Each part of the host owns one section (`[kafka]`, `[admin]`, `[catalog]`, ...), so adding a
+//! part's settings is one field here. Unknown keys are refused with the key's name, because a
+//! misspelt setting silently ignored is worse than a refused start.
+//!
+//! ```toml
+//! data_dir = "/var/lib/assignor-host"
+//!
+//! [kafka]
+//! listen = "0.0.0.0:9092"
+//! advertised = "assignor.internal:9092"
+//!
+//! [catalog]
+//! auto_create_topics = false
+//!
+//! [[catalog.topics]]
+//! name = "orders"
+//! partitions = 12
+//! ```
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// Everything the host reads at start. `Config::default()` is the standalone mode.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// Where the store (`assignor-host.redb`) lives; created if missing.
+    pub data_dir: PathBuf,
+    pub kafka: KafkaConfig,
+    pub admin: AdminConfig,
+    pub catalog: CatalogConfig,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            data_dir: PathBuf::from("./data"),
+            kafka: KafkaConfig::default(),
+            admin: AdminConfig::default(),
+            catalog: CatalogConfig::default(),
+        }
+    }
+}
+
+/// The Kafka listener and how the host presents itself as a broker.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct KafkaConfig {
+    /// Address the Kafka listener binds.
+    pub listen: SocketAddr,
+    /// `host:port` clients are told to connect to (Metadata brokers, FindCoordinator). `None`
+    /// advertises the bound listen address, which must then not be a wildcard address
+    /// (Kafka refuses `advertised.listeners` on 0.0.0.0 for the same reason: clients would
+    /// be sent to an address they cannot reach).
+    pub advertised: Option<String>,
+    /// The host's broker id in Metadata, FindCoordinator and partition leaders.
+    pub node_id: i32,
+    /// `cluster_id` in Metadata v2+.
+    pub cluster_id: String,
+    /// Largest request frame accepted, in bytes (Kafka's `socket.request.max.bytes`, same
+    /// default). A larger or negative size prefix closes the connection before the body is read.
+    pub max_frame_bytes: usize,
+    /// Open connections at most; further clients wait in the accept queue until one closes.
+    pub max_connections: usize,
+}
+
+impl Default for KafkaConfig {
+    fn default() -> Self {
+        KafkaConfig {
+            listen: SocketAddr::from(([127, 0, 0, 1], 9092)),
+            advertised: None,
+            node_id: 1,
+            cluster_id: "assignor-host".to_owned(),
+            max_frame_bytes: 100 * 1024 * 1024,
+            max_connections: 10_000,
+        }
+    }
+}
+
+/// The HTTP admin listener (served by `admin`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AdminConfig {
+    pub listen: SocketAddr,
+}
+
+impl Default for AdminConfig {
+    fn default() -> Self {
+        AdminConfig {
+            listen: SocketAddr::from(([127, 0, 0, 1], 9644)),
+        }
+    }
+}
+
+/// The topic catalog: seeds, defaults and the auto-creation policy.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CatalogConfig {
+    /// Create a topic when a Metadata request names an unknown one and allows auto-creation
+    /// (Kafka's `auto.create.topics.enable`). Off by default: the host holds no data, so a
+    /// typo'd topic that silently appears with one partition helps nobody.
+    pub auto_create_topics: bool,
+    /// Partitions of a topic created with `num_partitions = -1` or auto-created
+    /// (Kafka's `num.partitions`).
+    pub default_partitions: i32,
+    /// Upper bound on one topic's partition count, so one bad CreateTopics cannot make every
+    /// Metadata answer enormous.
+    pub max_partitions_per_topic: i32,
+    /// Topics created at start if missing; an existing topic with fewer partitions grows to
+    /// the configured count (partitions only ever increase, as in Kafka).
+    pub topics: Vec<TopicSeed>,
+}
+
+impl Default for CatalogConfig {
+    fn default() -> Self {
+        CatalogConfig {
+            auto_create_topics: false,
+            default_partitions: 1,
+            max_partitions_per_topic: 1_000_000,
+            topics: Vec::new(),
+        }
+    }
+}
+
+/// One topic in the config file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TopicSeed {
+    pub name: String,
+    pub partitions: i32,
+    /// Replica racks per partition, for rack-aware strategies: empty (unknown) or exactly one
+    /// list per partition.
+    #[serde(default)]
+    pub partition_racks: Vec<Vec<String>>,
+}
+
+/// The config file could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config file {path}: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("config file {path}: {message}")]
+    Parse { path: String, message: String },
+}
+
+impl Config {
+    /// Reads a TOML file; absent keys take their defaults, unknown keys are an error naming them.
+    pub fn from_file(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Config::from_toml(&text).map_err(|message| ConfigError::Parse {
+            path: path.display().to_string(),
+            message,
+        })
+    }
+
+    /// Parses TOML text (the error is the parser's message, which names line and key).
+    pub fn from_toml(text: &str) -> Result<Config, String> {
+        toml::from_str(text).map_err(|e| e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_file_is_the_standalone_mode() {
+        let config = Config::from_toml("").unwrap();
+        assert_eq!(config, Config::default());
+        assert_eq!(config.kafka.listen.to_string(), "127.0.0.1:9092");
+        assert_eq!(config.admin.listen.to_string(), "127.0.0.1:9644");
+        assert_eq!(config.data_dir, PathBuf::from("./data"));
+        assert_eq!(config.kafka.max_frame_bytes, 104_857_600);
+        assert!(!config.catalog.auto_create_topics);
+    }
+
+    #[test]
+    fn sections_override_only_what_they_name() {
+        let config = Config::from_toml(
+            r#"
+            data_dir = "/tmp/x"
+            [kafka]
+            advertised = "broker.example:19092"
+            [[catalog.topics]]
+            name = "orders"
+            partitions = 12
+            "#,
+        )
+        .unwrap();
+        assert_eq!(config.data_dir, PathBuf::from("/tmp/x"));
+        assert_eq!(
+            config.kafka.advertised.as_deref(),
+            Some("broker.example:19092")
+        );
+        assert_eq!(config.kafka.listen.to_string(), "127.0.0.1:9092");
+        assert_eq!(config.catalog.topics.len(), 1);
+        assert_eq!(config.catalog.topics[0].partitions, 12);
+        assert!(config.catalog.topics[0].partition_racks.is_empty());
+    }
+
+    #[test]
+    fn unknown_key_is_refused_by_name() {
+        let err = Config::from_toml("[kafka]\nlisten_addr = \"1.2.3.4:1\"\n").unwrap_err();
+        assert!(err.contains("listen_addr"), "{err}");
+    }
+}

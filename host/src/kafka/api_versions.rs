@@ -1,0 +1,143 @@
+//! ApiVersions (key 18): the table of APIs and versions the host serves, and its answer.
+//!
+//! [`SUPPORTED`] is the single source of truth: the request decoder refuses anything outside
+//! it, and ApiVersions advertises exactly it. The floors are `kafka-protocol`'s (Kafka 4.0
+//! removed the older versions, KIP-896); every client studied negotiates inside them. Two
+//! ceilings are lower than the crate's on purpose: Fetch stops at 12 and OffsetCommit /
+//! OffsetFetch at 9 because later versions address topics by id, and the host's topics have the
+//! zero id (clients fall back to names below those versions, as they do with Kafka 2.x).
+//! Produce is advertised although every produce is refused: librdkafka only fetches from a
+//! broker that advertises Produce >= 3 (reference/real-clients.md 4.1).
+
+use kafka_protocol::error::ResponseError;
+use kafka_protocol::messages::api_versions_response::ApiVersion;
+use kafka_protocol::messages::{ApiKey, ApiVersionsRequest, ApiVersionsResponse};
+
+/// `(api, min, max)` for every API the host serves, by key.
+pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
+    (ApiKey::Produce, 3, 13),
+    (ApiKey::Fetch, 4, 12),
+    (ApiKey::ListOffsets, 1, 10),
+    (ApiKey::Metadata, 0, 13),
+    (ApiKey::FindCoordinator, 0, 6),
+    (ApiKey::ApiVersions, 0, 4),
+    (ApiKey::CreateTopics, 2, 7),
+    (ApiKey::DeleteTopics, 1, 6),
+    (ApiKey::CreatePartitions, 0, 3),
+];
+
+/// Whether the host serves `api` at `version`.
+pub fn is_served(api: ApiKey, version: i16) -> bool {
+    SUPPORTED
+        .iter()
+        .any(|&(key, min, max)| key == api && (min..=max).contains(&version))
+}
+
+fn entry(key: ApiKey, min: i16, max: i16) -> ApiVersion {
+    ApiVersion::default()
+        .with_api_key(key as i16)
+        .with_min_version(min)
+        .with_max_version(max)
+}
+
+/// The answer to an ApiVersions request the host could decode.
+pub fn handle(request: &ApiVersionsRequest, version: i16) -> ApiVersionsResponse {
+    if version >= 3
+        && !(is_valid_software(&request.client_software_name)
+            && is_valid_software(&request.client_software_version))
+    {
+        // Kafka's `ApiVersionsRequest.isValid`; the error response lists no APIs.
+        return ApiVersionsResponse::default()
+            .with_error_code(ResponseError::InvalidRequest.code());
+    }
+    ApiVersionsResponse::default().with_api_keys(
+        SUPPORTED
+            .iter()
+            .map(|&(key, min, max)| entry(key, min, max))
+            .collect(),
+    )
+}
+
+/// The v0 answer to an ApiVersions version the host does not know. Like Kafka
+/// (`ApiVersionsRequest.getErrorResponse`), it lists only ApiVersions' own range, which is all a
+/// client needs to retry.
+pub fn unsupported_version() -> ApiVersionsResponse {
+    let (_, min, max) = SUPPORTED
+        .iter()
+        .copied()
+        .find(|(key, ..)| *key == ApiKey::ApiVersions)
+        .unwrap_or((ApiKey::ApiVersions, 0, 0));
+    ApiVersionsResponse::default()
+        .with_error_code(ResponseError::UnsupportedVersion.code())
+        .with_api_keys(vec![entry(ApiKey::ApiVersions, min, max)])
+}
+
+/// Kafka's `SOFTWARE_NAME_VERSION_PATTERN`: `[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?`.
+fn is_valid_software(value: &str) -> bool {
+    let bytes = value.as_bytes();
+    let (Some(first), Some(last)) = (bytes.first(), bytes.last()) else {
+        return false;
+    };
+    first.is_ascii_alphanumeric()
+        && last.is_ascii_alphanumeric()
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || *b == b'-' || *b == b'.')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kafka_protocol::protocol::StrBytes;
+
+    #[test]
+    fn table_is_sorted_and_inside_kafka_protocol_ranges() {
+        for pair in SUPPORTED.windows(2) {
+            assert!((pair[0].0 as i16) < (pair[1].0 as i16));
+        }
+        for &(key, min, max) in SUPPORTED {
+            let crate_range = key.valid_versions();
+            assert!(crate_range.min <= min && max <= crate_range.max, "{key:?}");
+        }
+    }
+
+    #[test]
+    fn advertises_the_whole_table() {
+        let response = handle(&ApiVersionsRequest::default(), 2);
+        assert_eq!(response.error_code, 0);
+        assert_eq!(response.api_keys.len(), SUPPORTED.len());
+        let fetch = response
+            .api_keys
+            .iter()
+            .find(|k| k.api_key == ApiKey::Fetch as i16)
+            .unwrap();
+        assert_eq!((fetch.min_version, fetch.max_version), (4, 12));
+    }
+
+    #[test]
+    fn v3_requires_kafkas_software_name_pattern() {
+        let ok = ApiVersionsRequest::default()
+            .with_client_software_name(StrBytes::from_static_str("librdkafka"))
+            .with_client_software_version(StrBytes::from_static_str("2.12.1"));
+        assert_eq!(handle(&ok, 3).error_code, 0);
+        for (name, version) in [("", "1"), ("x", "1.0-"), ("a b", "1"), ("x", "1+2")] {
+            let bad = ApiVersionsRequest::default()
+                .with_client_software_name(StrBytes::from_string(name.into()))
+                .with_client_software_version(StrBytes::from_string(version.into()));
+            let response = handle(&bad, 3);
+            assert_eq!(response.error_code, 42, "{name:?} {version:?}");
+            assert!(response.api_keys.is_empty());
+        }
+        // Below v3 the fields do not exist and are not checked.
+        assert_eq!(handle(&ApiVersionsRequest::default(), 2).error_code, 0);
+    }
+
+    #[test]
+    fn unknown_version_answer_lists_apiversions_only() {
+        let response = unsupported_version();
+        assert_eq!(response.error_code, 35);
+        assert_eq!(response.api_keys.len(), 1);
+        assert_eq!(response.api_keys[0].api_key, 18);
+        assert_eq!(response.api_keys[0].max_version, 4);
+    }
+}

@@ -1,0 +1,61 @@
+//! DeleteTopics (key 20, v1-6): removes topics from the catalog.
+//!
+//! v1-5 name topics in `topic_names`; v6 in `topics[]`, each by name or by id. The host's
+//! topics all have the zero id, so a deletion by id alone is UNKNOWN_TOPIC_ID. A name given
+//! twice in one request is INVALID_REQUEST ("Duplicate topic name."), as in Kafka.
+
+use std::collections::HashMap;
+
+use kafka_protocol::error::ResponseError;
+use kafka_protocol::messages::delete_topics_response::DeletableTopicResult;
+use kafka_protocol::messages::{DeleteTopicsRequest, DeleteTopicsResponse, TopicName};
+use kafka_protocol::protocol::StrBytes;
+
+use super::Broker;
+
+pub fn handle(broker: &Broker, request: DeleteTopicsRequest, version: i16) -> DeleteTopicsResponse {
+    // (name, topic id) in request order, whichever layout the version uses.
+    let wanted: Vec<(Option<TopicName>, uuid::Uuid)> = if version >= 6 {
+        request
+            .topics
+            .into_iter()
+            .map(|t| (t.name, t.topic_id))
+            .collect()
+    } else {
+        request
+            .topic_names
+            .into_iter()
+            .map(|n| (Some(n), uuid::Uuid::nil()))
+            .collect()
+    };
+    let mut count: HashMap<TopicName, usize> = HashMap::new();
+    for name in wanted.iter().filter_map(|(n, _)| n.clone()) {
+        *count.entry(name).or_default() += 1;
+    }
+    let responses = wanted
+        .into_iter()
+        .map(|(name, topic_id)| {
+            let answer = DeletableTopicResult::default()
+                .with_name(name.clone())
+                .with_topic_id(topic_id);
+            let (code, message) = match &name {
+                None => (
+                    ResponseError::UnknownTopicId.code(),
+                    format!("Topic id {topic_id} is not known: this host's topics have no ids"),
+                ),
+                Some(n) if count[n] > 1 => (
+                    ResponseError::InvalidRequest.code(),
+                    "Duplicate topic name.".to_owned(),
+                ),
+                Some(n) => match broker.catalog.delete(n) {
+                    Ok(_) => return answer,
+                    Err(e) => (e.error_code(), e.to_string()),
+                },
+            };
+            answer
+                .with_error_code(code)
+                .with_error_message(Some(StrBytes::from_string(message)))
+        })
+        .collect();
+    DeleteTopicsResponse::default().with_responses(responses)
+}

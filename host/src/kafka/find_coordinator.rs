@@ -1,0 +1,79 @@
+//! FindCoordinator (key 10): the host coordinates every consumer group, so the answer to a
+//! group key is always the host itself (v0-3: one key; v4+: the batched `coordinator_keys`,
+//! answered in request order).
+//!
+//! The host is no transaction coordinator (key type 1) nor share-group coordinator (key type
+//! 2): those get COORDINATOR_NOT_AVAILABLE with a message saying so. Any other key type is
+//! INVALID_REQUEST, as in Kafka's `KafkaApis.getCoordinator`. In v0-3 an error answer names
+//! node -1, host "" and port -1, as Kafka's error response does.
+
+use kafka_protocol::error::ResponseError;
+use kafka_protocol::messages::find_coordinator_response::Coordinator;
+use kafka_protocol::messages::{BrokerId, FindCoordinatorRequest, FindCoordinatorResponse};
+use kafka_protocol::protocol::StrBytes;
+
+use super::Broker;
+
+/// `(error_code, error_message)` for a key type; `None` when the host is the coordinator.
+fn refusal(key_type: i8) -> Option<(i16, String)> {
+    match key_type {
+        0 => None,
+        1 => Some((
+            ResponseError::CoordinatorNotAvailable.code(),
+            "assignor-host coordinates consumer groups only; it has no transaction coordinator"
+                .to_owned(),
+        )),
+        2 => Some((
+            ResponseError::CoordinatorNotAvailable.code(),
+            "assignor-host coordinates consumer groups only; it has no share-group coordinator"
+                .to_owned(),
+        )),
+        other => Some((
+            ResponseError::InvalidRequest.code(),
+            format!("Unknown coordinator type {other}"),
+        )),
+    }
+}
+
+pub fn handle(
+    broker: &Broker,
+    request: FindCoordinatorRequest,
+    version: i16,
+) -> FindCoordinatorResponse {
+    let node = &broker.node;
+    let host = StrBytes::from_string(node.host.clone());
+    let refused = refusal(request.key_type);
+    if version >= 4 {
+        let coordinators = request
+            .coordinator_keys
+            .into_iter()
+            .map(|key| {
+                let answer = Coordinator::default().with_key(key);
+                match &refused {
+                    None => answer
+                        .with_node_id(BrokerId(node.node_id))
+                        .with_host(host.clone())
+                        .with_port(node.port)
+                        .with_error_message(None),
+                    Some((code, message)) => answer
+                        .with_node_id(BrokerId(-1))
+                        .with_port(-1)
+                        .with_error_code(*code)
+                        .with_error_message(Some(StrBytes::from_string(message.clone()))),
+                }
+            })
+            .collect();
+        return FindCoordinatorResponse::default().with_coordinators(coordinators);
+    }
+    match refused {
+        None => FindCoordinatorResponse::default()
+            .with_node_id(BrokerId(node.node_id))
+            .with_host(host)
+            .with_port(node.port),
+        Some((code, message)) => FindCoordinatorResponse::default()
+            .with_error_code(code)
+            .with_error_message(Some(StrBytes::from_string(message)))
+            .with_node_id(BrokerId(-1))
+            .with_port(-1),
+    }
+}

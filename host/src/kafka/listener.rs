@@ -1,0 +1,91 @@
+//! The Kafka listener: accept connections, one task each, with a connection limit and a
+//! shutdown that drains (mini-redis's `server::run`).
+//!
+//! A permit from a semaphore is taken before each accept, so at most `max_connections` sockets
+//! are open; further clients wait in the kernel's accept queue. Transient accept errors (out of
+//! file descriptors, a connection reset before accept) are logged and retried with a backoff
+//! capped at one second, so a burst never stops the listener. On shutdown the listener stops
+//! accepting, tells every connection, and returns once all of them have ended.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+use tracing::{error, info};
+
+use super::connection::Connection;
+use super::{Broker, Client};
+
+/// How the listener runs.
+#[derive(Debug, Clone)]
+pub struct ListenerConfig {
+    pub max_connections: usize,
+    pub max_frame_bytes: usize,
+}
+
+/// Serves Kafka on `listener` until `shutdown` completes, then drains every connection.
+pub async fn run(
+    listener: TcpListener,
+    broker: Arc<Broker>,
+    config: ListenerConfig,
+    shutdown: impl Future,
+) {
+    let stop = CancellationToken::new();
+    let limit = Arc::new(Semaphore::new(config.max_connections.max(1)));
+    let mut connections = JoinSet::new();
+    let local = listener.local_addr().ok();
+    info!(addr = ?local, max_connections = config.max_connections, "kafka listener up");
+
+    let accept_loop = async {
+        let mut backoff = Duration::from_millis(10);
+        loop {
+            let Ok(permit) = limit.clone().acquire_owned().await else {
+                return;
+            };
+            let (socket, peer) = match listener.accept().await {
+                Ok(accepted) => {
+                    backoff = Duration::from_millis(10);
+                    accepted
+                }
+                Err(e) => {
+                    error!(error = %e, "accept failed; retrying");
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(Duration::from_secs(1));
+                    continue;
+                }
+            };
+            // Kafka clients send small requests and wait for each answer.
+            let _ = socket.set_nodelay(true);
+            let client = Client {
+                host: format!("/{}", peer.ip()),
+                peer,
+            };
+            let connection = Connection::new(
+                socket,
+                client,
+                broker.clone(),
+                config.max_frame_bytes,
+                stop.child_token(),
+            );
+            connections.spawn(async move {
+                connection.run().await;
+                drop(permit);
+            });
+            // Reap finished connections so the set holds only live ones.
+            while connections.try_join_next().is_some() {}
+        }
+    };
+
+    tokio::select! {
+        () = accept_loop => {}
+        _ = shutdown => info!("kafka listener shutting down"),
+    }
+    drop(listener);
+    stop.cancel();
+    while connections.join_next().await.is_some() {}
+    info!("kafka listener stopped");
+}

@@ -1,0 +1,142 @@
+//! Metadata (key 3): the host is the only broker of its cluster, the controller, and the leader
+//! and only replica of every partition in the catalog.
+//!
+//! Choices that keep every client on its plainest path (reference/real-clients.md 4.2):
+//! `leader_epoch` is -1 (librdkafka then skips offset validation and the Python clients skip
+//! KIP-320 truncation checks) and topic ids are the zero uuid (clients then address topics by
+//! name, and fetch at <= v12). A topic asked for by id alone is UNKNOWN_TOPIC_ID. An unknown
+//! topic is UNKNOWN_TOPIC_OR_PARTITION, unless `catalog.auto_create_topics` is on and the
+//! request allows auto-creation (always implied below v4, as in Kafka): then it is created with
+//! `catalog.default_partitions` and returned ready, since the host has no leader to elect.
+
+use kafka_protocol::error::ResponseError;
+use kafka_protocol::messages::metadata_response::{
+    MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
+};
+use kafka_protocol::messages::{BrokerId, MetadataRequest, MetadataResponse, TopicName};
+use kafka_protocol::protocol::StrBytes;
+
+use super::{Broker, Node};
+use crate::catalog::{CatalogError, NewTopic};
+use assignor_sdk::Topic;
+
+/// Kafka `AclOperation` codes, as bits: with no authorization every operation is allowed.
+const TOPIC_OPERATIONS: i32 = (1 << 3) // READ
+    | (1 << 4) // WRITE
+    | (1 << 5) // CREATE
+    | (1 << 6) // DELETE
+    | (1 << 7) // ALTER
+    | (1 << 8) // DESCRIBE
+    | (1 << 10) // DESCRIBE_CONFIGS
+    | (1 << 11); // ALTER_CONFIGS
+const CLUSTER_OPERATIONS: i32 = (1 << 5) // CREATE
+    | (1 << 7) // ALTER
+    | (1 << 8) // DESCRIBE
+    | (1 << 9) // CLUSTER_ACTION
+    | (1 << 10) // DESCRIBE_CONFIGS
+    | (1 << 11) // ALTER_CONFIGS
+    | (1 << 12); // IDEMPOTENT_WRITE
+
+pub fn handle(broker: &Broker, request: MetadataRequest, version: i16) -> MetadataResponse {
+    let all = match &request.topics {
+        None => true,
+        Some(topics) => topics.is_empty() && version == 0,
+    };
+    // Below v4 the field does not exist and Kafka treats it as true.
+    let may_create = version < 4 || request.allow_auto_topic_creation;
+    let with_ops = version >= 8 && request.include_topic_authorized_operations;
+
+    let mut topics = Vec::new();
+    if all {
+        for topic in broker.catalog.topics().values() {
+            topics.push(described(&broker.node, topic, with_ops));
+        }
+    } else {
+        for wanted in request.topics.unwrap_or_default() {
+            let answer = match wanted.name {
+                Some(name) => by_name(broker, &name, may_create, with_ops),
+                None => MetadataResponseTopic::default()
+                    .with_error_code(ResponseError::UnknownTopicId.code())
+                    .with_topic_id(wanted.topic_id)
+                    .with_name((version < 12).then(TopicName::default)),
+            };
+            topics.push(answer);
+        }
+    }
+
+    let node = &broker.node;
+    let mut response = MetadataResponse::default()
+        .with_brokers(vec![
+            MetadataResponseBroker::default()
+                .with_node_id(BrokerId(node.node_id))
+                .with_host(StrBytes::from_string(node.host.clone()))
+                .with_port(node.port),
+        ])
+        .with_cluster_id(Some(StrBytes::from_string(broker.cluster_id.clone())))
+        .with_controller_id(BrokerId(node.node_id))
+        .with_topics(topics);
+    if (8..=10).contains(&version) && request.include_cluster_authorized_operations {
+        response.cluster_authorized_operations = CLUSTER_OPERATIONS;
+    }
+    response
+}
+
+fn by_name(
+    broker: &Broker,
+    name: &TopicName,
+    may_create: bool,
+    with_ops: bool,
+) -> MetadataResponseTopic {
+    if let Some(topic) = broker.catalog.topic(name) {
+        return described(&broker.node, &topic, with_ops);
+    }
+    let unknown = |code: i16| {
+        MetadataResponseTopic::default()
+            .with_error_code(code)
+            .with_name(Some(name.clone()))
+    };
+    if !(may_create && broker.catalog.settings().auto_create_topics) {
+        return unknown(ResponseError::UnknownTopicOrPartition.code());
+    }
+    let created = broker.catalog.create(
+        NewTopic {
+            name: name.to_string(),
+            partitions: None,
+            partition_racks: Vec::new(),
+        },
+        false,
+    );
+    match created {
+        Ok(topic) => described(&broker.node, &topic, with_ops),
+        // Created by a concurrent request between the lookup and the create.
+        Err(CatalogError::TopicAlreadyExists(_)) => match broker.catalog.topic(name) {
+            Some(topic) => described(&broker.node, &topic, with_ops),
+            None => unknown(ResponseError::UnknownTopicOrPartition.code()),
+        },
+        Err(e) => {
+            tracing::debug!(topic = %name.as_str(), error = %e, "auto-creation refused");
+            unknown(e.error_code())
+        }
+    }
+}
+
+fn described(node: &Node, topic: &Topic, with_ops: bool) -> MetadataResponseTopic {
+    let leader = BrokerId(node.node_id);
+    let partitions = (0..topic.partition_count)
+        .map(|index| {
+            MetadataResponsePartition::default()
+                .with_partition_index(index)
+                .with_leader_id(leader)
+                .with_leader_epoch(-1)
+                .with_replica_nodes(vec![leader])
+                .with_isr_nodes(vec![leader])
+        })
+        .collect();
+    let mut answer = MetadataResponseTopic::default()
+        .with_name(Some(TopicName(StrBytes::from_string(topic.name.clone()))))
+        .with_partitions(partitions);
+    if with_ops {
+        answer.topic_authorized_operations = TOPIC_OPERATIONS;
+    }
+    answer
+}

@@ -1,0 +1,190 @@
+//! Assembles the host from its configuration: store, catalog, Kafka listener; runs it until
+//! shutdown and stops it in order (stop accepting, drain connections).
+//!
+//! [`run`] is what `assignor-host serve` calls. [`Server::start`] is the same assembly for
+//! tests and embedding: it binds (port 0 is fine), returns the bound address at once, and
+//! [`Server::shutdown`] stops it.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+use crate::catalog::{Catalog, CatalogError};
+use crate::config::Config;
+use crate::kafka::listener::{self, ListenerConfig};
+use crate::kafka::{Broker, Node};
+use crate::store::{Store, StoreError};
+
+/// The host could not start (or stopped) because of a fault of its own or its configuration.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("topic catalog: {0}")]
+    Catalog(#[from] CatalogError),
+    #[error("cannot bind the Kafka listener on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error("configuration: {0}")]
+    Config(String),
+    #[error("the Kafka listener task failed: {0}")]
+    Task(String),
+}
+
+/// A running host.
+pub struct Server {
+    kafka_addr: SocketAddr,
+    node: Node,
+    catalog: Catalog,
+    stop: Option<oneshot::Sender<()>>,
+    task: JoinHandle<()>,
+}
+
+impl Server {
+    /// Opens the store, the catalog and binds the Kafka listener, then serves in the
+    /// background. Returns once the listener is bound, so `kafka_addr()` is connectable.
+    pub async fn start(config: Config) -> Result<Server, ServerError> {
+        let store = Store::open(&config.data_dir)?;
+        let catalog = Catalog::open(&config.catalog, Some(store))?;
+
+        let listen = config.kafka.listen;
+        let socket = TcpListener::bind(listen)
+            .await
+            .map_err(|source| ServerError::Bind {
+                addr: listen,
+                source,
+            })?;
+        let kafka_addr = socket.local_addr().map_err(|source| ServerError::Bind {
+            addr: listen,
+            source,
+        })?;
+        let (host, port) = advertised(config.kafka.advertised.as_deref(), kafka_addr)?;
+        let node = Node {
+            node_id: config.kafka.node_id,
+            host,
+            port,
+        };
+        let broker = Arc::new(Broker {
+            node: node.clone(),
+            cluster_id: config.kafka.cluster_id.clone(),
+            catalog: catalog.clone(),
+        });
+        let (stop, stopped) = oneshot::channel::<()>();
+        let listener_config = ListenerConfig {
+            max_connections: config.kafka.max_connections,
+            max_frame_bytes: config.kafka.max_frame_bytes,
+        };
+        let task = tokio::spawn(listener::run(socket, broker, listener_config, stopped));
+        tracing::info!(
+            kafka = %kafka_addr,
+            advertised = %format!("{}:{}", node.host, node.port),
+            node_id = node.node_id,
+            data_dir = %config.data_dir.display(),
+            "assignor-host serving"
+        );
+        Ok(Server {
+            kafka_addr,
+            node,
+            catalog,
+            stop: Some(stop),
+            task,
+        })
+    }
+
+    /// The address the Kafka listener is bound to.
+    pub fn kafka_addr(&self) -> SocketAddr {
+        self.kafka_addr
+    }
+
+    /// How the host presents itself in Metadata and FindCoordinator.
+    pub fn node(&self) -> &Node {
+        &self.node
+    }
+
+    /// The topic catalog (shared with the running host).
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
+    /// Stops accepting, closes every connection, and waits for all of them to end.
+    pub async fn shutdown(mut self) -> Result<(), ServerError> {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        (&mut self.task)
+            .await
+            .map_err(|e| ServerError::Task(e.to_string()))
+    }
+}
+
+/// Runs the host until `shutdown` completes (e.g. `tokio::signal::ctrl_c()`).
+pub async fn run(config: Config, shutdown: impl Future) -> Result<(), ServerError> {
+    let server = Server::start(config).await?;
+    shutdown.await;
+    tracing::info!("shutting down");
+    server.shutdown().await
+}
+
+/// The advertised `(host, port)`: the configured `host:port`, or the bound address when it is
+/// a concrete one.
+fn advertised(configured: Option<&str>, bound: SocketAddr) -> Result<(String, i32), ServerError> {
+    match configured {
+        Some(text) => {
+            let (host, port) = text.rsplit_once(':').ok_or_else(|| {
+                ServerError::Config(format!("kafka.advertised {text:?} is not host:port"))
+            })?;
+            let port: u16 = port.parse().map_err(|_| {
+                ServerError::Config(format!("kafka.advertised {text:?} has no valid port"))
+            })?;
+            let host = host.trim_start_matches('[').trim_end_matches(']');
+            if host.is_empty() {
+                return Err(ServerError::Config(format!(
+                    "kafka.advertised {text:?} has no host"
+                )));
+            }
+            Ok((host.to_owned(), i32::from(port)))
+        }
+        None if bound.ip().is_unspecified() => Err(ServerError::Config(format!(
+            "kafka.listen {bound} is a wildcard address, which clients cannot connect to; set \
+             kafka.advertised (or --advertise) to the address clients should use"
+        ))),
+        None => Ok((bound.ip().to_string(), i32::from(bound.port()))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn advertised_address_defaults_to_a_concrete_bound_address() {
+        let bound: SocketAddr = "127.0.0.1:19092".parse().unwrap();
+        assert_eq!(
+            advertised(None, bound).unwrap(),
+            ("127.0.0.1".to_owned(), 19092)
+        );
+        assert_eq!(
+            advertised(Some("kafka.example:9092"), bound).unwrap(),
+            ("kafka.example".to_owned(), 9092)
+        );
+        assert_eq!(
+            advertised(Some("[::1]:9093"), bound).unwrap(),
+            ("::1".to_owned(), 9093)
+        );
+    }
+
+    #[test]
+    fn wildcard_or_malformed_advertised_addresses_are_refused() {
+        let wildcard: SocketAddr = "0.0.0.0:9092".parse().unwrap();
+        assert!(advertised(None, wildcard).is_err());
+        for bad in ["nohost", "h:notaport", ":9092", "h:70000"] {
+            assert!(advertised(Some(bad), wildcard).is_err(), "{bad}");
+        }
+    }
+}
