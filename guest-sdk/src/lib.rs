@@ -134,3 +134,8 @@ pub use request::{java_string_order, kafka_member_order};
 /// See the [crate docs](crate) for the whole picture.
 #[cfg(feature = "guest")]
 pub use assignor_sdk_macros::assignor;
+
+/// The Rust examples of `guest-sdk/README.md`, compiled as doctests so the guide stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
