@@ -125,7 +125,7 @@ fn list_builtins(assignors: &Path) -> Result<Vec<String>, String> {
 }
 
 /// The `name` of the `[package]` table of a Cargo.toml.
-fn package_name(manifest: &str) -> Option<String> {
+pub(crate) fn package_name(manifest: &str) -> Option<String> {
     let mut in_package = false;
     for line in manifest.lines().map(str::trim) {
         if line.starts_with('[') {
@@ -221,7 +221,7 @@ fn build_modules(workspace: &Path, target_dir: &Path, builtins: &[String]) -> Re
 
 /// Whether an environment variable describes the outer (host) build and must not reach the
 /// nested module build.
-fn scrubbed(key: &OsString) -> bool {
+pub(crate) fn scrubbed(key: &OsString) -> bool {
     let Some(key) = key.to_str() else {
         return false;
     };

@@ -252,3 +252,56 @@ fn malformed_input_gets_an_error_response_not_a_trap() {
         );
     }
 }
+
+/// The build script, compiled here too so its decisions are tested.
+#[path = "../build.rs"]
+#[allow(dead_code)]
+mod build_script;
+
+#[test]
+fn the_module_build_does_not_inherit_the_host_builds_settings() {
+    let scrubbed = |key: &str| build_script::scrubbed(&std::ffi::OsString::from(key));
+    for outer in [
+        "RUSTFLAGS",
+        "CARGO_ENCODED_RUSTFLAGS",
+        "CARGO_TARGET_DIR",
+        "CARGO_BUILD_TARGET",
+        "CARGO_MAKEFLAGS",
+        "CARGO_PROFILE_RELEASE_LTO",
+        "CARGO_FEATURE_DEFAULT",
+        "CARGO_CFG_TARGET_ARCH",
+        "CARGO_MANIFEST_DIR",
+        "__CARGO_DEFAULT_LIB_METADATA",
+        "RUSTC_WRAPPER",
+        "RUSTC_WORKSPACE_WRAPPER",
+        "TARGET",
+        "PROFILE",
+        "OPT_LEVEL",
+        "MAKEFLAGS",
+    ] {
+        assert!(scrubbed(outer), "{outer} must not reach the module build");
+    }
+    for kept in [
+        "CARGO_HOME",
+        "CARGO_NET_OFFLINE",
+        "CARGO_HTTP_PROXY",
+        "CARGO_REGISTRIES_CRATES_IO_PROTOCOL",
+        "RUSTUP_TOOLCHAIN",
+        "RUSTC",
+        "CARGO",
+        "PATH",
+        "HOME",
+    ] {
+        assert!(!scrubbed(kept), "{kept} must reach the module build");
+    }
+}
+
+#[test]
+fn builtin_directories_are_read_by_their_package_name() {
+    use build_script::package_name;
+    let range = "[package]\nname = \"assignor-range\"\nversion = \"0.1.0\"\n";
+    assert_eq!(package_name(range).as_deref(), Some("assignor-range"));
+    let later = "[lib]\nname = \"x\"\n\n[package]\nversion.workspace = true\nname=\"assignor-y\"\n";
+    assert_eq!(package_name(later).as_deref(), Some("assignor-y"));
+    assert_eq!(package_name("[dependencies]\nname = \"x\"\n"), None);
+}
