@@ -54,9 +54,9 @@ fn grow(
     topic: CreatePartitionsTopic,
     validate_only: bool,
 ) -> Result<(), (i16, String)> {
-    if let (Some(assignments), Some(existing)) =
-        (&topic.assignments, broker.catalog.topic(&topic.name))
-    {
+    // A null or empty assignment list leaves placement to the host (always itself).
+    let assignments = topic.assignments.as_deref().unwrap_or_default();
+    if let (false, Some(existing)) = (assignments.is_empty(), broker.catalog.topic(&topic.name)) {
         let new = topic.count - existing.partition_count;
         if new > 0 && assignments.len() != new as usize {
             return Err((
