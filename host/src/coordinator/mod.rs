@@ -14,7 +14,42 @@
 //! the wire layer; ListGroups is fanned out to every shard by the driver. Request bodies are the
 //! `kafka-protocol` structs, carried verbatim, so field names are Kafka's.
 
+pub mod admin;
+pub mod assignment;
+pub mod config;
+mod describe;
+pub mod event;
+pub mod group;
+mod heartbeat;
+mod ids;
+mod join_group;
+mod leave_group;
+pub mod member;
+mod offsets;
+pub mod protocol;
+mod rebalance;
+pub mod responses;
+mod shard;
+pub mod snapshot;
+pub mod state;
+pub mod subscription;
+mod sync_group;
 pub mod view;
+
+#[cfg(test)]
+mod tests;
+
+pub use admin::{AdminError, GroupDetail, GroupSummary, MemberDetail};
+pub use config::{CoordinatorConfig, GroupConfig};
+pub use event::{
+    AssignorDone, AssignorFailure, AssignorOutput, AssignorRun, Effect, Event, Notice,
+    RemovalReason, RestoredGroup, RunOutcome, TimerKey,
+};
+pub use group::HOST_LEADER;
+pub use responses::error_response;
+pub use shard::Coordinator;
+pub use snapshot::{GroupSnapshot, MemberSnapshot, OffsetRecord};
+pub use state::GroupState;
 
 use kafka_protocol::messages::describe_groups_response::DescribedGroup;
 use kafka_protocol::messages::list_groups_response::ListedGroup;

@@ -1,0 +1,65 @@
+//! Coordinator settings (Kafka's broker defaults) and per-group operator configuration.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::Millis;
+
+/// Settings of one [`super::Coordinator`]. `Default` gives Kafka's broker defaults
+/// (`group.min.session.timeout.ms` 6000, `group.max.session.timeout.ms` 1800000,
+/// `group.initial.rebalance.delay.ms` 3000, `group.max.size` unlimited,
+/// `offset.metadata.max.bytes` 4096, the internal 5-minute new-member join timeout).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CoordinatorConfig {
+    pub min_session_timeout_ms: i32,
+    pub max_session_timeout_ms: i32,
+    /// Delay of the first rebalance of an Empty group, extended while members keep arriving
+    /// (bounded by the group's rebalance timeout).
+    pub initial_rebalance_delay_ms: i32,
+    /// `group.max.size`; `usize::MAX` is Kafka's `Integer.MAX_VALUE` (no limit).
+    pub max_group_size: usize,
+    pub offset_metadata_max_bytes: usize,
+    /// How long a new member's parked JoinGroup may wait before it is dropped: a new member has
+    /// no member id yet, so it cannot heartbeat.
+    pub new_member_join_timeout_ms: Millis,
+    /// The strategy that computes the assignment when the selected module fails or is too slow.
+    pub fallback_strategy: String,
+    /// How long one assignor call may take before the next step (fallback, then the native
+    /// last-resort range) is taken. Each step gets at most half of the group's rebalance
+    /// timeout, so the whole chain ends within it.
+    pub assignor_deadline_ms: Millis,
+    /// Seed of the member-id generator, so tests are deterministic. The driver seeds randomly.
+    pub seed: u64,
+}
+
+impl Default for CoordinatorConfig {
+    fn default() -> Self {
+        CoordinatorConfig {
+            min_session_timeout_ms: 6_000,
+            max_session_timeout_ms: 1_800_000,
+            initial_rebalance_delay_ms: 3_000,
+            max_group_size: usize::MAX,
+            offset_metadata_max_bytes: 4096,
+            new_member_join_timeout_ms: 300_000,
+            fallback_strategy: "range".to_string(),
+            assignor_deadline_ms: 10_000,
+            seed: 0x5eed_0f_a551_9e0e,
+        }
+    }
+}
+
+/// What an operator set for one group (admin API): a strategy override, optionally pinned to a
+/// module version, and parameters handed to the module as `AssignRequest.params`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct GroupConfig {
+    /// Canonical strategy name (or a client spelling of it) that computes this group's
+    /// assignment instead of the voted protocol. Members still get their own spelling of the
+    /// voted protocol back, so clients see a name they proposed.
+    pub strategy: Option<String>,
+    /// Run exactly this version of the override's module instead of the active one.
+    pub pinned_version: Option<u32>,
+    pub params: BTreeMap<String, String>,
+}

@@ -1,0 +1,210 @@
+//! What goes into the coordinator ([`Event`]) and what comes out ([`Effect`]), with the keyed
+//! timers and the observability notices. Plain data: no registry, tokio or wasmtime types, so
+//! the driver, the test context and a benchmark can all feed the same core.
+
+use std::sync::Arc;
+
+use assignor_sdk::{AssignRequest, AssignResponse};
+
+use super::config::GroupConfig;
+use super::snapshot::{GroupSnapshot, OffsetRecord};
+use super::state::GroupState;
+use super::view::{StrategiesView, TopicsView};
+use super::{GroupRequest, GroupResponse, Millis, ReplyTo, RequestContext};
+
+/// An input to [`super::Coordinator::handle`].
+#[derive(Debug, Clone)]
+pub enum Event {
+    /// One request for one group; the answer is an [`Effect::Respond`] to `reply_to`, now or
+    /// later (a parked JoinGroup or SyncGroup).
+    Request {
+        reply_to: ReplyTo,
+        group_id: String,
+        ctx: RequestContext,
+        request: GroupRequest,
+    },
+    /// A timer armed by [`Effect::ScheduleTimer`] came due. The driver never delivers a firing
+    /// for a key that was cancelled or re-armed since; the coordinator still re-checks state.
+    TimerFired(TimerKey),
+    /// An assignor run started by [`Effect::RunAssignor`] finished.
+    AssignorDone(AssignorDone),
+    /// The topic catalog changed; groups whose subscribed partition counts changed rebalance.
+    TopicsChanged(TopicsView),
+    /// The registry's strategies changed (upload, activation, deletion). Applies at each
+    /// group's next rebalance; no rebalance is forced.
+    StrategiesChanged(Arc<StrategiesView>),
+    /// A group read back from the store at start: stable groups resume without a rebalance.
+    Restore(Box<RestoredGroup>),
+}
+
+/// What the store had for one group.
+#[derive(Debug, Clone, Default)]
+pub struct RestoredGroup {
+    pub group_id: String,
+    pub snapshot: Option<GroupSnapshot>,
+    pub offsets: Vec<OffsetRecord>,
+    pub config: Option<GroupConfig>,
+}
+
+/// Keyed timers. Scheduling a key replaces its previous deadline; see [`Event::TimerFired`].
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum TimerKey {
+    /// Session expiry of a member, or of a pending (MEMBER_ID_REQUIRED) member id.
+    Heartbeat { group: Arc<str>, member: Arc<str> },
+    /// End of the join phase (initial delay, or the rebalance timeout).
+    Join { group: Arc<str> },
+    /// End of the sync phase: members that never sent SyncGroup are removed.
+    Sync { group: Arc<str> },
+    /// The in-flight assignor run took too long: take the next step of the fallback chain.
+    AssignorDeadline { group: Arc<str> },
+    /// A module asked for another rebalance (`rebalance_after_ms`).
+    FollowUp { group: Arc<str> },
+}
+
+/// An output of [`super::Coordinator::handle`]. The driver executes effects in order: a persist
+/// comes before the response that depends on it.
+#[derive(Debug, Clone)]
+pub enum Effect {
+    Respond {
+        to: ReplyTo,
+        response: GroupResponse,
+    },
+    ScheduleTimer {
+        key: TimerKey,
+        at: Millis,
+    },
+    CancelTimer {
+        key: TimerKey,
+    },
+    /// Run a strategy off the shard and send back [`Event::AssignorDone`] with the same
+    /// `group_id`, `generation_id` and `run_id`.
+    RunAssignor(Box<AssignorRun>),
+    /// Store the group's metadata at this generation (replaces the previous record).
+    PersistGroup(Arc<GroupSnapshot>),
+    /// Store committed offsets; the OffsetCommit response follows this effect.
+    PersistOffsets {
+        group_id: String,
+        offsets: Vec<OffsetRecord>,
+    },
+    /// Store the operator's configuration of a group.
+    PersistGroupConfig {
+        group_id: String,
+        config: GroupConfig,
+    },
+    /// Forget a deleted group's metadata and offsets (its operator configuration stays).
+    DeleteGroup {
+        group_id: String,
+    },
+    Notice(Notice),
+}
+
+/// One assignor call to make.
+#[derive(Debug, Clone)]
+pub struct AssignorRun {
+    pub group_id: String,
+    pub generation_id: i32,
+    /// Distinguishes the primary run from the fallback run of the same generation.
+    pub run_id: u64,
+    /// Canonical strategy (module) name.
+    pub strategy: String,
+    pub pinned_version: Option<u32>,
+    /// The selected strategy is cooperative (KIP-429): the output must not hand a partition to a
+    /// new owner while another member still lists it as owned.
+    pub cooperative: bool,
+    /// This run is the fallback after the primary failed or timed out.
+    pub fallback: bool,
+    /// Shared with the coordinator, which keeps it to check the output and for the fallback.
+    pub request: Arc<AssignRequest>,
+}
+
+/// The result of an [`AssignorRun`].
+#[derive(Debug, Clone)]
+pub struct AssignorDone {
+    pub group_id: String,
+    pub generation_id: i32,
+    pub run_id: u64,
+    pub result: Result<AssignorOutput, AssignorFailure>,
+}
+
+/// A successful call.
+#[derive(Debug, Clone)]
+pub struct AssignorOutput {
+    pub module: String,
+    pub version: u32,
+    pub response: AssignResponse,
+    pub duration_us: u64,
+    pub fuel: u64,
+}
+
+/// A failed call (trap, timeout, memory cap, malformed or refused output, unknown module).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AssignorFailure {
+    pub module: String,
+    pub version: Option<u32>,
+    pub message: String,
+    pub duration_us: u64,
+}
+
+/// Why a member left the group, for notices and the admin history.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RemovalReason {
+    SessionExpired,
+    Left,
+    Fenced,
+    NotRejoined,
+    SyncExpired,
+    GroupFull,
+    PendingExpired,
+}
+
+/// How an assignor step ended.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind", content = "detail")]
+pub enum RunOutcome {
+    Ok,
+    Failed(String),
+    TimedOut,
+    /// The result came back for a generation that is gone; it was dropped.
+    Stale,
+    /// The module's output failed the coordinator's checks.
+    Refused(String),
+}
+
+/// Something worth counting or logging. The driver hands each to its `NoticeSink`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Notice {
+    StateChanged {
+        group: Arc<str>,
+        from: GroupState,
+        to: GroupState,
+    },
+    RebalanceStarted {
+        group: Arc<str>,
+        generation: i32,
+        reason: String,
+    },
+    GenerationCompleted {
+        group: Arc<str>,
+        generation: i32,
+        members: usize,
+        protocol: Option<String>,
+        /// `None` when the group relays a client leader's assignment.
+        strategy: Option<String>,
+    },
+    MemberRemoved {
+        group: Arc<str>,
+        member: Arc<str>,
+        reason: RemovalReason,
+    },
+    AssignorFinished {
+        group: Arc<str>,
+        generation: i32,
+        module: String,
+        version: Option<u32>,
+        outcome: RunOutcome,
+        duration_us: u64,
+        fuel: u64,
+        fallback: bool,
+    },
+}

@@ -1,0 +1,367 @@
+//! One classic group (`ClassicGroup`): members, static-member map, pending members, protocol
+//! support counts, generation, leader, and the host-side assignment bookkeeping.
+//!
+//! Invariants kept by the methods here (and relied on everywhere else):
+//! - `supported[key]` = number of members listing `key` (each member counted once per key);
+//! - `awaiting_join` = number of members with a parked JoinGroup;
+//! - `static_members[instance]` names a member in `members` whose instance id is `instance`;
+//! - `leader_id`, when set, names a member (only meaningful in relay mode).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
+use std::sync::Arc;
+
+use kafka_protocol::ResponseError;
+
+use super::Millis;
+use super::event::{Notice, RunOutcome};
+use super::member::{Member, Parked};
+use super::state::GroupState;
+use super::view::StrategiesView;
+
+/// The synthetic leader id the host names in JoinGroup responses when it computes the
+/// assignment itself. Member ids are `<client id>-<uuid>`, so this never equals one, and every
+/// client takes the follower path.
+pub const HOST_LEADER: &str = "assignor-host";
+
+/// How many recent rebalances a group keeps for the admin API.
+pub const HISTORY_LEN: usize = 16;
+
+/// Who computes this generation's assignment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Mode {
+    /// The host runs `strategy` (canonical name) and answers every SyncGroup itself.
+    Host {
+        strategy: String,
+        pinned_version: Option<u32>,
+        cooperative: bool,
+    },
+    /// No module serves the common protocol: a real member is leader and its SyncGroup
+    /// assignments are relayed, exactly as Kafka does.
+    Relay,
+}
+
+/// The assignor run in flight for the current generation.
+#[derive(Debug, Clone)]
+pub struct PendingRun {
+    pub run_id: u64,
+    pub generation_id: i32,
+    pub strategy: String,
+    pub pinned_version: Option<u32>,
+    pub fallback: bool,
+    pub started_at: Millis,
+    /// The request of this generation (the fallback reuses it).
+    pub request: Arc<assignor_sdk::AssignRequest>,
+    /// Each member's Subscription version, in `request.members` order (`None`: the metadata
+    /// was not a Subscription).
+    pub versions: Arc<Vec<Option<i16>>>,
+}
+
+/// The last assignor run of a group, for the admin API.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RunRecord {
+    pub generation: i32,
+    pub module: String,
+    pub version: Option<u32>,
+    pub duration_us: u64,
+    pub fuel: u64,
+    pub outcome: RunOutcome,
+    pub fallback_used: bool,
+}
+
+/// One completed rebalance, for the admin API's history.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RebalanceRecord {
+    pub generation: i32,
+    pub reason: String,
+    pub strategy: Option<String>,
+    pub module_version: Option<u32>,
+    pub members: usize,
+    /// Coordinator time from the start of the rebalance to the installed assignment.
+    pub duration_ms: u64,
+    pub partitions_moved: u64,
+    pub fallback_used: bool,
+}
+
+/// One committed offset.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Committed {
+    pub offset: i64,
+    pub leader_epoch: i32,
+    pub metadata: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Group {
+    pub id: Arc<str>,
+    pub state: GroupState,
+    pub previous_state: GroupState,
+    pub protocol_type: Option<String>,
+    /// The selected protocol's vote key (canonical name in host mode, the spelling in relay).
+    pub protocol_key: Option<String>,
+    pub mode: Mode,
+    pub generation_id: i32,
+    pub leader_id: Option<Arc<str>>,
+    /// Sorted by member id: `AssignRequest.members` order, and a deterministic leader choice.
+    pub members: BTreeMap<Arc<str>, Member>,
+    pub static_members: HashMap<Arc<str>, Arc<str>>,
+    pub pending_join_members: HashSet<Arc<str>>,
+    pub pending_sync_members: HashSet<Arc<str>>,
+    pub awaiting_join: usize,
+    pub supported: HashMap<String, usize>,
+    /// Set when a member is added during the initial rebalance; extends the initial delay.
+    pub new_member_added: bool,
+    /// `(delay, remaining)` of the initial-rebalance timer while it is armed.
+    pub initial_delay: Option<(Millis, Millis)>,
+    pub offsets: BTreeMap<(String, i32), Committed>,
+    pub pending_run: Option<PendingRun>,
+    /// Partition counts of the subscribed topics when the current assignment was computed.
+    pub topic_counts: BTreeMap<String, i32>,
+    pub rebalance_reason: String,
+    pub rebalance_started_at: Millis,
+    pub last_run: Option<RunRecord>,
+    pub history: VecDeque<RebalanceRecord>,
+    /// Fallback used for the generation being formed (for the history record).
+    pub fallback_used: bool,
+}
+
+impl Group {
+    pub fn new(id: Arc<str>) -> Group {
+        Group {
+            id,
+            state: GroupState::Empty,
+            previous_state: GroupState::Empty,
+            protocol_type: None,
+            protocol_key: None,
+            mode: Mode::Relay,
+            generation_id: 0,
+            leader_id: None,
+            members: BTreeMap::new(),
+            static_members: HashMap::new(),
+            pending_join_members: HashSet::new(),
+            pending_sync_members: HashSet::new(),
+            awaiting_join: 0,
+            supported: HashMap::new(),
+            new_member_added: false,
+            initial_delay: None,
+            offsets: BTreeMap::new(),
+            pending_run: None,
+            topic_counts: BTreeMap::new(),
+            rebalance_reason: String::new(),
+            rebalance_started_at: 0,
+            last_run: None,
+            history: VecDeque::new(),
+            fallback_used: false,
+        }
+    }
+
+    /// Moves to `to` and reports it. Kafka's illegal transitions are bugs in the coordinator,
+    /// not input errors; they are checked in debug builds.
+    pub(crate) fn transition(&mut self, to: GroupState, out: &mut super::shard::Out) {
+        debug_assert!(
+            self.state.can_transition_to(to),
+            "illegal transition {} -> {} in group {}",
+            self.state,
+            to,
+            self.id
+        );
+        self.previous_state = self.state;
+        self.state = to;
+        out.notice(Notice::StateChanged {
+            group: self.id.clone(),
+            from: self.previous_state,
+            to,
+        });
+    }
+
+    pub fn is(&self, state: GroupState) -> bool {
+        self.state == state
+    }
+
+    /// Kafka's `supportsProtocols`: an Empty group takes any non-empty type and list; otherwise
+    /// the type must match and one of `keys` must be supported by every member.
+    pub fn supports_protocols(&self, protocol_type: &str, keys: &[String]) -> bool {
+        if self.is(GroupState::Empty) {
+            !protocol_type.is_empty() && !keys.is_empty()
+        } else {
+            self.protocol_type.as_deref() == Some(protocol_type)
+                && keys
+                    .iter()
+                    .any(|k| self.supported.get(k).copied().unwrap_or(0) == self.members.len())
+        }
+    }
+
+    /// Kafka's `validateMember`: the instance id (if any) must map to `member_id`, and the
+    /// member must exist.
+    pub fn validate_member(
+        &self,
+        member_id: &str,
+        group_instance_id: Option<&str>,
+    ) -> Result<(), ResponseError> {
+        if let Some(instance) = group_instance_id {
+            match self.static_members.get(instance) {
+                None => return Err(ResponseError::UnknownMemberId),
+                Some(existing) if &**existing != member_id => {
+                    return Err(ResponseError::FencedInstanceId);
+                }
+                Some(_) => {}
+            }
+        }
+        if !self.members.contains_key(member_id) {
+            return Err(ResponseError::UnknownMemberId);
+        }
+        Ok(())
+    }
+
+    /// Group rebalance timeout: the largest of the members' rebalance timeouts (0 if none).
+    pub fn rebalance_timeout_ms(&self) -> Millis {
+        self.members
+            .values()
+            .map(|m| m.rebalance_timeout_ms.max(0) as Millis)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Every member has a parked JoinGroup and no MEMBER_ID_REQUIRED id is outstanding.
+    pub fn has_all_members_joined(&self) -> bool {
+        self.members.len() == self.awaiting_join && self.pending_join_members.is_empty()
+    }
+
+    pub fn is_leader(&self, member_id: &str) -> bool {
+        self.leader_id.as_deref() == Some(member_id)
+    }
+
+    /// Adds a member (Kafka's `ClassicGroup.add`): the first member of an empty group sets the
+    /// protocol type and becomes leader.
+    pub fn add(&mut self, member: Member) {
+        if self.members.is_empty() {
+            self.protocol_type = Some(member.protocol_type.clone());
+        }
+        for key in unique(&member.keys) {
+            *self.supported.entry(key.clone()).or_default() += 1;
+        }
+        if member.awaiting_join.is_some() {
+            self.awaiting_join += 1;
+        }
+        self.pending_join_members.remove(&member.id);
+        if self.leader_id.is_none() {
+            self.leader_id = Some(member.id.clone());
+        }
+        if let Some(instance) = &member.group_instance_id {
+            self.static_members
+                .insert(instance.clone(), member.id.clone());
+        }
+        self.members.insert(member.id.clone(), member);
+    }
+
+    /// Removes a member or a pending member id (Kafka's `ClassicGroup.remove`). Parked replies
+    /// of the removed member are returned for the caller to answer.
+    pub fn remove(&mut self, member_id: &str) -> Option<Member> {
+        let removed = self.members.remove(member_id);
+        if let Some(m) = &removed {
+            for key in unique(&m.keys) {
+                if let Some(n) = self.supported.get_mut(key) {
+                    *n -= 1;
+                    if *n == 0 {
+                        self.supported.remove(key);
+                    }
+                }
+            }
+            if m.awaiting_join.is_some() {
+                self.awaiting_join -= 1;
+            }
+            if let Some(instance) = &m.group_instance_id
+                && self.static_members.get(instance).map(|id| &**id) == Some(member_id)
+            {
+                self.static_members.remove(instance);
+            }
+        }
+        if self.is_leader(member_id) {
+            self.leader_id = self.members.keys().next().cloned();
+        }
+        self.pending_join_members.remove(member_id);
+        self.pending_sync_members.remove(member_id);
+        removed
+    }
+
+    /// Replaces a member's proposed protocols and timeouts (Kafka's `updateMember`), keeping
+    /// the support counts right, and parks `join` if given.
+    pub fn update_member(
+        &mut self,
+        member_id: &str,
+        protocols: Vec<(String, bytes::Bytes)>,
+        keys: Vec<String>,
+        rebalance_timeout_ms: i32,
+        session_timeout_ms: i32,
+        join: Option<Parked>,
+    ) {
+        let Some(m) = self.members.get_mut(member_id) else {
+            return;
+        };
+        for key in unique(&m.keys) {
+            if let Some(n) = self.supported.get_mut(key) {
+                *n -= 1;
+                if *n == 0 {
+                    self.supported.remove(key);
+                }
+            }
+        }
+        for key in unique(&keys) {
+            *self.supported.entry(key.clone()).or_default() += 1;
+        }
+        m.protocols = protocols;
+        m.keys = keys;
+        m.rebalance_timeout_ms = rebalance_timeout_ms;
+        m.session_timeout_ms = session_timeout_ms;
+        let was_awaiting = m.awaiting_join.is_some();
+        if join.is_some() {
+            m.awaiting_join = join;
+        }
+        if !was_awaiting && m.awaiting_join.is_some() {
+            self.awaiting_join += 1;
+        }
+    }
+
+    /// Takes a member's parked JoinGroup, keeping `awaiting_join` right.
+    pub fn take_join(&mut self, member_id: &str) -> Option<Parked> {
+        let parked = self.members.get_mut(member_id)?.awaiting_join.take();
+        if parked.is_some() {
+            self.awaiting_join -= 1;
+        }
+        parked
+    }
+
+    /// Recomputes every member's vote keys after the strategies changed.
+    pub fn rekey(&mut self, strategies: &StrategiesView) {
+        self.supported.clear();
+        for m in self.members.values_mut() {
+            m.keys = m
+                .protocols
+                .iter()
+                .map(|(name, _)| vote_key(strategies, name))
+                .collect();
+            for key in unique(&m.keys) {
+                *self.supported.entry(key.clone()).or_default() += 1;
+            }
+        }
+    }
+
+    /// Topics subscribed by some member, with the partition counts the last assignment used.
+    pub fn subscribed_topics(&self) -> BTreeSet<&str> {
+        self.topic_counts.keys().map(String::as_str).collect()
+    }
+}
+
+/// The key a client spelling counts under in the vote: the canonical name when a module serves
+/// it (so kafkajs's `RoundRobinAssigner` and librdkafka's `roundrobin` are one candidate),
+/// else the spelling itself.
+pub fn vote_key(strategies: &StrategiesView, name: &str) -> String {
+    strategies.canonical(name).unwrap_or(name).to_string()
+}
+
+/// The distinct entries of `keys`, in order (a member listing one key twice counts once).
+fn unique(keys: &[String]) -> impl Iterator<Item = &String> {
+    keys.iter()
+        .enumerate()
+        .filter(move |(i, k)| !keys[..*i].contains(k))
+        .map(|(_, k)| k)
+}

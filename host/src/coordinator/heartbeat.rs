@@ -1,0 +1,66 @@
+//! Heartbeat (API 12): identity and generation checks, then the answer by state; every valid
+//! heartbeat re-arms the member's session timer. REBALANCE_IN_PROGRESS is how members learn of
+//! a rebalance, including the ones the host starts itself.
+
+use kafka_protocol::ResponseError;
+use kafka_protocol::messages::HeartbeatRequest;
+
+use super::rebalance::reschedule_heartbeat;
+use super::responses;
+use super::shard::{Coordinator, Out};
+use super::state::GroupState;
+use super::{GroupResponse, Millis, ReplyTo};
+
+pub(crate) fn handle(
+    c: &mut Coordinator,
+    now: Millis,
+    reply_to: ReplyTo,
+    group_id: &str,
+    request: HeartbeatRequest,
+    out: &mut Out,
+) {
+    let code = answer(c, now, group_id, &request, out);
+    out.respond(
+        reply_to,
+        GroupResponse::Heartbeat(responses::heartbeat(code)),
+    );
+}
+
+fn answer(
+    c: &mut Coordinator,
+    now: Millis,
+    group_id: &str,
+    request: &HeartbeatRequest,
+    out: &mut Out,
+) -> i16 {
+    if group_id.is_empty() {
+        return ResponseError::InvalidGroupId.code();
+    }
+    let Some(group) = c.groups.get_mut(group_id) else {
+        return ResponseError::UnknownMemberId.code();
+    };
+    if group.is(GroupState::Dead) {
+        return ResponseError::CoordinatorNotAvailable.code();
+    }
+    let member_id = request.member_id.as_str();
+    let instance = request.group_instance_id.as_ref().map(|i| i.as_str());
+    if let Err(error) = group.validate_member(member_id, instance) {
+        return error.code();
+    }
+    if request.generation_id != group.generation_id {
+        return ResponseError::IllegalGeneration.code();
+    }
+    let (id, member) = group.members.get_key_value(member_id).expect("validated");
+    let (id, session) = (id.clone(), member.session_timeout_ms.max(0) as Millis);
+    match group.state {
+        GroupState::Empty | GroupState::Dead => ResponseError::UnknownMemberId.code(),
+        GroupState::PreparingRebalance => {
+            reschedule_heartbeat(group, &id, now, session, out);
+            ResponseError::RebalanceInProgress.code()
+        }
+        GroupState::CompletingRebalance | GroupState::Stable => {
+            reschedule_heartbeat(group, &id, now, session, out);
+            0
+        }
+    }
+}

@@ -1,0 +1,131 @@
+//! LeaveGroup (API 13): a batch of identities (v3+; v0-2 carry one member id). Each identity is
+//! answered on its own; one rebalance follows if any left.
+
+use std::sync::Arc;
+
+use kafka_protocol::ResponseError;
+use kafka_protocol::messages::LeaveGroupRequest;
+use kafka_protocol::messages::leave_group_response::MemberResponse;
+
+use super::event::{Notice, RemovalReason};
+use super::rebalance::{self, heartbeat_key, remove_member};
+use super::responses;
+use super::shard::{Coordinator, Out};
+use super::state::GroupState;
+use super::{GroupResponse, Millis, ReplyTo, RequestContext};
+
+pub(crate) fn handle(
+    c: &mut Coordinator,
+    now: Millis,
+    reply_to: ReplyTo,
+    group_id: &str,
+    ctx: &RequestContext,
+    request: LeaveGroupRequest,
+    out: &mut Out,
+) {
+    let v = ctx.api_version;
+    // v0-2 name one member at the top level; fold it into the batch shape.
+    let identities: Vec<(String, Option<String>, Option<String>)> = if v < 3 {
+        vec![(request.member_id.to_string(), None, None)]
+    } else {
+        request
+            .members
+            .iter()
+            .map(|m| {
+                (
+                    m.member_id.to_string(),
+                    m.group_instance_id.as_ref().map(|i| i.to_string()),
+                    m.reason.as_ref().map(|r| r.to_string()),
+                )
+            })
+            .collect()
+    };
+    let reply = |out: &mut Out, top: i16, members: Vec<MemberResponse>| {
+        out.respond(
+            reply_to,
+            GroupResponse::LeaveGroup(responses::leave(v, top, members)),
+        );
+    };
+    let entry = |member_id: &str, instance: &Option<String>, error: i16| {
+        MemberResponse::default()
+            .with_member_id(responses::s(member_id))
+            .with_group_instance_id(instance.as_deref().map(responses::s))
+            .with_error_code(error)
+    };
+    if group_id.is_empty() {
+        return reply(out, ResponseError::InvalidGroupId.code(), Vec::new());
+    }
+    let Some(group) = c.groups.get_mut(group_id) else {
+        let unknown = ResponseError::UnknownMemberId.code();
+        let members = identities
+            .iter()
+            .map(|(m, i, _)| entry(m, i, unknown))
+            .collect();
+        return reply(out, 0, members);
+    };
+    if group.is(GroupState::Dead) {
+        return reply(
+            out,
+            ResponseError::CoordinatorNotAvailable.code(),
+            Vec::new(),
+        );
+    }
+
+    let mut results = Vec::with_capacity(identities.len());
+    let mut left = Vec::new();
+    for (member_id, instance, reason) in &identities {
+        let code = if member_id.is_empty() {
+            // Administrative removal of a static member by instance id.
+            match instance
+                .as_deref()
+                .and_then(|i| group.static_members.get(i).cloned())
+            {
+                Some(current) => {
+                    leave_one(group, &current, out);
+                    left.push((current, reason.clone()));
+                    0
+                }
+                None => ResponseError::UnknownMemberId.code(),
+            }
+        } else if let Some(pending) = group.pending_join_members.take(member_id.as_str()) {
+            out.cancel(heartbeat_key(group, &pending));
+            out.notice(Notice::MemberRemoved {
+                group: group.id.clone(),
+                member: pending.clone(),
+                reason: RemovalReason::Left,
+            });
+            left.push((pending, reason.clone()));
+            0
+        } else {
+            match group.validate_member(member_id, instance.as_deref()) {
+                Ok(()) => {
+                    let id = group
+                        .members
+                        .get_key_value(member_id.as_str())
+                        .expect("validated")
+                        .0
+                        .clone();
+                    leave_one(group, &id, out);
+                    left.push((id, reason.clone()));
+                    0
+                }
+                Err(error) => error.code(),
+            }
+        };
+        results.push(entry(member_id, instance, code));
+    }
+    if !left.is_empty() {
+        let names: Vec<String> = left
+            .iter()
+            .map(|(id, why)| format!("{id} ({})", why.as_deref().unwrap_or("not provided")))
+            .collect();
+        let reason = format!("members left: {}", names.join(", "));
+        rebalance::after_removal(&mut c.env, group, now, &reason, out);
+    }
+    reply(out, 0, results);
+}
+
+fn leave_one(group: &mut super::group::Group, id: &Arc<str>, out: &mut Out) {
+    out.cancel(heartbeat_key(group, id));
+    remove_member(group, id, RemovalReason::Left, out);
+}

@@ -1,0 +1,777 @@
+//! The coordinator's test context: a fake clock, keyed timers that `advance(ms)` fires in
+//! deadline order, request builders with sane defaults, answers collected by reply token, and
+//! `RunAssignor` effects executed synchronously with the native range/roundrobin strategies
+//! (the crates the built-in modules are compiled from), or with scripted failures and delays.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use assignor_sdk::{AssignRequest, AssignResponse, RebalanceProtocol, Topic};
+use bytes::{BufMut, Bytes, BytesMut};
+use kafka_protocol::ResponseError;
+use kafka_protocol::messages::consumer_protocol_subscription::{
+    ConsumerProtocolSubscription, TopicPartition,
+};
+use kafka_protocol::messages::join_group_request::JoinGroupRequestProtocol;
+use kafka_protocol::messages::leave_group_request::MemberIdentity;
+use kafka_protocol::messages::offset_commit_request::{
+    OffsetCommitRequestPartition, OffsetCommitRequestTopic,
+};
+use kafka_protocol::messages::sync_group_request::SyncGroupRequestAssignment;
+use kafka_protocol::messages::{
+    GroupId, HeartbeatRequest, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest,
+    LeaveGroupResponse, OffsetCommitRequest, OffsetCommitResponse, SyncGroupRequest,
+    SyncGroupResponse, TopicName,
+};
+use kafka_protocol::protocol::{Encodable, StrBytes};
+
+use crate::coordinator::view::{StrategiesView, StrategyEntry, TopicsView};
+use crate::coordinator::{
+    AssignorDone, AssignorFailure, AssignorOutput, AssignorRun, Coordinator, CoordinatorConfig,
+    Effect, Event, GroupRequest, GroupResponse, GroupState, Millis, Notice, ReplyTo,
+    RequestContext, TimerKey,
+};
+
+pub const G: &str = "g";
+
+pub fn s(v: &str) -> StrBytes {
+    StrBytes::from_string(v.to_string())
+}
+
+/// Subscription bytes (`int16 version` + body) for `topics`, written at `version`.
+pub fn subscription(
+    version: i16,
+    topics: &[&str],
+    owned: &[(&str, &[i32])],
+    generation: i32,
+) -> Bytes {
+    let body = ConsumerProtocolSubscription::default()
+        .with_topics(topics.iter().map(|t| s(t)).collect())
+        .with_owned_partitions(
+            owned
+                .iter()
+                .map(|(t, ps)| {
+                    TopicPartition::default()
+                        .with_topic(TopicName(s(t)))
+                        .with_partitions(ps.to_vec())
+                })
+                .collect(),
+        )
+        .with_generation_id(generation);
+    let mut out = BytesMut::new();
+    out.put_i16(version);
+    body.encode(&mut out, version.min(3)).expect("encodable");
+    out.freeze()
+}
+
+/// A v3 Subscription to `topics`.
+pub fn sub(topics: &[&str]) -> Bytes {
+    subscription(3, topics, &[], -1)
+}
+
+/// JoinGroup builder. Defaults: v9, client id `client`, session 10 s, rebalance 20 s,
+/// protocol type `consumer`, one protocol `range` subscribing to `t`.
+#[derive(Clone)]
+pub struct Join {
+    pub group: String,
+    pub member_id: String,
+    pub instance: Option<String>,
+    pub version: i16,
+    pub client_id: String,
+    pub session_ms: i32,
+    pub rebalance_ms: i32,
+    pub protocol_type: String,
+    pub protocols: Vec<(String, Bytes)>,
+}
+
+impl Join {
+    pub fn new(group: &str) -> Join {
+        Join {
+            group: group.to_string(),
+            member_id: String::new(),
+            instance: None,
+            version: 9,
+            client_id: "client".to_string(),
+            session_ms: 10_000,
+            rebalance_ms: 20_000,
+            protocol_type: "consumer".to_string(),
+            protocols: vec![("range".to_string(), sub(&["t"]))],
+        }
+    }
+    pub fn member(mut self, id: &str) -> Join {
+        self.member_id = id.to_string();
+        self
+    }
+    pub fn instance(mut self, id: &str) -> Join {
+        self.instance = Some(id.to_string());
+        self
+    }
+    pub fn version(mut self, v: i16) -> Join {
+        self.version = v;
+        self
+    }
+    pub fn client(mut self, id: &str) -> Join {
+        self.client_id = id.to_string();
+        self
+    }
+    pub fn session(mut self, ms: i32) -> Join {
+        self.session_ms = ms;
+        self
+    }
+    pub fn rebalance(mut self, ms: i32) -> Join {
+        self.rebalance_ms = ms;
+        self
+    }
+    pub fn protocol_type(mut self, t: &str) -> Join {
+        self.protocol_type = t.to_string();
+        self
+    }
+    pub fn protocols(mut self, list: &[(&str, Bytes)]) -> Join {
+        self.protocols = list
+            .iter()
+            .map(|(n, b)| (n.to_string(), b.clone()))
+            .collect();
+        self
+    }
+    /// Proposes `names`, each with a Subscription to `t`.
+    pub fn names(self, names: &[&str]) -> Join {
+        let list: Vec<(&str, Bytes)> = names.iter().map(|n| (*n, sub(&["t"]))).collect();
+        self.protocols(&list)
+    }
+    pub fn request(&self) -> JoinGroupRequest {
+        JoinGroupRequest::default()
+            .with_group_id(GroupId(s(&self.group)))
+            .with_session_timeout_ms(self.session_ms)
+            .with_rebalance_timeout_ms(if self.version == 0 {
+                -1
+            } else {
+                self.rebalance_ms
+            })
+            .with_member_id(s(&self.member_id))
+            .with_group_instance_id(self.instance.as_deref().map(s))
+            .with_protocol_type(s(&self.protocol_type))
+            .with_protocols(
+                self.protocols
+                    .iter()
+                    .map(|(n, b)| {
+                        JoinGroupRequestProtocol::default()
+                            .with_name(s(n))
+                            .with_metadata(b.clone())
+                    })
+                    .collect(),
+            )
+    }
+}
+
+/// SyncGroup builder. Defaults: v5 with protocol type `consumer` and name `range`.
+#[derive(Clone)]
+pub struct Sync {
+    pub group: String,
+    pub member_id: String,
+    pub generation: i32,
+    pub instance: Option<String>,
+    pub version: i16,
+    pub protocol_type: Option<String>,
+    pub protocol_name: Option<String>,
+    pub assignments: Vec<(String, Bytes)>,
+}
+
+impl Sync {
+    pub fn new(group: &str, member_id: &str, generation: i32) -> Sync {
+        Sync {
+            group: group.to_string(),
+            member_id: member_id.to_string(),
+            generation,
+            instance: None,
+            version: 5,
+            protocol_type: Some("consumer".to_string()),
+            protocol_name: Some("range".to_string()),
+            assignments: Vec::new(),
+        }
+    }
+    pub fn version(mut self, v: i16) -> Sync {
+        self.version = v;
+        self
+    }
+    pub fn instance(mut self, id: &str) -> Sync {
+        self.instance = Some(id.to_string());
+        self
+    }
+    pub fn protocol(mut self, protocol_type: Option<&str>, name: Option<&str>) -> Sync {
+        self.protocol_type = protocol_type.map(str::to_string);
+        self.protocol_name = name.map(str::to_string);
+        self
+    }
+    pub fn assign(mut self, member: &str, bytes: Bytes) -> Sync {
+        self.assignments.push((member.to_string(), bytes));
+        self
+    }
+    pub fn request(&self) -> SyncGroupRequest {
+        SyncGroupRequest::default()
+            .with_group_id(GroupId(s(&self.group)))
+            .with_generation_id(self.generation)
+            .with_member_id(s(&self.member_id))
+            .with_group_instance_id(self.instance.as_deref().map(s))
+            .with_protocol_type(self.protocol_type.as_deref().map(s))
+            .with_protocol_name(self.protocol_name.as_deref().map(s))
+            .with_assignments(
+                self.assignments
+                    .iter()
+                    .map(|(m, b)| {
+                        SyncGroupRequestAssignment::default()
+                            .with_member_id(s(m))
+                            .with_assignment(b.clone())
+                    })
+                    .collect(),
+            )
+    }
+}
+
+/// How the context answers `RunAssignor`.
+pub enum Runner {
+    /// The native strategy crates, at once.
+    Native,
+    /// Every run fails with this message.
+    Fail(String),
+    /// Runs are held in [`TestContext::held`] until the test releases them.
+    Hold,
+    /// Runs of this strategy are held (a stuck module); other strategies run natively.
+    Hang(String),
+    /// A test-supplied function per run.
+    Script(Box<dyn FnMut(&AssignorRun) -> Result<AssignResponse, String>>),
+}
+
+/// Runs a strategy natively: `range` and `roundrobin` with their crates.
+pub fn native(strategy: &str, request: &AssignRequest) -> Result<AssignResponse, String> {
+    match strategy {
+        "range" => assignor_range::assign(request)
+            .map(|a| a.into_response())
+            .map_err(|e| e.to_string()),
+        "roundrobin" => Ok(roundrobin(request)),
+        other => Err(format!("no native strategy {other}")),
+    }
+}
+
+/// Kafka's round robin over all partitions (members sorted by id, topics by name).
+fn roundrobin(request: &AssignRequest) -> AssignResponse {
+    let mut out: BTreeMap<&str, BTreeMap<&str, Vec<i32>>> = request
+        .members
+        .iter()
+        .map(|m| (m.member_id.as_str(), BTreeMap::new()))
+        .collect();
+    let ids: Vec<&str> = out.keys().copied().collect();
+    let mut i = 0;
+    for topic in &request.topics {
+        for p in 0..topic.partition_count {
+            for _ in 0..ids.len() {
+                let id = ids[i % ids.len()];
+                i += 1;
+                let member = request.members.iter().find(|m| m.member_id == id).unwrap();
+                if member.topics.contains(&topic.name) {
+                    out.get_mut(id)
+                        .unwrap()
+                        .entry(topic.name.as_str())
+                        .or_default()
+                        .push(p);
+                    break;
+                }
+            }
+        }
+    }
+    AssignResponse {
+        error: None,
+        assignments: out
+            .into_iter()
+            .map(|(id, topics)| assignor_sdk::MemberAssignment {
+                member_id: id.to_string(),
+                partitions: topics
+                    .into_iter()
+                    .map(|(t, ps)| assignor_sdk::TopicPartitions {
+                        topic: t.to_string(),
+                        partitions: ps,
+                    })
+                    .collect(),
+                user_data: None,
+                metadata: None,
+            })
+            .collect(),
+        rebalance_after_ms: None,
+    }
+}
+
+pub fn default_topics() -> TopicsView {
+    let mut topics = BTreeMap::new();
+    for (name, n) in [("t", 6), ("u", 3)] {
+        topics.insert(
+            name.to_string(),
+            Topic {
+                name: name.to_string(),
+                partition_count: n,
+                partition_racks: Vec::new(),
+            },
+        );
+    }
+    Arc::new(topics)
+}
+
+/// range, roundrobin (eager), cooperative-sticky (cooperative); kafkajs's
+/// `RoundRobinAssigner` is an alias of roundrobin.
+pub fn default_strategies() -> Arc<StrategiesView> {
+    let entry = |p| StrategyEntry {
+        active_version: 1,
+        rebalance_protocol: p,
+    };
+    let mut view = StrategiesView::default();
+    view.modules
+        .insert("range".into(), entry(RebalanceProtocol::Eager));
+    view.modules
+        .insert("roundrobin".into(), entry(RebalanceProtocol::Eager));
+    view.modules.insert(
+        "cooperative-sticky".into(),
+        entry(RebalanceProtocol::Cooperative),
+    );
+    view.aliases
+        .insert("RoundRobinAssigner".into(), "roundrobin".into());
+    Arc::new(view)
+}
+
+pub struct TestContext {
+    pub coordinator: Coordinator,
+    pub now: Millis,
+    pub timers: HashMap<TimerKey, Millis>,
+    pub responses: HashMap<ReplyTo, GroupResponse>,
+    next_reply: u64,
+    /// Every effect except responses, timers and notices, in order.
+    pub persisted: Vec<Effect>,
+    pub notices: Vec<Notice>,
+    pub runs: Vec<AssignorRun>,
+    pub runner: Runner,
+    pub held: Vec<AssignorRun>,
+}
+
+impl TestContext {
+    pub fn new() -> TestContext {
+        TestContext::with_config(CoordinatorConfig::default())
+    }
+
+    pub fn with_config(config: CoordinatorConfig) -> TestContext {
+        TestContext {
+            coordinator: Coordinator::new(config, default_topics(), default_strategies()),
+            now: 0,
+            timers: HashMap::new(),
+            responses: HashMap::new(),
+            next_reply: 1,
+            persisted: Vec::new(),
+            notices: Vec::new(),
+            runs: Vec::new(),
+            runner: Runner::Native,
+            held: Vec::new(),
+        }
+    }
+
+    pub fn config(&self) -> CoordinatorConfig {
+        self.coordinator.config().clone()
+    }
+
+    /// Feeds an event and executes its effects (assignor runs included) until quiet.
+    pub fn event(&mut self, event: Event) {
+        let effects = self.coordinator.handle(self.now, event);
+        self.apply(effects);
+    }
+
+    pub fn apply(&mut self, effects: Vec<Effect>) {
+        let mut queue = Vec::new();
+        for effect in effects {
+            match effect {
+                Effect::Respond { to, response } => {
+                    let previous = self.responses.insert(to, response);
+                    assert!(previous.is_none(), "reply {to:?} answered twice");
+                }
+                Effect::ScheduleTimer { key, at } => {
+                    self.timers.insert(key, at);
+                }
+                Effect::CancelTimer { key } => {
+                    self.timers.remove(&key);
+                }
+                Effect::RunAssignor(run) => {
+                    self.runs.push((*run).clone());
+                    if let Some(done) = self.execute(*run) {
+                        queue.push(Event::AssignorDone(done));
+                    }
+                }
+                Effect::Notice(n) => self.notices.push(n),
+                other => self.persisted.push(other),
+            }
+        }
+        for event in queue {
+            self.event(event);
+        }
+    }
+
+    fn execute(&mut self, run: AssignorRun) -> Option<AssignorDone> {
+        let result = match &mut self.runner {
+            Runner::Hold => {
+                self.held.push(run);
+                return None;
+            }
+            Runner::Hang(name) if *name == run.strategy => {
+                self.held.push(run);
+                return None;
+            }
+            Runner::Native | Runner::Hang(_) => native(&run.strategy, &run.request),
+            Runner::Fail(message) => Err(message.clone()),
+            Runner::Script(f) => f(&run),
+        };
+        Some(done_for(&run, result))
+    }
+
+    /// Releases a held run with the native result.
+    pub fn release(&mut self, run: &AssignorRun) {
+        let result = native(&run.strategy, &run.request);
+        self.event(Event::AssignorDone(done_for(run, result)));
+    }
+
+    /// Advances the clock a second at a time until every reply is answered (the initial
+    /// rebalance delay is extended while members keep arriving); at most a minute.
+    pub fn settle(&mut self, replies: &[ReplyTo]) {
+        for _ in 0..60 {
+            if replies.iter().all(|r| self.answered(*r)) {
+                return;
+            }
+            self.advance(1_000);
+        }
+        panic!("replies still unanswered after a minute: {replies:?}");
+    }
+
+    /// Moves the clock forward, firing due timers in deadline order.
+    pub fn advance(&mut self, ms: Millis) {
+        let target = self.now + ms;
+        loop {
+            let due = self
+                .timers
+                .iter()
+                .filter(|(_, at)| **at <= target)
+                .min_by(|a, b| a.1.cmp(b.1).then_with(|| a.0.cmp(b.0)))
+                .map(|(k, at)| (k.clone(), *at));
+            let Some((key, at)) = due else { break };
+            self.timers.remove(&key);
+            self.now = self.now.max(at);
+            self.event(Event::TimerFired(key));
+        }
+        self.now = target;
+    }
+
+    pub fn send(
+        &mut self,
+        group: &str,
+        version: i16,
+        client_id: &str,
+        request: GroupRequest,
+    ) -> ReplyTo {
+        let reply_to = ReplyTo(self.next_reply);
+        self.next_reply += 1;
+        self.event(Event::Request {
+            reply_to,
+            group_id: group.to_string(),
+            ctx: RequestContext {
+                api_version: version,
+                client_id: client_id.to_string(),
+                client_host: "/127.0.0.1".to_string(),
+            },
+            request,
+        });
+        reply_to
+    }
+
+    pub fn join(&mut self, join: &Join) -> ReplyTo {
+        self.send(
+            &join.group,
+            join.version,
+            &join.client_id,
+            GroupRequest::JoinGroup(join.request()),
+        )
+    }
+
+    pub fn sync(&mut self, sync: &Sync) -> ReplyTo {
+        self.send(
+            &sync.group,
+            sync.version,
+            "client",
+            GroupRequest::SyncGroup(sync.request()),
+        )
+    }
+
+    pub fn answered(&self, reply: ReplyTo) -> bool {
+        self.responses.contains_key(&reply)
+    }
+
+    pub fn join_response(&self, reply: ReplyTo) -> &JoinGroupResponse {
+        match self.responses.get(&reply) {
+            Some(GroupResponse::JoinGroup(r)) => r,
+            other => panic!("expected a JoinGroup answer for {reply:?}, got {other:?}"),
+        }
+    }
+
+    pub fn sync_response(&self, reply: ReplyTo) -> &SyncGroupResponse {
+        match self.responses.get(&reply) {
+            Some(GroupResponse::SyncGroup(r)) => r,
+            other => panic!("expected a SyncGroup answer for {reply:?}, got {other:?}"),
+        }
+    }
+
+    pub fn heartbeat(&mut self, group: &str, member: &str, generation: i32) -> i16 {
+        self.heartbeat_static(group, member, None, generation)
+    }
+
+    pub fn heartbeat_static(
+        &mut self,
+        group: &str,
+        member: &str,
+        instance: Option<&str>,
+        generation: i32,
+    ) -> i16 {
+        let request = HeartbeatRequest::default()
+            .with_group_id(GroupId(s(group)))
+            .with_member_id(s(member))
+            .with_group_instance_id(instance.map(s))
+            .with_generation_id(generation);
+        let reply = self.send(group, 4, "client", GroupRequest::Heartbeat(request));
+        match self.responses.get(&reply) {
+            Some(GroupResponse::Heartbeat(r)) => r.error_code,
+            other => panic!("expected a Heartbeat answer, got {other:?}"),
+        }
+    }
+
+    /// LeaveGroup with `(member id, instance id)` identities at `version`.
+    pub fn leave(
+        &mut self,
+        group: &str,
+        version: i16,
+        members: &[(&str, Option<&str>)],
+    ) -> LeaveGroupResponse {
+        let request = if version < 3 {
+            LeaveGroupRequest::default()
+                .with_group_id(GroupId(s(group)))
+                .with_member_id(s(members[0].0))
+        } else {
+            LeaveGroupRequest::default()
+                .with_group_id(GroupId(s(group)))
+                .with_members(
+                    members
+                        .iter()
+                        .map(|(m, i)| {
+                            MemberIdentity::default()
+                                .with_member_id(s(m))
+                                .with_group_instance_id(i.map(s))
+                        })
+                        .collect(),
+                )
+        };
+        let reply = self.send(group, version, "client", GroupRequest::LeaveGroup(request));
+        match self.responses.get(&reply) {
+            Some(GroupResponse::LeaveGroup(r)) => r.clone(),
+            other => panic!("expected a LeaveGroup answer, got {other:?}"),
+        }
+    }
+
+    /// OffsetCommit of `(topic, partition, offset, metadata)`.
+    pub fn commit(
+        &mut self,
+        group: &str,
+        version: i16,
+        member: &str,
+        generation: i32,
+        offsets: &[(&str, i32, i64, Option<&str>)],
+    ) -> OffsetCommitResponse {
+        self.commit_with(group, version, member, None, generation, offsets)
+    }
+
+    pub fn commit_with(
+        &mut self,
+        group: &str,
+        version: i16,
+        member: &str,
+        instance: Option<&str>,
+        generation: i32,
+        offsets: &[(&str, i32, i64, Option<&str>)],
+    ) -> OffsetCommitResponse {
+        let mut topics: BTreeMap<&str, Vec<OffsetCommitRequestPartition>> = BTreeMap::new();
+        for (t, p, o, m) in offsets {
+            topics.entry(t).or_default().push(
+                OffsetCommitRequestPartition::default()
+                    .with_partition_index(*p)
+                    .with_committed_offset(*o)
+                    .with_committed_metadata(m.map(s)),
+            );
+        }
+        let request = OffsetCommitRequest::default()
+            .with_group_id(GroupId(s(group)))
+            .with_generation_id_or_member_epoch(generation)
+            .with_member_id(s(member))
+            .with_group_instance_id(instance.map(s))
+            .with_topics(
+                topics
+                    .into_iter()
+                    .map(|(t, ps)| {
+                        OffsetCommitRequestTopic::default()
+                            .with_name(TopicName(s(t)))
+                            .with_partitions(ps)
+                    })
+                    .collect(),
+            );
+        let reply = self.send(
+            group,
+            version,
+            "client",
+            GroupRequest::OffsetCommit(request),
+        );
+        match self.responses.get(&reply) {
+            Some(GroupResponse::OffsetCommit(r)) => r.clone(),
+            other => panic!("expected an OffsetCommit answer, got {other:?}"),
+        }
+    }
+
+    /// The two-step join of a dynamic member (v4+): MEMBER_ID_REQUIRED, then the real join.
+    /// Returns the member id and the parked reply.
+    pub fn join_dynamic(&mut self, join: Join) -> (String, ReplyTo) {
+        let first = self.join(&join);
+        let response = self.join_response(first);
+        assert_eq!(response.error_code, ResponseError::MemberIdRequired.code());
+        let id = response.member_id.to_string();
+        let reply = self.join(&join.member(&id));
+        (id, reply)
+    }
+
+    /// Joins `n` dynamic members built from `join`, waits out the join phase and syncs them all.
+    /// Returns the member ids (in join order) and the generation.
+    pub fn stable_group(&mut self, join: Join, n: usize) -> (Vec<String>, i32) {
+        let group = join.group.clone();
+        let mut members = Vec::new();
+        for i in 0..n {
+            let j = join.clone().client(&format!("c{i}"));
+            members.push(if j.version >= 4 && j.instance.is_none() {
+                self.join_dynamic(j)
+            } else {
+                let reply = self.join(&j);
+                (String::new(), reply)
+            });
+        }
+        let replies: Vec<ReplyTo> = members.iter().map(|(_, r)| *r).collect();
+        self.settle(&replies);
+        let mut ids = Vec::new();
+        let mut generation = -1;
+        for (_, reply) in &members {
+            let r = self.join_response(*reply).clone();
+            assert_eq!(r.error_code, 0, "join failed: {r:?}");
+            generation = r.generation_id;
+            ids.push(r.member_id.to_string());
+        }
+        for (id, (_, reply)) in ids.iter().zip(&members) {
+            let name = self
+                .join_response(*reply)
+                .protocol_name
+                .clone()
+                .map(|n| n.to_string());
+            let sync =
+                Sync::new(&group, id, generation).protocol(Some("consumer"), name.as_deref());
+            let reply = self.sync(&sync);
+            assert!(self.answered(reply) || self.state(&group) == GroupState::CompletingRebalance);
+        }
+        self.assert_state(&group, GroupState::Stable);
+        (ids, generation)
+    }
+
+    pub fn state(&self, group: &str) -> GroupState {
+        self.coordinator
+            .group_state(group)
+            .unwrap_or(GroupState::Dead)
+    }
+
+    pub fn generation(&self, group: &str) -> i32 {
+        self.coordinator.generation(group).unwrap_or(-1)
+    }
+
+    #[track_caller]
+    pub fn assert_state(&self, group: &str, state: GroupState) {
+        assert_eq!(self.state(group), state, "state of group {group}");
+    }
+
+    /// Whether a timer with `key` is armed.
+    pub fn armed(&self, key: &TimerKey) -> bool {
+        self.timers.contains_key(key)
+    }
+
+    pub fn rebalances_started(&self) -> usize {
+        self.notices
+            .iter()
+            .filter(|n| matches!(n, Notice::RebalanceStarted { .. }))
+            .count()
+    }
+}
+
+/// An `AssignorDone` for `run` with `result`.
+pub fn done_for(run: &AssignorRun, result: Result<AssignResponse, String>) -> AssignorDone {
+    AssignorDone {
+        group_id: run.group_id.clone(),
+        generation_id: run.generation_id,
+        run_id: run.run_id,
+        result: match result {
+            Ok(response) => Ok(AssignorOutput {
+                module: run.strategy.clone(),
+                version: 1,
+                response,
+                duration_us: 10,
+                fuel: 100,
+            }),
+            Err(message) => Err(AssignorFailure {
+                module: run.strategy.clone(),
+                version: Some(1),
+                message,
+                duration_us: 10,
+            }),
+        },
+    }
+}
+
+/// Decodes assignment bytes to `topic -> partitions`, panicking on zero or malformed bytes.
+pub fn assigned(bytes: &Bytes) -> BTreeMap<String, Vec<i32>> {
+    let (partitions, _) = crate::coordinator::subscription::decode_assignment(bytes)
+        .unwrap_or_else(|| panic!("not an Assignment: {bytes:?}"));
+    partitions
+        .into_iter()
+        .map(|tp| (tp.topic, tp.partitions))
+        .collect()
+}
+
+/// Encodes a response at `version`, as the wire layer will (fields absent at a version must be
+/// left at their defaults or kafka-protocol refuses).
+pub fn encodes<T: Encodable>(message: &T, version: i16) -> bool {
+    let mut buf = BytesMut::new();
+    message.encode(&mut buf, version).is_ok()
+}
+
+impl TestContext {
+    /// Whether `member` is the relay-mode leader (it received the member list).
+    pub fn is_relay_leader(&self, member: &str) -> bool {
+        self.coordinator.group_detail(G).is_some_and(|d| {
+            d.mode == "relay" && self.coordinator.groups[G].leader_id.as_deref() == Some(member)
+        })
+    }
+
+    pub fn has_member(&self, group: &str, member: &str) -> bool {
+        self.coordinator
+            .group_detail(group)
+            .is_some_and(|d| d.members.iter().any(|m| m.member_id == member))
+    }
+
+    pub fn describe(
+        &mut self,
+        group: &str,
+    ) -> kafka_protocol::messages::describe_groups_response::DescribedGroup {
+        let reply = self.send(group, 5, "admin", GroupRequest::DescribeGroup);
+        match self.responses.get(&reply) {
+            Some(GroupResponse::DescribeGroup(d)) => d.clone(),
+            other => panic!("expected a DescribeGroups answer, got {other:?}"),
+        }
+    }
+}

@@ -1,0 +1,844 @@
+//! The host's differences from Kafka, on purpose (DESIGN.md "Coordinator semantics"): the
+//! synthetic leader, per-member protocol names, strategy choice, the fallback chain, the
+//! cooperative safety check, host-started rebalances, the ABI request, restore and admin.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use assignor_sdk::{AssignResponse, MemberAssignment, Topic, TopicPartitions};
+use kafka_protocol::ResponseError;
+
+use super::context::*;
+use crate::coordinator::{
+    AdminError, Coordinator, CoordinatorConfig, Effect, Event, GroupConfig, GroupRequest,
+    GroupResponse, GroupState, HOST_LEADER, Notice, RestoredGroup, RunOutcome, TimerKey,
+};
+
+fn notices_of_run(ctx: &TestContext) -> Vec<(String, RunOutcome, bool)> {
+    ctx.notices
+        .iter()
+        .filter_map(|n| match n {
+            Notice::AssignorFinished {
+                module,
+                outcome,
+                fallback,
+                ..
+            } => Some((module.clone(), outcome.clone(), *fallback)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Joins members with the given protocol lists and completes the join phase.
+fn joined(
+    ctx: &mut TestContext,
+    lists: &[Join],
+) -> Vec<kafka_protocol::messages::JoinGroupResponse> {
+    let replies: Vec<_> = lists
+        .iter()
+        .map(|j| ctx.join_dynamic(j.clone()).1)
+        .collect();
+    ctx.settle(&replies);
+    replies
+        .iter()
+        .map(|r| ctx.join_response(*r).clone())
+        .collect()
+}
+
+fn sync_all(
+    ctx: &mut TestContext,
+    rs: &[kafka_protocol::messages::JoinGroupResponse],
+) -> Vec<kafka_protocol::messages::SyncGroupResponse> {
+    let replies: Vec<_> = rs
+        .iter()
+        .map(|r| {
+            let sync = Sync::new(G, &r.member_id, r.generation_id)
+                .protocol(Some("consumer"), r.protocol_name.as_deref());
+            ctx.sync(&sync)
+        })
+        .collect();
+    replies
+        .iter()
+        .map(|r| ctx.sync_response(*r).clone())
+        .collect()
+}
+
+#[test]
+fn host_leader_is_synthetic_and_every_member_takes_the_follower_path() {
+    let mut ctx = TestContext::new();
+    let rs = joined(
+        &mut ctx,
+        &[
+            Join::new(G),
+            Join::new(G).version(5),
+            Join::new(G).version(7),
+        ],
+    );
+    for r in &rs {
+        assert_eq!(r.leader.as_str(), HOST_LEADER);
+        assert!(r.members.is_empty());
+        assert!(!ctx.has_member(G, HOST_LEADER));
+    }
+    let syncs = sync_all(&mut ctx, &rs);
+    let total: usize = syncs
+        .iter()
+        .map(|s| assigned(&s.assignment)["t"].len())
+        .sum();
+    assert_eq!(total, 6, "the host computed the whole assignment");
+}
+
+#[test]
+fn host_each_member_gets_back_its_own_spelling_of_the_strategy() {
+    let mut ctx = TestContext::new();
+    let rs = joined(
+        &mut ctx,
+        &[
+            Join::new(G).names(&["RoundRobinAssigner"]),
+            Join::new(G).names(&["roundrobin", "range"]),
+        ],
+    );
+    assert_eq!(rs[0].protocol_name.as_deref(), Some("RoundRobinAssigner"));
+    assert_eq!(rs[1].protocol_name.as_deref(), Some("roundrobin"));
+    assert_eq!(ctx.runs.last().unwrap().strategy, "roundrobin");
+    let syncs = sync_all(&mut ctx, &rs);
+    assert_eq!(
+        syncs[0].protocol_name.as_deref(),
+        Some("RoundRobinAssigner"),
+        "echoed in SyncGroup v5"
+    );
+    assert_eq!(syncs[1].protocol_name.as_deref(), Some("roundrobin"));
+}
+
+#[test]
+fn host_vote_is_restricted_to_strategies_with_a_module() {
+    let mut ctx = TestContext::new();
+    let rs = joined(
+        &mut ctx,
+        &[
+            Join::new(G).names(&["custom", "range"]),
+            Join::new(G).names(&["custom", "range"]),
+        ],
+    );
+    assert!(
+        rs.iter()
+            .all(|r| r.protocol_name.as_deref() == Some("range"))
+    );
+    assert!(rs.iter().all(|r| r.leader.as_str() == HOST_LEADER));
+}
+
+#[test]
+fn host_relays_a_client_leader_when_no_module_serves_the_common_protocol() {
+    let mut ctx = TestContext::new();
+    let rs = joined(
+        &mut ctx,
+        &[
+            Join::new(G).names(&["custom"]),
+            Join::new(G).names(&["custom"]),
+        ],
+    );
+    assert_ne!(rs[0].leader.as_str(), HOST_LEADER);
+    assert!(
+        rs.iter()
+            .any(|r| r.leader == r.member_id && r.members.len() == 2)
+    );
+    assert!(ctx.runs.is_empty(), "no assignor runs in relay mode");
+    assert_eq!(ctx.coordinator.group_detail(G).unwrap().mode, "relay");
+}
+
+#[test]
+fn host_operator_override_assigns_while_members_keep_their_voted_spelling() {
+    let mut ctx = TestContext::new();
+    let effects = ctx
+        .coordinator
+        .set_group_config(
+            G,
+            GroupConfig {
+                strategy: Some("RoundRobinAssigner".into()),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert!(
+        matches!(&effects[0], Effect::PersistGroupConfig { config, .. } if config.strategy.as_deref() == Some("roundrobin"))
+    );
+    let rs = joined(&mut ctx, &[Join::new(G), Join::new(G)]);
+    assert_eq!(ctx.runs.last().unwrap().strategy, "roundrobin");
+    assert!(
+        rs.iter()
+            .all(|r| r.protocol_name.as_deref() == Some("range"))
+    );
+    let syncs = sync_all(&mut ctx, &rs);
+    // Round robin interleaves: each member gets every other partition.
+    let a = &assigned(&syncs[0].assignment)["t"];
+    assert!(a.windows(2).all(|w| w[1] - w[0] == 2), "{a:?}");
+}
+
+#[test]
+fn host_override_refuses_an_unknown_strategy_and_a_pin_without_strategy() {
+    let mut ctx = TestContext::new();
+    let err = ctx
+        .coordinator
+        .set_group_config(
+            G,
+            GroupConfig {
+                strategy: Some("nope".into()),
+                ..Default::default()
+            },
+        )
+        .unwrap_err();
+    assert_eq!(err, AdminError::UnknownStrategy("nope".into()));
+    let err = ctx
+        .coordinator
+        .set_group_config(
+            G,
+            GroupConfig {
+                pinned_version: Some(2),
+                ..Default::default()
+            },
+        )
+        .unwrap_err();
+    assert_eq!(err, AdminError::PinWithoutStrategy);
+}
+
+#[test]
+fn host_stale_assignor_result_is_dropped() {
+    let mut ctx = TestContext::new();
+    ctx.runner = Runner::Hold;
+    let (_, a) = ctx.join_dynamic(Join::new(G));
+    ctx.advance(3_000);
+    let first = ctx.held.remove(0);
+    let ra = ctx.join_response(a).clone();
+    // A new member: generation 1's run is obsolete.
+    let (_, b) = ctx.join_dynamic(Join::new(G));
+    ctx.join(&Join::new(G).member(&ra.member_id));
+    assert_eq!(ctx.generation(G), 2);
+    let second = ctx.held.remove(0);
+    ctx.release(&first);
+    ctx.assert_state(G, GroupState::CompletingRebalance);
+    assert!(
+        notices_of_run(&ctx)
+            .iter()
+            .any(|(_, o, _)| *o == RunOutcome::Stale)
+    );
+    ctx.release(&second);
+    ctx.assert_state(G, GroupState::Stable);
+    assert_eq!(ctx.join_response(b).generation_id, 2);
+}
+
+#[test]
+fn host_failing_module_is_answered_by_the_fallback() {
+    let mut ctx = TestContext::new();
+    ctx.runner = Runner::Script(Box::new(|run| {
+        if run.strategy == "roundrobin" {
+            Err("trap: unreachable".into())
+        } else {
+            native(&run.strategy, &run.request)
+        }
+    }));
+    let rs = joined(
+        &mut ctx,
+        &[
+            Join::new(G).names(&["roundrobin"]),
+            Join::new(G).names(&["roundrobin"]),
+        ],
+    );
+    let syncs = sync_all(&mut ctx, &rs);
+    assert!(syncs.iter().all(|s| s.error_code == 0));
+    let sizes: Vec<usize> = syncs
+        .iter()
+        .map(|s| assigned(&s.assignment)["t"].len())
+        .collect();
+    assert_eq!(sizes, vec![3, 3]);
+    let runs = notices_of_run(&ctx);
+    assert_eq!(
+        runs[0],
+        (
+            "roundrobin".into(),
+            RunOutcome::Failed("trap: unreachable".into()),
+            false
+        )
+    );
+    assert_eq!(runs[1], ("range".into(), RunOutcome::Ok, true));
+    let detail = ctx.coordinator.group_detail(G).unwrap();
+    assert!(detail.history.last().unwrap().fallback_used);
+    // Still the member's own protocol name, whatever computed the assignment.
+    assert!(
+        syncs
+            .iter()
+            .all(|s| s.protocol_name.as_deref() == Some("roundrobin"))
+    );
+}
+
+#[test]
+fn host_stuck_module_times_out_and_the_fallback_answers_within_the_rebalance_timeout() {
+    let mut ctx = TestContext::new();
+    ctx.runner = Runner::Hang("roundrobin".into());
+    let rs = joined(
+        &mut ctx,
+        &[Join::new(G).names(&["roundrobin"]).rebalance(20_000)],
+    );
+    let parked = ctx.sync(
+        &Sync::new(G, &rs[0].member_id, rs[0].generation_id)
+            .protocol(Some("consumer"), Some("roundrobin")),
+    );
+    let started = ctx.now;
+    ctx.advance(9_999);
+    assert!(!ctx.answered(parked));
+    ctx.advance(1); // half the rebalance timeout
+    assert_eq!(ctx.sync_response(parked).error_code, 0);
+    assert!(ctx.now - started < 20_000);
+    assert!(
+        notices_of_run(&ctx)
+            .iter()
+            .any(|(m, o, _)| m == "roundrobin" && *o == RunOutcome::TimedOut)
+    );
+    let late = ctx.held.remove(0);
+    ctx.release(&late);
+    assert!(
+        notices_of_run(&ctx)
+            .iter()
+            .any(|(_, o, _)| *o == RunOutcome::Stale),
+        "late result dropped"
+    );
+}
+
+#[test]
+fn host_when_the_fallback_fails_too_the_native_range_assigns() {
+    let mut ctx = TestContext::new();
+    ctx.runner = Runner::Fail("out of fuel".into());
+    let rs = joined(
+        &mut ctx,
+        &[
+            Join::new(G).names(&["roundrobin"]),
+            Join::new(G).names(&["roundrobin"]),
+        ],
+    );
+    let syncs = sync_all(&mut ctx, &rs);
+    let mut all: Vec<i32> = syncs
+        .iter()
+        .flat_map(|s| assigned(&s.assignment)["t"].clone())
+        .collect();
+    all.sort();
+    assert_eq!(all, vec![0, 1, 2, 3, 4, 5]);
+    assert_eq!(notices_of_run(&ctx).last().unwrap().0, "native-range");
+}
+
+/// A cooperative group where member A owns t-0..2 and B owns t-3..5 at generation 1, both
+/// rejoining for generation 2; `script` computes generation 2.
+fn cooperative_group(ctx: &mut TestContext) -> (String, String) {
+    let (a, b) = ("client-a", "client-b");
+    let _ = (a, b);
+    let rs = joined(
+        ctx,
+        &[
+            Join::new(G).names(&["cooperative-sticky"]),
+            Join::new(G).names(&["cooperative-sticky"]),
+        ],
+    );
+    let syncs = sync_all(ctx, &rs);
+    let owned: Vec<Vec<i32>> = syncs
+        .iter()
+        .map(|s| assigned(&s.assignment)["t"].clone())
+        .collect();
+    let ids: Vec<String> = rs.iter().map(|r| r.member_id.to_string()).collect();
+    let generation = rs[0].generation_id;
+    // Both rejoin listing what they own (cooperative clients keep their partitions).
+    for (id, own) in ids.iter().zip(&owned) {
+        let meta = subscription(3, &["t"], &[("t", own)], generation);
+        ctx.join(
+            &Join::new(G)
+                .member(id)
+                .protocols(&[("cooperative-sticky", meta)]),
+        );
+    }
+    (ids[0].clone(), ids[1].clone())
+}
+
+#[test]
+fn host_cooperative_check_refuses_a_direct_hand_over_and_strips_the_fallback() {
+    let mut ctx = TestContext::new();
+    ctx.runner = Runner::Script(Box::new(|run| {
+        if run.strategy != "cooperative-sticky" {
+            return native(&run.strategy, &run.request);
+        }
+        assert!(
+            run.cooperative,
+            "the registry is asked to check cooperative safety"
+        );
+        // Generation 1: a plain split. Later: swap everything (a direct hand-over).
+        let mut response = native("range", &run.request)?;
+        if run.generation_id > 1 {
+            let first = response.assignments[0].partitions.clone();
+            response.assignments[0].partitions = response.assignments[1].partitions.clone();
+            response.assignments[1].partitions = first;
+        }
+        Ok(response)
+    }));
+    let (a, b) = cooperative_group(&mut ctx);
+    ctx.assert_state(G, GroupState::Stable);
+    let outcomes = notices_of_run(&ctx);
+    assert!(
+        matches!(&outcomes[outcomes.len() - 2].1, RunOutcome::Refused(why) if why.contains("cooperative"))
+    );
+    // The fallback (range) would give A t-0..2 again and B t-3..5: nothing moves, nothing to
+    // strip. Check the invariant directly: no partition owned by one is given to the other.
+    let detail = ctx.coordinator.group_detail(G).unwrap();
+    let of = |id: &str| {
+        detail
+            .members
+            .iter()
+            .find(|m| m.member_id == id)
+            .unwrap()
+            .assignment
+            .clone()
+    };
+    let (pa, pb) = (of(&a), of(&b));
+    assert!(pa["t"].iter().all(|p| *p < 3) && pb["t"].iter().all(|p| *p >= 3));
+}
+
+#[test]
+fn host_cooperative_fallback_strips_partitions_another_member_still_owns() {
+    let request = assignor_sdk::AssignRequest {
+        members: vec![
+            assignor_sdk::Member {
+                member_id: "a".into(),
+                topics: vec!["t".into()],
+                owned_partitions: vec![TopicPartitions {
+                    topic: "t".into(),
+                    partitions: vec![0, 1, 2],
+                }],
+                ..Default::default()
+            },
+            assignor_sdk::Member {
+                member_id: "b".into(),
+                topics: vec!["t".into()],
+                ..Default::default()
+            },
+        ],
+        topics: vec![Topic {
+            name: "t".into(),
+            partition_count: 3,
+            partition_racks: vec![],
+        }],
+        ..Default::default()
+    };
+    let mut response = AssignResponse {
+        assignments: vec![
+            MemberAssignment {
+                member_id: "a".into(),
+                partitions: vec![TopicPartitions {
+                    topic: "t".into(),
+                    partitions: vec![0, 1],
+                }],
+                ..Default::default()
+            },
+            MemberAssignment {
+                member_id: "b".into(),
+                partitions: vec![TopicPartitions {
+                    topic: "t".into(),
+                    partitions: vec![2],
+                }],
+                ..Default::default()
+            },
+        ],
+        ..Default::default()
+    };
+    assert!(crate::coordinator::assignment::check_output(&request, &response, true).is_err());
+    let stripped = crate::coordinator::assignment::strip_owned(&request, &mut response);
+    assert_eq!(stripped, 1);
+    assert!(
+        response.assignments[1].partitions[0].partitions.is_empty(),
+        "b waits a round for t-2"
+    );
+    assert!(crate::coordinator::assignment::check_output(&request, &response, true).is_ok());
+}
+
+#[test]
+fn host_partition_count_change_starts_a_rebalance() {
+    let mut ctx = TestContext::new();
+    let (ids, generation) = ctx.stable_group(Join::new(G), 2);
+    // A topic nobody subscribes to changes: nothing happens.
+    let mut topics = (*default_topics()).clone();
+    topics.get_mut("u").unwrap().partition_count = 9;
+    ctx.event(Event::TopicsChanged(Arc::new(topics.clone())));
+    ctx.assert_state(G, GroupState::Stable);
+    topics.get_mut("t").unwrap().partition_count = 8;
+    ctx.event(Event::TopicsChanged(Arc::new(topics)));
+    ctx.assert_state(G, GroupState::PreparingRebalance);
+    assert_eq!(
+        ctx.heartbeat(G, &ids[0], generation),
+        ResponseError::RebalanceInProgress.code()
+    );
+    let ra = ctx.join(&Join::new(G).member(&ids[0]));
+    let rb = ctx.join(&Join::new(G).member(&ids[1]));
+    let rs = vec![ctx.join_response(ra).clone(), ctx.join_response(rb).clone()];
+    let syncs = sync_all(&mut ctx, &rs);
+    let total: usize = syncs
+        .iter()
+        .map(|s| assigned(&s.assignment)["t"].len())
+        .sum();
+    assert_eq!(total, 8);
+}
+
+#[test]
+fn host_a_missing_topic_is_left_out_until_its_creation_starts_a_rebalance() {
+    let mut ctx = TestContext::new();
+    let j = Join::new(G).protocols(&[("range", sub(&["t", "later"]))]);
+    ctx.stable_group(j, 1);
+    let request = &ctx.runs.last().unwrap().request;
+    assert_eq!(request.members[0].topics, vec!["t"]);
+    assert_eq!(request.topics.len(), 1);
+    let mut topics = (*default_topics()).clone();
+    topics.insert(
+        "later".into(),
+        Topic {
+            name: "later".into(),
+            partition_count: 2,
+            partition_racks: vec![],
+        },
+    );
+    ctx.event(Event::TopicsChanged(Arc::new(topics)));
+    ctx.assert_state(G, GroupState::PreparingRebalance);
+}
+
+#[test]
+fn host_rebalance_after_ms_starts_a_rebalance() {
+    let mut ctx = TestContext::new();
+    ctx.runner = Runner::Script(Box::new(|run| {
+        let mut response = native("range", &run.request)?;
+        if run.generation_id == 1 {
+            response.rebalance_after_ms = Some(5_000);
+        }
+        Ok(response)
+    }));
+    ctx.stable_group(Join::new(G), 1);
+    assert!(ctx.armed(&TimerKey::FollowUp { group: G.into() }));
+    ctx.advance(4_999);
+    ctx.assert_state(G, GroupState::Stable);
+    ctx.advance(1);
+    ctx.assert_state(G, GroupState::PreparingRebalance);
+}
+
+#[test]
+fn host_assignment_uses_the_member_subscription_version() {
+    let mut ctx = TestContext::new();
+    let rs = joined(
+        &mut ctx,
+        &[
+            Join::new(G).protocols(&[("range", subscription(1, &["t"], &[], -1))]),
+            Join::new(G).protocols(&[("range", {
+                let mut b = bytes::BytesMut::from(&sub(&["t"])[..]);
+                b[0..2].copy_from_slice(&9i16.to_be_bytes());
+                b.freeze()
+            })]),
+        ],
+    );
+    let syncs = sync_all(&mut ctx, &rs);
+    assert_eq!(&syncs[0].assignment[..2], &1i16.to_be_bytes());
+    assert_eq!(
+        &syncs[1].assignment[..2],
+        &3i16.to_be_bytes(),
+        "clamped to 3"
+    );
+}
+
+#[test]
+fn host_assignment_lists_only_subscribed_topics() {
+    let mut ctx = TestContext::new();
+    let rs = joined(
+        &mut ctx,
+        &[
+            Join::new(G).protocols(&[("range", sub(&["t"]))]),
+            Join::new(G).protocols(&[("range", sub(&["t", "u"]))]),
+        ],
+    );
+    let syncs = sync_all(&mut ctx, &rs);
+    let (a, b) = (
+        assigned(&syncs[0].assignment),
+        assigned(&syncs[1].assignment),
+    );
+    assert_eq!(a.keys().collect::<Vec<_>>(), vec!["t"]);
+    assert_eq!(b["u"].len(), 3);
+}
+
+#[test]
+fn host_assign_request_carries_sorted_members_previous_assignment_owned_and_params() {
+    let mut ctx = TestContext::new();
+    let mut params = BTreeMap::new();
+    params.insert("weight".to_string(), "2".to_string());
+    ctx.coordinator
+        .set_group_config(
+            G,
+            GroupConfig {
+                params: params.clone(),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let (ids, generation) =
+        ctx.stable_group(Join::new(G).protocols(&[("range", sub(&["u", "t"]))]), 3);
+    let first = ctx.runs[0].request.clone();
+    let mut sorted = ids.clone();
+    sorted.sort();
+    assert_eq!(
+        first
+            .members
+            .iter()
+            .map(|m| m.member_id.clone())
+            .collect::<Vec<_>>(),
+        sorted
+    );
+    assert_eq!(
+        first
+            .topics
+            .iter()
+            .map(|t| t.name.as_str())
+            .collect::<Vec<_>>(),
+        vec!["t", "u"]
+    );
+    assert_eq!(first.params, params);
+    assert_eq!(first.protocol_name, "range");
+    assert_eq!(first.generation_id, 1);
+    assert!(
+        first
+            .members
+            .iter()
+            .all(|m| m.previous_assignment.is_empty() && !m.metadata.is_empty())
+    );
+    // Member 0 rejoins owning t-0 at generation 1.
+    let meta = subscription(3, &["t", "u"], &[("t", &[0])], generation);
+    ctx.join(&Join::new(G).member(&ids[0]).protocols(&[("range", meta)]));
+    for id in &ids[1..] {
+        ctx.join(
+            &Join::new(G)
+                .member(id)
+                .protocols(&[("range", sub(&["u", "t"]))]),
+        );
+    }
+    let second = ctx.runs.last().unwrap().request.clone();
+    let m0 = second
+        .members
+        .iter()
+        .find(|m| m.member_id == ids[0])
+        .unwrap();
+    assert_eq!(
+        m0.owned_partitions,
+        vec![TopicPartitions {
+            topic: "t".into(),
+            partitions: vec![0]
+        }]
+    );
+    assert_eq!(m0.owned_generation, generation);
+    let given = &first
+        .members
+        .iter()
+        .find(|m| m.member_id == ids[0])
+        .unwrap();
+    let _ = given;
+    let detail_before: Vec<_> = m0.previous_assignment.clone();
+    assert!(
+        !detail_before.is_empty(),
+        "previous_assignment is what the host gave last time"
+    );
+}
+
+#[test]
+fn host_other_protocol_types_carry_raw_assignment_bytes() {
+    let mut ctx = TestContext::new();
+    ctx.runner = Runner::Script(Box::new(|run| {
+        Ok(AssignResponse {
+            assignments: run
+                .request
+                .members
+                .iter()
+                .map(|m| MemberAssignment {
+                    member_id: m.member_id.clone(),
+                    metadata: Some(format!("task for {}", m.member_id).into_bytes()),
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        })
+    }));
+    let raw = bytes::Bytes::from_static(b"connect metadata");
+    let rs = joined(
+        &mut ctx,
+        &[Join::new(G)
+            .protocol_type("connect")
+            .protocols(&[("range", raw.clone())])],
+    );
+    assert_eq!(ctx.runs[0].request.members[0].metadata, raw.to_vec());
+    assert!(ctx.runs[0].request.members[0].topics.is_empty());
+    let reply = ctx.sync(
+        &Sync::new(G, &rs[0].member_id, rs[0].generation_id)
+            .protocol(Some("connect"), Some("range")),
+    );
+    assert_eq!(
+        ctx.sync_response(reply).assignment,
+        format!("task for {}", rs[0].member_id).into_bytes()
+    );
+}
+
+#[test]
+fn host_a_persisted_stable_group_resumes_without_a_rebalance() {
+    let mut ctx = TestContext::new();
+    let (ids, generation) = ctx.stable_group(Join::new(G), 2);
+    ctx.commit(G, 8, &ids[0], generation, &[("t", 0, 5, Some("meta"))]);
+    let snapshot = ctx
+        .persisted
+        .iter()
+        .rev()
+        .find_map(|e| match e {
+            Effect::PersistGroup(s) => Some((**s).clone()),
+            _ => None,
+        })
+        .unwrap();
+    let offsets = ctx
+        .persisted
+        .iter()
+        .flat_map(|e| match e {
+            Effect::PersistOffsets { offsets, .. } => offsets.clone(),
+            _ => Vec::new(),
+        })
+        .collect();
+    let before = ctx.sync(&Sync::new(G, &ids[0], generation));
+    let assignment = ctx.sync_response(before).assignment.clone();
+
+    let mut restarted = TestContext::new();
+    restarted.coordinator = Coordinator::new(
+        CoordinatorConfig::default(),
+        default_topics(),
+        default_strategies(),
+    );
+    restarted.event(Event::Restore(Box::new(RestoredGroup {
+        group_id: G.into(),
+        snapshot: Some(snapshot),
+        offsets,
+        config: None,
+    })));
+    restarted.assert_state(G, GroupState::Stable);
+    assert_eq!(restarted.generation(G), generation);
+    assert_eq!(restarted.heartbeat(G, &ids[1], generation), 0);
+    let after = restarted.sync(&Sync::new(G, &ids[0], generation));
+    assert_eq!(restarted.sync_response(after).assignment, assignment);
+    assert_eq!(restarted.rebalances_started(), 0);
+    // Sessions were re-armed from the restart: a silent member expires after its session.
+    restarted.advance(10_000);
+    assert!(!restarted.has_member(G, &ids[0]));
+    let reply = restarted.send(
+        G,
+        8,
+        "c",
+        GroupRequest::OffsetFetch(crate::coordinator::OffsetFetchQuery {
+            topics: None,
+            require_stable: false,
+            member_id: None,
+            member_epoch: -1,
+        }),
+    );
+    let Some(GroupResponse::OffsetFetch(f)) = restarted.responses.get(&reply) else {
+        panic!()
+    };
+    assert_eq!(f.topics[0].1[0].committed_offset, 5);
+    assert_eq!(f.topics[0].1[0].metadata.as_deref(), Some("meta"));
+}
+
+#[test]
+fn host_admin_detail_trigger_and_simulate_request() {
+    let mut ctx = TestContext::new();
+    let (ids, generation) = ctx.stable_group(Join::new(G), 2);
+    let detail = ctx.coordinator.group_detail(G).unwrap();
+    assert_eq!(detail.mode, "host");
+    assert_eq!(detail.strategy.as_deref(), Some("range"));
+    assert_eq!(detail.generation, generation);
+    assert_eq!(detail.members.len(), 2);
+    assert!(
+        detail
+            .members
+            .iter()
+            .all(|m| m.subscription == vec!["t"] && m.assignment["t"].len() == 3)
+    );
+    assert_eq!(detail.last_run.as_ref().unwrap().outcome, RunOutcome::Ok);
+    assert_eq!(detail.history.len(), 1);
+    let json = serde_json::to_value(&detail).unwrap();
+    assert_eq!(json["state"], "Stable");
+    let summaries = ctx.coordinator.group_summaries();
+    assert_eq!(summaries[0].members, 2);
+
+    let request = ctx
+        .coordinator
+        .assign_request(ctx.now, G, "roundrobin")
+        .unwrap();
+    assert_eq!(request.protocol_name, "roundrobin");
+    assert_eq!(request.generation_id, generation + 1);
+    assert_eq!(request.members.len(), 2);
+
+    assert_eq!(
+        ctx.coordinator
+            .trigger_rebalance(ctx.now, "nope", "x")
+            .unwrap_err(),
+        AdminError::GroupNotFound("nope".into())
+    );
+    let effects = ctx
+        .coordinator
+        .trigger_rebalance(ctx.now, G, "operator asked")
+        .unwrap();
+    ctx.apply(effects);
+    ctx.assert_state(G, GroupState::PreparingRebalance);
+    assert_eq!(
+        ctx.heartbeat(G, &ids[0], generation),
+        ResponseError::RebalanceInProgress.code()
+    );
+}
+
+#[test]
+fn host_delete_group_only_when_empty() {
+    let mut ctx = TestContext::new();
+    let delete = |ctx: &mut TestContext, g: &str| {
+        let reply = ctx.send(g, 2, "admin", GroupRequest::DeleteGroup);
+        match ctx.responses.get(&reply) {
+            Some(GroupResponse::DeleteGroup(code)) => *code,
+            other => panic!("{other:?}"),
+        }
+    };
+    assert_eq!(
+        delete(&mut ctx, "nope"),
+        ResponseError::GroupIdNotFound.code()
+    );
+    let (ids, _) = ctx.stable_group(Join::new(G), 1);
+    assert_eq!(delete(&mut ctx, G), ResponseError::NonEmptyGroup.code());
+    ctx.leave(G, 3, &[(&ids[0], None)]);
+    assert_eq!(delete(&mut ctx, G), 0);
+    assert!(
+        ctx.persisted
+            .iter()
+            .any(|e| matches!(e, Effect::DeleteGroup { group_id } if group_id == G))
+    );
+    assert_eq!(ctx.state(G), GroupState::Dead);
+}
+
+#[test]
+fn host_shutdown_answers_parked_requests_with_coordinator_not_available() {
+    let mut ctx = TestContext::new();
+    let (_, parked) = ctx.join_dynamic(Join::new(G));
+    let effects = ctx.coordinator.shutdown();
+    ctx.apply(effects);
+    assert_eq!(
+        ctx.join_response(parked).error_code,
+        ResponseError::CoordinatorNotAvailable.code()
+    );
+}
+
+#[test]
+fn host_member_ids_are_deterministic_for_a_seed() {
+    let ids = |seed| {
+        let mut ctx = TestContext::with_config(CoordinatorConfig {
+            seed,
+            ..Default::default()
+        });
+        let reply = ctx.join(&Join::new(G));
+        ctx.join_response(reply).member_id.to_string()
+    };
+    assert_eq!(ids(7), ids(7));
+    assert_ne!(ids(7), ids(8));
+}

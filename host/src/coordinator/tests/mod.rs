@@ -1,0 +1,10 @@
+//! Coordinator tests: the conformance checklist of `kafka-coordinator-spec.md` section 13 (one
+//! test per item, named after it), the host-side differences, and a deterministic simulation.
+
+mod context;
+mod host;
+mod items_join;
+mod items_offsets;
+mod items_static;
+mod items_sync;
+mod simulation;
