@@ -13,6 +13,8 @@ use crate::assign_partitions;
 
 pub(crate) const ALL_RACKS: [&str; 6] = ["a", "b", "c", "d", "e", "f"];
 
+/// Kafka's `AbstractPartitionAssignorTest.RackConfig`, names kept.
+#[allow(clippy::enum_variant_names)]
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum RackConfig {
     NoBrokerRack,

@@ -65,8 +65,9 @@ impl<'a> TopicAssignmentState<'a> {
             partition_racks,
             unassigned: Unassigned::new(partition_count),
             num_assigned_by_consumer: vec![0; n],
-            num_partitions_per_consumer: if n == 0 { 0 } else { partition_count / n },
-            remaining_consumers_with_extra_partition: if n == 0 { 0 } else { partition_count % n },
+            // A topic without subscribers gets no state, but stay total: 0 consumers, 0 quota.
+            num_partitions_per_consumer: partition_count.checked_div(n).unwrap_or(0),
+            remaining_consumers_with_extra_partition: partition_count.checked_rem(n).unwrap_or(0),
             consumers,
         }
     }

@@ -73,14 +73,14 @@ fn check_inputs(sig: &Signature, refuse: &mut Refuse) {
         );
         return refuse(&Parens(sig), message);
     }
-    if let Some(FnArg::Typed(typed)) = sig.inputs.first() {
-        if !is_request_ref(&typed.ty) {
-            let message = format!(
-                "the argument of an #[assignor] function must be `&AssignRequest`, found `{}`",
-                pretty(&typed.ty)
-            );
-            refuse(&typed.ty, message);
-        }
+    if let Some(FnArg::Typed(typed)) = sig.inputs.first()
+        && !is_request_ref(&typed.ty)
+    {
+        let message = format!(
+            "the argument of an #[assignor] function must be `&AssignRequest`, found `{}`",
+            pretty(&typed.ty)
+        );
+        refuse(&typed.ty, message);
     }
 }
 
