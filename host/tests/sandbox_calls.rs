@@ -254,6 +254,7 @@ fn guest_log_byte_budget_cuts_the_last_line() {
 }
 
 #[test]
+#[allow(clippy::result_large_err)]
 fn calls_beyond_the_pool_size_wait_for_a_slot() {
     let sandbox = Sandbox::new(
         PoolConfig {

@@ -1,1 +1,417 @@
-//! Module registry. (to be written)
+//! The module registry: assignor modules by protocol name, their versions, which version is
+//! active, and the one entry point the driver uses to run them ([`Registry::run`]).
+//!
+//! - **Names and versions.** A module is named by the protocol name clients propose. Uploaded
+//!   versions of a name count from 1 and are never renumbered; a name's built-in (embedded in
+//!   the binary, registered at start) is version 0. An upload supersedes the built-in; rolling
+//!   back from version 1, or deleting every uploaded version, returns to it. The built-in
+//!   itself cannot be deleted.
+//! - **Hot swap.** The [`catalog::Catalog`] is an immutable snapshot behind an `ArcSwap`: a call
+//!   resolves its `Arc<ModuleVersion>` once and runs exactly that version to the end, whatever
+//!   happens meanwhile. Writers compile and smoke-test off any lock, then take a writer lock
+//!   only to persist and swap, so uploads never block calls.
+//! - **Health.** [`Registry::run`] records per-version counters and recent failures and
+//!   quarantines a version that keeps failing ([`health`]).
+//! - **Durability.** With a [`Store`], every version and active pointer is persisted, and
+//!   compiled code is cached on disk ([`cache`]), so a restart restores the registry without
+//!   recompiling. Without one (tests) everything lives in memory.
+//!
+//! Layout: `catalog` (the data), `upload` (checks), `manage` (activate, roll back, delete),
+//! `run` (calls and quarantine), [`health`], [`aliases`], `cache`.
+
+pub mod aliases;
+pub mod health;
+
+mod cache;
+mod catalog;
+mod manage;
+mod run;
+mod upload;
+
+use std::borrow::Cow;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use arc_swap::ArcSwap;
+use assignor_sdk::{AssignorInfo, RebalanceProtocol};
+use parking_lot::Mutex;
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use tokio::sync::watch;
+
+pub use catalog::{BUILTIN_VERSION, ModuleSummary, ModuleVersion, VersionInfo, VersionMeta};
+pub use health::{
+    Clock, FailureRecord, HealthSnapshot, ManualClock, QuarantinePolicy, SystemClock,
+};
+pub use manage::DeleteOutcome;
+pub use run::{RunError, RunErrorKind, RunReport};
+pub use upload::{UploadError, UploadOptions, UploadOutcome};
+
+use crate::coordinator::view::StrategiesView;
+use crate::sandbox::{CompiledModule, LoadError, Sandbox};
+use crate::store::{Store, StoreError};
+use cache::PrecompiledCache;
+use catalog::{Catalog, NameEntry};
+
+/// A built-in module to register at start.
+#[derive(Debug, Clone)]
+pub struct BuiltinSource {
+    pub name: String,
+    pub wasm: Cow<'static, [u8]>,
+}
+
+impl BuiltinSource {
+    /// The strategies embedded in this binary ([`crate::builtins::BUILTINS`]).
+    pub fn embedded() -> Vec<BuiltinSource> {
+        crate::builtins::BUILTINS
+            .iter()
+            .map(|b| BuiltinSource {
+                name: b.name.to_owned(),
+                wasm: Cow::Borrowed(b.wasm),
+            })
+            .collect()
+    }
+}
+
+/// How the registry behaves. `Default` is the production setup minus persistence.
+#[derive(Clone)]
+pub struct RegistryConfig {
+    /// Largest module accepted, in bytes (default 16 MiB: the built-ins are a few hundred KB,
+    /// and Redpanda's cap for the same purpose is 10 MiB).
+    pub max_module_bytes: u64,
+    /// Where precompiled code goes (`<data_dir>/cache`); `None` compiles at every start.
+    pub cache_dir: Option<PathBuf>,
+    pub quarantine: QuarantinePolicy,
+    /// Registered at start as version 0 of their names.
+    pub builtins: Vec<BuiltinSource>,
+    /// Source of upload times and quarantine deadlines.
+    pub clock: Arc<dyn Clock>,
+}
+
+impl Default for RegistryConfig {
+    fn default() -> Self {
+        RegistryConfig {
+            max_module_bytes: 16 << 20,
+            cache_dir: None,
+            quarantine: QuarantinePolicy::default(),
+            builtins: BuiltinSource::embedded(),
+            clock: Arc::new(SystemClock),
+        }
+    }
+}
+
+/// A registry operation was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum RegistryError {
+    #[error("no module named `{name}`")]
+    NotFound { name: String },
+    #[error("module `{name}` has no version {version}")]
+    VersionNotFound { name: String, version: u32 },
+    #[error(
+        "version {version} of `{name}` is active; activate or roll back to another version \
+         first, or delete the whole module"
+    )]
+    ActiveVersion { name: String, version: u32 },
+    #[error(
+        "`{name}` version 0 is the built-in embedded in the binary and cannot be deleted \
+         (deleting all uploaded versions of `{name}` returns to it)"
+    )]
+    Builtin { name: String },
+    #[error("`{name}` has no version before {version} to roll back to")]
+    NoPreviousVersion { name: String, version: u32 },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// A stored or built-in version that could not be loaded at start. It stays in the store;
+/// the registry runs without it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadProblem {
+    pub name: String,
+    pub version: u32,
+    pub error: LoadError,
+}
+
+/// The registry. Share it with `Arc`; every method takes `&self`.
+pub struct Registry {
+    sandbox: Sandbox,
+    store: Option<Store>,
+    cache: Option<PrecompiledCache>,
+    config: RegistryConfig,
+    catalog: ArcSwap<Catalog>,
+    /// Serializes writers (upload commit, activate, delete); readers never take it.
+    writer: Mutex<()>,
+    view_tx: watch::Sender<Arc<StrategiesView>>,
+    problems: Vec<LoadProblem>,
+}
+
+impl Registry {
+    /// Registers the built-ins, then restores the stored versions and active pointers (from
+    /// the precompiled cache where possible). A version that fails to load is logged and
+    /// listed in [`Registry::load_problems`]; if it was active, the highest loaded version of
+    /// its name becomes active instead (in memory only, so a fixed host restores the pointer).
+    pub fn open(
+        sandbox: Sandbox,
+        store: Option<Store>,
+        config: RegistryConfig,
+    ) -> Result<Registry, RegistryError> {
+        let cache = config.cache_dir.as_ref().and_then(|dir| {
+            PrecompiledCache::open(dir, sandbox.engine())
+                .inspect_err(
+                    |e| tracing::warn!(dir = %dir.display(), error = %e, "no precompiled cache"),
+                )
+                .ok()
+        });
+        let (view_tx, _) = watch::channel(Arc::new(StrategiesView::default()));
+        let mut registry = Registry {
+            sandbox,
+            store,
+            cache,
+            config,
+            catalog: ArcSwap::from_pointee(Catalog::default()),
+            writer: Mutex::new(()),
+            view_tx,
+            problems: Vec::new(),
+        };
+        let catalog = registry.restore()?;
+        registry.publish(catalog);
+        Ok(registry)
+    }
+
+    fn restore(&mut self) -> Result<Catalog, RegistryError> {
+        let now = self.config.clock.now_ms();
+        let mut catalog = Catalog::default();
+        for builtin in &self.config.builtins.clone() {
+            let meta = |sha256: String| VersionMeta {
+                sha256,
+                size: builtin.wasm.len() as u64,
+                uploaded_ms: now,
+                info: AssignorInfo::default(),
+                builtin: true,
+                precompiled: false,
+            };
+            match self.load_version(&builtin.name, BUILTIN_VERSION, &builtin.wasm, meta) {
+                Ok(version) => {
+                    let versions = [(BUILTIN_VERSION, Arc::new(version))].into();
+                    let entry = NameEntry {
+                        versions,
+                        active: BUILTIN_VERSION,
+                    };
+                    catalog.names.insert(builtin.name.clone(), entry);
+                }
+                Err(problem) => self.problems.push(problem),
+            }
+        }
+        let Some(store) = self.store.clone() else {
+            return Ok(catalog);
+        };
+        let stored = store.load_modules()?;
+        catalog.next = stored.next;
+        for record in stored.versions {
+            let meta = |sha256: String| VersionMeta {
+                sha256,
+                size: record.meta.size,
+                uploaded_ms: record.meta.uploaded_ms,
+                info: AssignorInfo::default(),
+                builtin: false,
+                precompiled: false,
+            };
+            match self.load_version(&record.name, record.version, &record.wasm, meta) {
+                Ok(version) => {
+                    let entry =
+                        catalog
+                            .names
+                            .entry(record.name.clone())
+                            .or_insert_with(|| NameEntry {
+                                versions: Default::default(),
+                                active: record.version,
+                            });
+                    entry.versions.insert(record.version, Arc::new(version));
+                }
+                Err(problem) => self.problems.push(problem),
+            }
+        }
+        for (name, entry) in catalog.names.iter_mut() {
+            let highest = *entry
+                .versions
+                .keys()
+                .next_back()
+                .expect("entries are not empty");
+            entry.active = match stored.active.get(name) {
+                Some(v) if entry.versions.contains_key(v) => *v,
+                Some(v) => {
+                    tracing::error!(module = %name, version = v, fallback = highest,
+                        "active version could not be loaded; running the highest loaded version");
+                    highest
+                }
+                None => highest,
+            };
+        }
+        Ok(catalog)
+    }
+
+    /// Loads `wasm` as `name` version `version`: from the precompiled cache when possible,
+    /// else compiled (and then cached). `meta` builds the metadata from the sha256.
+    #[allow(clippy::result_large_err, reason = "failures are rare (one per failed rebalance) and carry what an operator needs; boxing buys nothing")]
+    fn load_version(
+        &self,
+        name: &str,
+        version: u32,
+        wasm: &[u8],
+        meta: impl FnOnce(String) -> VersionMeta,
+    ) -> Result<ModuleVersion, LoadProblem> {
+        let sha256 = sha256_hex(wasm);
+        let (compiled, precompiled) = self.compile(wasm, &sha256).map_err(|error| {
+            tracing::error!(module = name, version, %error, "cannot load module version");
+            LoadProblem {
+                name: name.to_owned(),
+                version,
+                error,
+            }
+        })?;
+        if !precompiled && let Some(cache) = &self.cache {
+            cache.put(compiled.module(), &sha256);
+        }
+        let mut meta = meta(sha256);
+        meta.info = info_or_default(&compiled, name);
+        meta.precompiled = precompiled;
+        Ok(ModuleVersion {
+            name: name.to_owned(),
+            version,
+            meta,
+            compiled,
+            health: Default::default(),
+        })
+    }
+
+    /// The compiled module for `wasm`: the cached artifact if there is a valid one (then
+    /// `true`), else a fresh compile. Either way checked against ABI v1.
+    fn compile(&self, wasm: &[u8], sha256: &str) -> Result<(CompiledModule, bool), LoadError> {
+        let engine = self.sandbox.engine();
+        if let Some(module) = self.cache.as_ref().and_then(|c| c.get(engine, sha256)) {
+            return Ok((self.sandbox.prepare(module)?, true));
+        }
+        let module = self.sandbox.compile(wasm)?;
+        Ok((self.sandbox.prepare(module)?, false))
+    }
+
+    /// Swaps in `catalog` and tells subscribers. Callers hold the writer lock (or own `self`).
+    fn publish(&self, catalog: Catalog) {
+        let view = Arc::new(catalog.view());
+        self.catalog.store(Arc::new(catalog));
+        self.view_tx.send_replace(view);
+    }
+
+    /// The sandbox the registry runs modules in.
+    pub fn sandbox(&self) -> &Sandbox {
+        &self.sandbox
+    }
+
+    /// Versions that could not be loaded at start.
+    pub fn load_problems(&self) -> &[LoadProblem] {
+        &self.problems
+    }
+
+    /// The coordinator's view of the strategies: active versions and aliases.
+    pub fn view(&self) -> StrategiesView {
+        self.catalog.load().view()
+    }
+
+    /// A receiver of the coordinator's view, updated on every change.
+    pub fn subscribe(&self) -> watch::Receiver<Arc<StrategiesView>> {
+        self.view_tx.subscribe()
+    }
+
+    /// Every module name with its active version.
+    pub fn list(&self) -> Vec<ModuleSummary> {
+        let now = self.config.clock.now_ms();
+        self.catalog
+            .load()
+            .names
+            .iter()
+            .map(|(name, entry)| {
+                let active = entry.active();
+                ModuleSummary {
+                    name: name.clone(),
+                    active_version: entry.active,
+                    versions: entry.versions.keys().copied().collect(),
+                    has_builtin: entry.versions.contains_key(&BUILTIN_VERSION),
+                    rebalance_protocol: active.meta.info.rebalance_protocol,
+                    quarantined: active.health.check(now).is_err(),
+                }
+            })
+            .collect()
+    }
+
+    /// Every version of `name` (canonical or alias) with its metadata and health: the admin
+    /// API's versions and status pages.
+    pub fn versions(&self, name: &str) -> Result<Vec<VersionInfo>, RegistryError> {
+        let now = self.config.clock.now_ms();
+        let catalog = self.catalog.load();
+        let (canonical, entry) = catalog
+            .resolve(name)
+            .ok_or_else(|| RegistryError::NotFound {
+                name: name.to_owned(),
+            })?;
+        Ok(entry
+            .versions
+            .values()
+            .map(|v| VersionInfo {
+                name: canonical.to_owned(),
+                version: v.version,
+                active: v.version == entry.active,
+                meta: v.meta.clone(),
+                health: v.health.snapshot(now),
+            })
+            .collect())
+    }
+
+    /// The health of every version of `name`: counters, recent failures, quarantine.
+    pub fn status(&self, name: &str) -> Result<ModuleStatus, RegistryError> {
+        let versions = self.versions(name)?;
+        Ok(ModuleStatus {
+            name: versions[0].name.clone(),
+            active_version: versions.iter().find(|v| v.active).map_or(0, |v| v.version),
+            versions: versions
+                .into_iter()
+                .map(|v| VersionStatus {
+                    version: v.version,
+                    active: v.active,
+                    health: v.health,
+                })
+                .collect(),
+        })
+    }
+}
+
+/// The health of a module's versions, for the admin API.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ModuleStatus {
+    pub name: String,
+    pub active_version: u32,
+    pub versions: Vec<VersionStatus>,
+}
+
+/// The health of one version.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct VersionStatus {
+    pub version: u32,
+    pub active: bool,
+    #[serde(flatten)]
+    pub health: HealthSnapshot,
+}
+
+/// Hex sha256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+/// `assignor_describe`'s answer, or the defaults for a module without it.
+fn info_or_default(compiled: &CompiledModule, name: &str) -> AssignorInfo {
+    compiled.info().cloned().unwrap_or_else(|| AssignorInfo {
+        name: name.to_owned(),
+        version: String::new(),
+        description: String::new(),
+        rebalance_protocol: RebalanceProtocol::Eager,
+    })
+}

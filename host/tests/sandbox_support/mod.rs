@@ -166,3 +166,83 @@ pub fn assigning(body: &str) -> String {
 pub fn wasm(wat: &str) -> Vec<u8> {
     wat.as_bytes().to_vec()
 }
+
+/// The marker the plain-abi fixture writes into every member's `user_data`.
+pub const PLAIN_ABI_MARKER: &[u8; 16] = b"PLAIN-ABI:000000";
+
+/// The plain-abi fixture (an ABI v1 module written without the SDK) built to wasm once per
+/// test binary: `cargo build --target wasm32-unknown-unknown --release` of
+/// `tests/fixtures/plain-abi` into `target/wasm-fixtures`, with the environment cargo gives
+/// tests scrubbed as a build script would (so the outer build's flags do not leak in).
+pub fn plain_abi_wasm() -> &'static [u8] {
+    static WASM: OnceLock<Vec<u8>> = OnceLock::new();
+    WASM.get_or_init(|| {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .expect("workspace root")
+            .to_path_buf();
+        let fixture = root.join("tests/fixtures/plain-abi");
+        let target_dir = root.join("target/wasm-fixtures");
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let mut command = std::process::Command::new(cargo);
+        command
+            .current_dir(&fixture)
+            .args(["build", "--locked", "--release"])
+            .args(["--target", "wasm32-unknown-unknown"])
+            .arg("--manifest-path")
+            .arg(fixture.join("Cargo.toml"))
+            .arg("--target-dir")
+            .arg(&target_dir);
+        for (key, _) in std::env::vars_os() {
+            let key = key.to_string_lossy();
+            let keep = ["CARGO_HOME", "CARGO_NET_", "CARGO_HTTP_", "CARGO_REGISTRY_"]
+                .iter()
+                .any(|k| key.starts_with(k));
+            let outer = key.starts_with("CARGO_")
+                || key.starts_with("__CARGO")
+                || ["RUSTFLAGS", "RUSTC_WRAPPER", "RUSTC_WORKSPACE_WRAPPER"].contains(&&*key);
+            if outer && !keep {
+                command.env_remove(&*key);
+            }
+        }
+        let output = command.output().expect("run cargo");
+        assert!(
+            output.status.success(),
+            "building tests/fixtures/plain-abi failed:\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let wasm = std::fs::read(target_dir.join("wasm32-unknown-unknown/release/plain_abi.wasm"))
+            .expect("plain_abi.wasm");
+        assert_eq!(
+            wasm.windows(16).filter(|w| w == PLAIN_ABI_MARKER).count(),
+            1,
+            "the marker appears exactly once in the module"
+        );
+        wasm
+    })
+}
+
+/// The plain-abi module with its marker set to `PLAIN-ABI:<n, six digits>`: distinct bytes
+/// (so a distinct version) whose answers say which build produced them.
+pub fn plain_abi_marked(n: u32) -> Vec<u8> {
+    let mut wasm = plain_abi_wasm().to_vec();
+    let at = wasm
+        .windows(16)
+        .position(|w| w == PLAIN_ABI_MARKER)
+        .expect("marker");
+    wasm[at..at + 16].copy_from_slice(plain_abi_marker(n).as_slice());
+    wasm
+}
+
+pub fn plain_abi_marker(n: u32) -> Vec<u8> {
+    format!("PLAIN-ABI:{n:06}").into_bytes()
+}
+
+/// A module answering every group with no assignments and `rebalance_after_ms = marker`, so a
+/// response says which module produced it. Valid for any group, the smoke group included.
+pub fn marked(marker: u64) -> Vec<u8> {
+    wasm(&returning_response(&AssignResponse {
+        rebalance_after_ms: Some(marker),
+        ..AssignResponse::default()
+    }))
+}
