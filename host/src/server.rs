@@ -40,6 +40,7 @@ pub enum ServerError {
 /// A running host.
 pub struct Server {
     kafka_addr: SocketAddr,
+    serves_groups: bool,
     node: Node,
     catalog: Catalog,
     stop: Option<oneshot::Sender<()>>,
@@ -74,6 +75,7 @@ impl Server {
             node: node.clone(),
             cluster_id: config.kafka.cluster_id.clone(),
             catalog: catalog.clone(),
+            groups: None,
         });
         let (stop, stopped) = oneshot::channel::<()>();
         let listener_config = ListenerConfig {
@@ -90,6 +92,7 @@ impl Server {
         );
         Ok(Server {
             kafka_addr,
+            serves_groups: false,
             node,
             catalog,
             stop: Some(stop),
@@ -105,6 +108,11 @@ impl Server {
     /// How the host presents itself in Metadata and FindCoordinator.
     pub fn node(&self) -> &Node {
         &self.node
+    }
+
+    /// Whether the group APIs are served (a coordinator is attached).
+    pub fn serves_groups(&self) -> bool {
+        self.serves_groups
     }
 
     /// The topic catalog (shared with the running host).

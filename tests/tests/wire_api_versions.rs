@@ -1,7 +1,7 @@
 //! ApiVersions over a real socket: every version, the v3+ software-name check, and the KIP-511
 //! fallback for a version the host does not know.
 
-use assignor_host::kafka::api_versions::SUPPORTED;
+use assignor_host::kafka::api_versions;
 use assignor_host_tests::{TestHost, str};
 use kafka_protocol::messages::{ApiKey, ApiVersionsRequest, ApiVersionsResponse, RequestHeader};
 use kafka_protocol::protocol::Encodable;
@@ -14,10 +14,10 @@ fn advertised(response: &ApiVersionsResponse) -> Vec<(i16, i16, i16)> {
         .collect()
 }
 
-fn table() -> Vec<(i16, i16, i16)> {
-    SUPPORTED
-        .iter()
-        .map(|&(key, min, max)| (key as i16, min, max))
+/// The table the host under test advertises: everything once a coordinator is attached.
+fn table(host: &TestHost) -> Vec<(i16, i16, i16)> {
+    api_versions::advertised(host.server().serves_groups())
+        .map(|(key, min, max)| (key as i16, min, max))
         .collect()
 }
 
@@ -31,7 +31,7 @@ async fn every_version_advertises_the_served_table() {
             .with_client_software_version(str("0.1.0"));
         let response = client.call(&request, version).await.unwrap();
         assert_eq!(response.error_code, 0, "v{version}");
-        assert_eq!(advertised(&response), table(), "v{version}");
+        assert_eq!(advertised(&response), table(&host), "v{version}");
     }
     host.stop().await;
 }
@@ -108,6 +108,6 @@ async fn a_too_new_version_gets_a_v0_answer_and_the_connection_stays_usable() {
         .await
         .unwrap();
     assert_eq!(retry.error_code, 0);
-    assert_eq!(advertised(&retry), table());
+    assert_eq!(advertised(&retry), table(&host));
     host.stop().await;
 }

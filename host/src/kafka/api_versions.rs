@@ -19,18 +19,50 @@ pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
     (ApiKey::Fetch, 4, 12),
     (ApiKey::ListOffsets, 1, 10),
     (ApiKey::Metadata, 0, 13),
+    (ApiKey::OffsetCommit, 2, 9),
+    (ApiKey::OffsetFetch, 1, 9),
     (ApiKey::FindCoordinator, 0, 6),
+    (ApiKey::JoinGroup, 0, 9),
+    (ApiKey::Heartbeat, 0, 4),
+    (ApiKey::LeaveGroup, 0, 5),
+    (ApiKey::SyncGroup, 0, 5),
+    (ApiKey::DescribeGroups, 0, 5),
+    (ApiKey::ListGroups, 0, 5),
     (ApiKey::ApiVersions, 0, 4),
     (ApiKey::CreateTopics, 2, 7),
     (ApiKey::DeleteTopics, 1, 6),
+    (ApiKey::DeleteGroups, 0, 2),
     (ApiKey::CreatePartitions, 0, 3),
 ];
 
-/// Whether the host serves `api` at `version`.
-pub fn is_served(api: ApiKey, version: i16) -> bool {
+/// The APIs answered by the group coordinator: served (and advertised) only when the host has
+/// one attached.
+pub fn needs_coordinator(api: ApiKey) -> bool {
+    matches!(
+        api,
+        ApiKey::OffsetCommit
+            | ApiKey::OffsetFetch
+            | ApiKey::JoinGroup
+            | ApiKey::Heartbeat
+            | ApiKey::LeaveGroup
+            | ApiKey::SyncGroup
+            | ApiKey::DescribeGroups
+            | ApiKey::ListGroups
+            | ApiKey::DeleteGroups
+    )
+}
+
+/// What the host advertises: the whole table with a coordinator, the rest without.
+pub fn advertised(with_groups: bool) -> impl Iterator<Item = (ApiKey, i16, i16)> {
     SUPPORTED
         .iter()
-        .any(|&(key, min, max)| key == api && (min..=max).contains(&version))
+        .copied()
+        .filter(move |&(key, ..)| with_groups || !needs_coordinator(key))
+}
+
+/// Whether the host serves `api` at `version`.
+pub fn is_served(api: ApiKey, version: i16, with_groups: bool) -> bool {
+    advertised(with_groups).any(|(key, min, max)| key == api && (min..=max).contains(&version))
 }
 
 fn entry(key: ApiKey, min: i16, max: i16) -> ApiVersion {
@@ -41,7 +73,11 @@ fn entry(key: ApiKey, min: i16, max: i16) -> ApiVersion {
 }
 
 /// The answer to an ApiVersions request the host could decode.
-pub fn handle(request: &ApiVersionsRequest, version: i16) -> ApiVersionsResponse {
+pub fn handle(
+    request: &ApiVersionsRequest,
+    version: i16,
+    with_groups: bool,
+) -> ApiVersionsResponse {
     if version >= 3
         && !(is_valid_software(&request.client_software_name)
             && is_valid_software(&request.client_software_version))
@@ -51,9 +87,8 @@ pub fn handle(request: &ApiVersionsRequest, version: i16) -> ApiVersionsResponse
             .with_error_code(ResponseError::InvalidRequest.code());
     }
     ApiVersionsResponse::default().with_api_keys(
-        SUPPORTED
-            .iter()
-            .map(|&(key, min, max)| entry(key, min, max))
+        advertised(with_groups)
+            .map(|(key, min, max)| entry(key, min, max))
             .collect(),
     )
 }
@@ -103,9 +138,17 @@ mod tests {
 
     #[test]
     fn advertises_the_whole_table() {
-        let response = handle(&ApiVersionsRequest::default(), 2);
+        let response = handle(&ApiVersionsRequest::default(), 2, true);
         assert_eq!(response.error_code, 0);
         assert_eq!(response.api_keys.len(), SUPPORTED.len());
+        let without = handle(&ApiVersionsRequest::default(), 2, false);
+        assert_eq!(without.api_keys.len(), SUPPORTED.len() - 9);
+        assert!(
+            without
+                .api_keys
+                .iter()
+                .all(|k| k.api_key != ApiKey::JoinGroup as i16)
+        );
         let fetch = response
             .api_keys
             .iter()
@@ -119,17 +162,20 @@ mod tests {
         let ok = ApiVersionsRequest::default()
             .with_client_software_name(StrBytes::from_static_str("librdkafka"))
             .with_client_software_version(StrBytes::from_static_str("2.12.1"));
-        assert_eq!(handle(&ok, 3).error_code, 0);
+        assert_eq!(handle(&ok, 3, true).error_code, 0);
         for (name, version) in [("", "1"), ("x", "1.0-"), ("a b", "1"), ("x", "1+2")] {
             let bad = ApiVersionsRequest::default()
                 .with_client_software_name(StrBytes::from_string(name.into()))
                 .with_client_software_version(StrBytes::from_string(version.into()));
-            let response = handle(&bad, 3);
+            let response = handle(&bad, 3, true);
             assert_eq!(response.error_code, 42, "{name:?} {version:?}");
             assert!(response.api_keys.is_empty());
         }
         // Below v3 the fields do not exist and are not checked.
-        assert_eq!(handle(&ApiVersionsRequest::default(), 2).error_code, 0);
+        assert_eq!(
+            handle(&ApiVersionsRequest::default(), 2, true).error_code,
+            0
+        );
     }
 
     #[test]

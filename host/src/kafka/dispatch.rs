@@ -5,8 +5,9 @@ use kafka_protocol::messages::{RequestKind, ResponseKind};
 
 use super::request::Request;
 use super::{
-    Broker, Client, api_versions, create_partitions, create_topics, delete_topics, fetch,
-    find_coordinator, list_offsets, metadata, produce,
+    Broker, Client, api_versions, create_partitions, create_topics, delete_groups, delete_topics,
+    describe_groups, fetch, find_coordinator, heartbeat, join_group, leave_group, list_groups,
+    list_offsets, metadata, offset_commit, offset_fetch, produce, sync_group,
 };
 
 /// What the connection sends back for one request.
@@ -15,16 +16,20 @@ pub enum Outcome {
     Reply(ResponseKind),
     /// Nothing is sent (Produce with `acks = 0`).
     NoReply,
-    /// The request cannot be served; the connection closes (never reached for a request the
-    /// decoder accepted, but a closed connection beats a panic).
+    /// The request cannot be served; the connection closes. Reached only through a bug (a
+    /// coordinator answering the wrong kind): a closed connection beats a wrong answer.
     Close(String),
 }
 
-pub async fn handle(broker: &Broker, _client: &Client, request: Request) -> Outcome {
+pub async fn handle(broker: &Broker, client: &Client, request: Request) -> Outcome {
     let version = request.version();
     let api_key = request.api_key;
+    let header = request.header;
+    let with_groups = broker.groups.is_some();
     let reply = match request.body {
-        RequestKind::ApiVersions(r) => ResponseKind::ApiVersions(api_versions::handle(&r, version)),
+        RequestKind::ApiVersions(r) => {
+            ResponseKind::ApiVersions(api_versions::handle(&r, version, with_groups))
+        }
         RequestKind::Metadata(r) => ResponseKind::Metadata(metadata::handle(broker, r, version)),
         RequestKind::FindCoordinator(r) => {
             ResponseKind::FindCoordinator(find_coordinator::handle(broker, r, version))
@@ -46,7 +51,50 @@ pub async fn handle(broker: &Broker, _client: &Client, request: Request) -> Outc
             Some(response) => ResponseKind::Produce(response),
             None => return Outcome::NoReply,
         },
-        _ => return Outcome::Close(format!("{api_key:?} is not served")),
+        body => {
+            // The decoder lets group APIs through only when a coordinator is attached.
+            let Some(groups) = broker.groups.as_deref() else {
+                return Outcome::Close(format!("{api_key:?} needs a group coordinator"));
+            };
+            let answered = match body {
+                RequestKind::JoinGroup(r) => join_group::handle(groups, client, &header, r)
+                    .await
+                    .map(ResponseKind::JoinGroup),
+                RequestKind::SyncGroup(r) => sync_group::handle(groups, client, &header, r)
+                    .await
+                    .map(ResponseKind::SyncGroup),
+                RequestKind::Heartbeat(r) => heartbeat::handle(groups, client, &header, r)
+                    .await
+                    .map(ResponseKind::Heartbeat),
+                RequestKind::LeaveGroup(r) => leave_group::handle(groups, client, &header, r)
+                    .await
+                    .map(ResponseKind::LeaveGroup),
+                RequestKind::OffsetCommit(r) => {
+                    offset_commit::handle(broker, groups, client, &header, r)
+                        .await
+                        .map(ResponseKind::OffsetCommit)
+                }
+                RequestKind::OffsetFetch(r) => offset_fetch::handle(groups, client, &header, r)
+                    .await
+                    .map(ResponseKind::OffsetFetch),
+                RequestKind::DescribeGroups(r) => {
+                    describe_groups::handle(groups, client, &header, r)
+                        .await
+                        .map(ResponseKind::DescribeGroups)
+                }
+                RequestKind::ListGroups(r) => Ok(ResponseKind::ListGroups(
+                    list_groups::handle(groups, r, version).await,
+                )),
+                RequestKind::DeleteGroups(r) => delete_groups::handle(groups, client, &header, r)
+                    .await
+                    .map(ResponseKind::DeleteGroups),
+                _ => Err(format!("{api_key:?} is not served")),
+            };
+            match answered {
+                Ok(reply) => reply,
+                Err(reason) => return Outcome::Close(reason),
+            }
+        }
     };
     Outcome::Reply(reply)
 }

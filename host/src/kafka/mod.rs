@@ -17,18 +17,31 @@ pub mod codec;
 mod connection;
 mod create_partitions;
 mod create_topics;
+mod delete_groups;
 mod delete_topics;
+mod describe_groups;
 mod dispatch;
 mod fetch;
 mod find_coordinator;
+pub mod groups;
 pub mod guard;
+mod heartbeat;
+mod join_group;
+mod leave_group;
+mod list_groups;
 mod list_offsets;
 pub mod listener;
 mod metadata;
+mod offset_commit;
+mod offset_fetch;
 mod produce;
 pub mod request;
+mod sync_group;
+
+use std::sync::Arc;
 
 use crate::catalog::Catalog;
+use groups::Groups;
 
 /// How the host presents itself as a broker: the one node of its cluster.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,6 +58,8 @@ pub struct Broker {
     pub node: Node,
     pub cluster_id: String,
     pub catalog: Catalog,
+    /// The group coordinator; without one the group APIs are neither advertised nor served.
+    pub groups: Option<Arc<dyn Groups>>,
 }
 
 /// Facts about the connection a request came on.

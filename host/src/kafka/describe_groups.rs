@@ -1,0 +1,52 @@
+//! DescribeGroups (key 15, v0-5): one coordinator request per group, answered in request order.
+//!
+//! Version-specific fields are settled here: `authorized_operations` (v3+) is filled only when
+//! asked for (the host has no ACLs, so every group operation is allowed) and member instance
+//! ids exist from v4.
+
+use kafka_protocol::messages::{DescribeGroupsRequest, DescribeGroupsResponse, RequestHeader};
+
+use super::Client;
+use super::groups::{Groups, context, mismatch};
+use crate::coordinator::{GroupRequest, GroupResponse};
+
+/// Kafka `AclOperation` bits for a group: READ (3), DELETE (6), DESCRIBE (8).
+const GROUP_OPERATIONS: i32 = (1 << 3) | (1 << 6) | (1 << 8);
+/// Kafka's "not requested" value for `authorized_operations`.
+const NOT_REQUESTED: i32 = i32::MIN;
+
+pub async fn handle(
+    groups: &dyn Groups,
+    client: &Client,
+    header: &RequestHeader,
+    request: DescribeGroupsRequest,
+) -> Result<DescribeGroupsResponse, String> {
+    let version = header.request_api_version;
+    let mut described = Vec::with_capacity(request.groups.len());
+    for group_id in request.groups {
+        let answer = groups
+            .request(
+                group_id.as_str(),
+                context(client, header),
+                GroupRequest::DescribeGroup,
+            )
+            .await;
+        let mut group = match answer {
+            GroupResponse::DescribeGroup(group) => group,
+            other => return Err(mismatch("DescribeGroups", &other)),
+        };
+        group.authorized_operations = if version >= 3 && request.include_authorized_operations {
+            GROUP_OPERATIONS
+        } else {
+            NOT_REQUESTED
+        };
+        group.error_message = None;
+        if version < 4 {
+            for member in &mut group.members {
+                member.group_instance_id = None;
+            }
+        }
+        described.push(group);
+    }
+    Ok(DescribeGroupsResponse::default().with_groups(described))
+}

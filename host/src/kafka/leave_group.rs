@@ -1,0 +1,41 @@
+//! LeaveGroup (key 13, v0-5): handed to the coordinator as is (a v0-2 request names one member
+//! in `member_id`, v3+ a batch in `members`).
+//!
+//! Below v3 the answer has no per-member list, so the single member's error is folded into the
+//! top-level error when that is NONE, as Kafka's `LeaveGroupResponse` does for old versions.
+
+use kafka_protocol::messages::{LeaveGroupRequest, LeaveGroupResponse, RequestHeader};
+
+use super::Client;
+use super::groups::{Groups, context, mismatch};
+use crate::coordinator::{GroupRequest, GroupResponse};
+
+pub async fn handle(
+    groups: &dyn Groups,
+    client: &Client,
+    header: &RequestHeader,
+    request: LeaveGroupRequest,
+) -> Result<LeaveGroupResponse, String> {
+    let group_id = request.group_id.to_string();
+    let answer = groups
+        .request(
+            &group_id,
+            context(client, header),
+            GroupRequest::LeaveGroup(request),
+        )
+        .await;
+    match answer {
+        GroupResponse::LeaveGroup(mut response) => {
+            if header.request_api_version < 3 {
+                if response.error_code == 0 {
+                    if let Some(member) = response.members.iter().find(|m| m.error_code != 0) {
+                        response.error_code = member.error_code;
+                    }
+                }
+                response.members.clear();
+            }
+            Ok(response)
+        }
+        other => Err(mismatch("LeaveGroup", &other)),
+    }
+}

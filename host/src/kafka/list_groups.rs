@@ -1,0 +1,30 @@
+//! ListGroups (key 16, v0-5): every group the host coordinates, filtered by state (v4+) and
+//! type (v5+) by the coordinator. Fields newer than the request's version are cleared.
+
+use kafka_protocol::messages::{ListGroupsRequest, ListGroupsResponse};
+use kafka_protocol::protocol::StrBytes;
+
+use super::groups::Groups;
+
+pub async fn handle(
+    groups: &dyn Groups,
+    request: ListGroupsRequest,
+    version: i16,
+) -> ListGroupsResponse {
+    let states: Vec<String> = request
+        .states_filter
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let types: Vec<String> = request.types_filter.iter().map(|s| s.to_string()).collect();
+    let mut listed = groups.list_groups(&states, &types).await;
+    for group in &mut listed {
+        if version < 4 {
+            group.group_state = StrBytes::default();
+        }
+        if version < 5 {
+            group.group_type = StrBytes::default();
+        }
+    }
+    ListGroupsResponse::default().with_groups(listed)
+}

@@ -1,0 +1,107 @@
+//! OffsetCommit (key 8, v2-9): partitions the host does not serve are answered here with
+//! UNKNOWN_TOPIC_OR_PARTITION, as Kafka's request layer does; the rest go to the coordinator in
+//! one request, and the two halves are merged back into the request's order. When nothing is
+//! known, the coordinator is not asked (Kafka answers such a request at once too).
+
+use std::collections::HashMap;
+
+use kafka_protocol::error::ResponseError;
+use kafka_protocol::messages::offset_commit_response::{
+    OffsetCommitResponsePartition, OffsetCommitResponseTopic,
+};
+use kafka_protocol::messages::{
+    OffsetCommitRequest, OffsetCommitResponse, RequestHeader, TopicName,
+};
+
+use super::groups::{Groups, context, mismatch};
+use super::{Broker, Client};
+use crate::coordinator::{GroupRequest, GroupResponse};
+
+pub async fn handle(
+    broker: &Broker,
+    groups: &dyn Groups,
+    client: &Client,
+    header: &RequestHeader,
+    request: OffsetCommitRequest,
+) -> Result<OffsetCommitResponse, String> {
+    let catalog = broker.catalog.topics();
+    let exists = |topic: &TopicName, partition: i32| {
+        catalog
+            .get(topic.as_str())
+            .is_some_and(|t| (0..t.partition_count).contains(&partition))
+    };
+    // The request's shape, to answer in its order.
+    let asked: Vec<(TopicName, Vec<i32>)> = request
+        .topics
+        .iter()
+        .map(|t| {
+            (
+                t.name.clone(),
+                t.partitions.iter().map(|p| p.partition_index).collect(),
+            )
+        })
+        .collect();
+
+    let mut known = request.clone();
+    known.topics = request
+        .topics
+        .into_iter()
+        .filter_map(|mut topic| {
+            topic
+                .partitions
+                .retain(|p| exists(&topic.name, p.partition_index));
+            (!topic.partitions.is_empty()).then_some(topic)
+        })
+        .collect();
+
+    let mut decided: HashMap<(TopicName, i32), i16> = HashMap::new();
+    if !known.topics.is_empty() {
+        let group_id = known.group_id.to_string();
+        let answer = groups
+            .request(
+                &group_id,
+                context(client, header),
+                GroupRequest::OffsetCommit(known),
+            )
+            .await;
+        let response = match answer {
+            GroupResponse::OffsetCommit(response) => response,
+            other => return Err(mismatch("OffsetCommit", &other)),
+        };
+        for topic in response.topics {
+            for partition in topic.partitions {
+                decided.insert(
+                    (topic.name.clone(), partition.partition_index),
+                    partition.error_code,
+                );
+            }
+        }
+    }
+
+    let topics = asked
+        .into_iter()
+        .map(|(name, partitions)| {
+            let partitions = partitions
+                .into_iter()
+                .map(|index| {
+                    let error_code = if exists(&name, index) {
+                        // A partition the coordinator left out would be its bug; say so.
+                        decided
+                            .get(&(name.clone(), index))
+                            .copied()
+                            .unwrap_or(ResponseError::UnknownServerError.code())
+                    } else {
+                        ResponseError::UnknownTopicOrPartition.code()
+                    };
+                    OffsetCommitResponsePartition::default()
+                        .with_partition_index(index)
+                        .with_error_code(error_code)
+                })
+                .collect();
+            OffsetCommitResponseTopic::default()
+                .with_name(name)
+                .with_partitions(partitions)
+        })
+        .collect();
+    Ok(OffsetCommitResponse::default().with_topics(topics))
+}

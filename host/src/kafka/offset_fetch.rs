@@ -1,0 +1,145 @@
+//! OffsetFetch (key 9, v1-9): committed offsets, in both layouts.
+//!
+//! v1-7 ask for one group (`group_id`, `topics`, null = every committed partition from v2); v8+
+//! batch groups in `groups[]` (librdkafka uses this layout at v8/9). Either way each group is
+//! one [`OffsetFetchQuery`] to the coordinator and the answers are assembled in request order.
+//! The group-level error goes where the version puts it: top level in v2-7, per group in v8+,
+//! and copied into every partition in v1 (offset -1, empty metadata), as Kafka does.
+
+use kafka_protocol::messages::offset_fetch_response::{
+    OffsetFetchResponseGroup, OffsetFetchResponsePartition, OffsetFetchResponsePartitions,
+    OffsetFetchResponseTopic, OffsetFetchResponseTopics,
+};
+use kafka_protocol::messages::{OffsetFetchRequest, OffsetFetchResponse, RequestHeader, TopicName};
+use kafka_protocol::protocol::StrBytes;
+
+use super::Client;
+use super::groups::{Groups, context, mismatch};
+use crate::coordinator::{
+    GroupRequest, GroupResponse, OffsetFetchQuery, OffsetFetchResult, PartitionOffset,
+};
+
+pub async fn handle(
+    groups: &dyn Groups,
+    client: &Client,
+    header: &RequestHeader,
+    request: OffsetFetchRequest,
+) -> Result<OffsetFetchResponse, String> {
+    let version = header.request_api_version;
+    if version >= 8 {
+        let mut answered = Vec::with_capacity(request.groups.len());
+        for group in request.groups {
+            let query = OffsetFetchQuery {
+                topics: group.topics.map(|topics| {
+                    topics
+                        .into_iter()
+                        .map(|t| (t.name.to_string(), t.partition_indexes))
+                        .collect()
+                }),
+                require_stable: request.require_stable,
+                member_id: group.member_id.map(|m| m.to_string()),
+                member_epoch: group.member_epoch,
+            };
+            let result = fetch(groups, client, header, group.group_id.as_str(), query).await?;
+            answered.push(
+                OffsetFetchResponseGroup::default()
+                    .with_group_id(group.group_id)
+                    .with_error_code(result.error_code)
+                    .with_topics(
+                        result
+                            .topics
+                            .into_iter()
+                            .map(|(name, partitions)| {
+                                OffsetFetchResponseTopics::default()
+                                    .with_name(topic(name))
+                                    .with_partitions(partitions.into_iter().map(batched).collect())
+                            })
+                            .collect(),
+                    ),
+            );
+        }
+        return Ok(OffsetFetchResponse::default().with_groups(answered));
+    }
+
+    let query = OffsetFetchQuery {
+        topics: request.topics.map(|topics| {
+            topics
+                .into_iter()
+                .map(|t| (t.name.to_string(), t.partition_indexes))
+                .collect()
+        }),
+        require_stable: version >= 7 && request.require_stable,
+        member_id: None,
+        member_epoch: -1,
+    };
+    let result = fetch(groups, client, header, request.group_id.as_str(), query).await?;
+    let group_error = result.error_code;
+    let topics = result
+        .topics
+        .into_iter()
+        .map(|(name, partitions)| {
+            let partitions = partitions
+                .into_iter()
+                .map(|p| {
+                    let mut answer = single(p);
+                    if version < 2 && group_error != 0 {
+                        answer.committed_offset = -1;
+                        answer.metadata = Some(StrBytes::default());
+                        answer.error_code = group_error;
+                    }
+                    answer
+                })
+                .collect();
+            OffsetFetchResponseTopic::default()
+                .with_name(topic(name))
+                .with_partitions(partitions)
+        })
+        .collect();
+    let mut response = OffsetFetchResponse::default().with_topics(topics);
+    if version >= 2 {
+        response.error_code = group_error;
+    }
+    Ok(response)
+}
+
+async fn fetch(
+    groups: &dyn Groups,
+    client: &Client,
+    header: &RequestHeader,
+    group_id: &str,
+    query: OffsetFetchQuery,
+) -> Result<OffsetFetchResult, String> {
+    let answer = groups
+        .request(
+            group_id,
+            context(client, header),
+            GroupRequest::OffsetFetch(query),
+        )
+        .await;
+    match answer {
+        GroupResponse::OffsetFetch(result) => Ok(result),
+        other => Err(mismatch("OffsetFetch", &other)),
+    }
+}
+
+fn topic(name: String) -> TopicName {
+    TopicName(StrBytes::from_string(name))
+}
+
+fn single(p: PartitionOffset) -> OffsetFetchResponsePartition {
+    OffsetFetchResponsePartition::default()
+        .with_partition_index(p.partition_index)
+        .with_committed_offset(p.committed_offset)
+        .with_committed_leader_epoch(p.committed_leader_epoch)
+        .with_metadata(p.metadata.map(StrBytes::from_string))
+        .with_error_code(p.error_code)
+}
+
+fn batched(p: PartitionOffset) -> OffsetFetchResponsePartitions {
+    OffsetFetchResponsePartitions::default()
+        .with_partition_index(p.partition_index)
+        .with_committed_offset(p.committed_offset)
+        .with_committed_leader_epoch(p.committed_leader_epoch)
+        .with_metadata(p.metadata.map(StrBytes::from_string))
+        .with_error_code(p.error_code)
+}

@@ -1,0 +1,37 @@
+//! SyncGroup (key 14, v0-5): handed to the coordinator, which answers every member with its own
+//! assignment. From v5 Kafka's request layer refuses a request whose `protocol_type` or
+//! `protocol_name` is null with INCONSISTENT_GROUP_PROTOCOL before it reaches the coordinator
+//! (`SyncGroupRequest.areMandatoryProtocolTypeAndNamePresent`); so does this file.
+
+use kafka_protocol::error::ResponseError;
+use kafka_protocol::messages::{RequestHeader, SyncGroupRequest, SyncGroupResponse};
+
+use super::Client;
+use super::groups::{Groups, context, mismatch};
+use crate::coordinator::{GroupRequest, GroupResponse};
+
+pub async fn handle(
+    groups: &dyn Groups,
+    client: &Client,
+    header: &RequestHeader,
+    request: SyncGroupRequest,
+) -> Result<SyncGroupResponse, String> {
+    if header.request_api_version >= 5
+        && (request.protocol_type.is_none() || request.protocol_name.is_none())
+    {
+        return Ok(SyncGroupResponse::default()
+            .with_error_code(ResponseError::InconsistentGroupProtocol.code()));
+    }
+    let group_id = request.group_id.to_string();
+    let answer = groups
+        .request(
+            &group_id,
+            context(client, header),
+            GroupRequest::SyncGroup(request),
+        )
+        .await;
+    match answer {
+        GroupResponse::SyncGroup(response) => Ok(response),
+        other => Err(mismatch("SyncGroup", &other)),
+    }
+}
