@@ -26,6 +26,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::coordinator::CoordinatorConfig;
+use crate::sandbox::{PoolConfig, SandboxLimits};
+
 /// Everything the host reads at start. `Config::default()` is the standalone mode.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -35,6 +38,10 @@ pub struct Config {
     pub kafka: KafkaConfig,
     pub admin: AdminConfig,
     pub catalog: CatalogConfig,
+    /// Group coordinator settings (Kafka's broker defaults), owned by `coordinator`.
+    pub coordinator: CoordinatorConfig,
+    /// Per-call limits and the instance pool of the wasm sandbox, owned by `sandbox`.
+    pub sandbox: SandboxConfig,
 }
 
 impl Default for Config {
@@ -44,8 +51,18 @@ impl Default for Config {
             kafka: KafkaConfig::default(),
             admin: AdminConfig::default(),
             catalog: CatalogConfig::default(),
+            coordinator: CoordinatorConfig::default(),
+            sandbox: SandboxConfig::default(),
         }
     }
+}
+
+/// The `[sandbox]` section: `[sandbox.limits]` per call, `[sandbox.pool]` for the engine.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SandboxConfig {
+    pub limits: SandboxLimits,
+    pub pool: PoolConfig,
 }
 
 /// The Kafka listener and how the host presents itself as a broker.

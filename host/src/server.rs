@@ -1,5 +1,7 @@
-//! Assembles the host from its configuration: store, catalog, Kafka listener; runs it until
-//! shutdown and stops it in order (stop accepting, drain connections).
+//! Assembles the host from its configuration: store, topic catalog, wasm sandbox, module
+//! registry (with the built-in strategies), the coordinator's driver, and the Kafka listener;
+//! runs it until shutdown and stops it in order: stop accepting, drain the connections, then
+//! stop the driver (which answers whatever it still has parked).
 //!
 //! [`run`] is what `assignor-host serve` calls. [`Server::start`] is the same assembly for
 //! tests and embedding: it binds (port 0 is fine), returns the bound address at once, and
@@ -15,8 +17,11 @@ use tokio::task::JoinHandle;
 
 use crate::catalog::{Catalog, CatalogError};
 use crate::config::Config;
+use crate::driver::{Driver, DriverConfig, DriverError};
 use crate::kafka::listener::{self, ListenerConfig};
 use crate::kafka::{Broker, Node};
+use crate::registry::{Registry, RegistryConfig, RegistryError};
+use crate::sandbox::{Sandbox, SandboxError};
 use crate::store::{Store, StoreError};
 
 /// The host could not start (or stopped) because of a fault of its own or its configuration.
@@ -26,6 +31,12 @@ pub enum ServerError {
     Store(#[from] StoreError),
     #[error("topic catalog: {0}")]
     Catalog(#[from] CatalogError),
+    #[error("wasm sandbox: {0}")]
+    Sandbox(#[from] SandboxError),
+    #[error("module registry: {0}")]
+    Registry(#[from] RegistryError),
+    #[error("group coordinator: {0}")]
+    Driver(#[from] DriverError),
     #[error("cannot bind the Kafka listener on {addr}: {source}")]
     Bind {
         addr: SocketAddr,
@@ -40,9 +51,10 @@ pub enum ServerError {
 /// A running host.
 pub struct Server {
     kafka_addr: SocketAddr,
-    serves_groups: bool,
     node: Node,
     catalog: Catalog,
+    registry: Arc<Registry>,
+    driver: Driver,
     stop: Option<oneshot::Sender<()>>,
     task: JoinHandle<()>,
 }
@@ -52,7 +64,30 @@ impl Server {
     /// background. Returns once the listener is bound, so `kafka_addr()` is connectable.
     pub async fn start(config: Config) -> Result<Server, ServerError> {
         let store = Store::open(&config.data_dir)?;
-        let catalog = Catalog::open(&config.catalog, Some(store))?;
+        let catalog = Catalog::open(&config.catalog, Some(store.clone()))?;
+
+        // Compiling the built-ins (or loading them from the cache) is CPU work: off the runtime.
+        let sandbox = Sandbox::new(config.sandbox.pool.clone(), config.sandbox.limits.clone())?;
+        let registry_config = RegistryConfig {
+            cache_dir: Some(config.data_dir.join("cache")),
+            ..RegistryConfig::default()
+        };
+        let registry_store = store.clone();
+        let registry = tokio::task::spawn_blocking(move || {
+            Registry::open(sandbox, Some(registry_store), registry_config)
+        })
+        .await
+        .map_err(|e| ServerError::Task(e.to_string()))??;
+        let registry = Arc::new(registry);
+        let driver = Driver::start(
+            DriverConfig {
+                coordinator: config.coordinator.clone(),
+                ..DriverConfig::default()
+            },
+            registry.clone(),
+            catalog.subscribe(),
+            Some(store),
+        )?;
 
         let listen = config.kafka.listen;
         let socket = TcpListener::bind(listen)
@@ -75,7 +110,7 @@ impl Server {
             node: node.clone(),
             cluster_id: config.kafka.cluster_id.clone(),
             catalog: catalog.clone(),
-            groups: None,
+            groups: Some(Arc::new(driver.clone())),
         });
         let (stop, stopped) = oneshot::channel::<()>();
         let listener_config = ListenerConfig {
@@ -92,9 +127,10 @@ impl Server {
         );
         Ok(Server {
             kafka_addr,
-            serves_groups: false,
             node,
             catalog,
+            registry,
+            driver,
             stop: Some(stop),
             task,
         })
@@ -110,9 +146,19 @@ impl Server {
         &self.node
     }
 
-    /// Whether the group APIs are served (a coordinator is attached).
+    /// Whether the group APIs are served (a coordinator is attached; always, for a server).
     pub fn serves_groups(&self) -> bool {
-        self.serves_groups
+        true
+    }
+
+    /// The module registry (for the admin API).
+    pub fn registry(&self) -> &Arc<Registry> {
+        &self.registry
+    }
+
+    /// The coordinator's driver (for the admin API).
+    pub fn driver(&self) -> &Driver {
+        &self.driver
     }
 
     /// The topic catalog (shared with the running host).
@@ -125,9 +171,11 @@ impl Server {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
-        (&mut self.task)
+        let drained = (&mut self.task)
             .await
-            .map_err(|e| ServerError::Task(e.to_string()))
+            .map_err(|e| ServerError::Task(e.to_string()));
+        self.driver.shutdown().await;
+        drained
     }
 }
 

@@ -38,6 +38,29 @@ pub trait Groups: Send + Sync + 'static {
     ) -> GroupFuture<'a, Vec<ListedGroup>>;
 }
 
+impl Groups for crate::driver::Driver {
+    fn request<'a>(
+        &'a self,
+        group_id: &'a str,
+        ctx: RequestContext,
+        request: GroupRequest,
+    ) -> GroupFuture<'a, GroupResponse> {
+        Box::pin(crate::driver::Driver::request(self, group_id, ctx, request))
+    }
+
+    fn list_groups<'a>(
+        &'a self,
+        states_filter: &'a [String],
+        types_filter: &'a [String],
+    ) -> GroupFuture<'a, Vec<ListedGroup>> {
+        Box::pin(crate::driver::Driver::list_groups(
+            self,
+            states_filter,
+            types_filter,
+        ))
+    }
+}
+
 /// The request facts the coordinator needs that are not in the body.
 pub fn context(client: &Client, header: &RequestHeader) -> RequestContext {
     RequestContext {
