@@ -227,3 +227,34 @@ pub fn topic_name(name: &str) -> kafka_protocol::messages::TopicName {
 pub fn str(value: &str) -> StrBytes {
     StrBytes::from_string(value.to_owned())
 }
+
+/// `ConsumerProtocolSubscription` bytes as a consumer puts them in JoinGroup: the `int16`
+/// version, then the body at that version.
+pub fn subscription(topics: &[&str], version: i16) -> Bytes {
+    use kafka_protocol::messages::ConsumerProtocolSubscription;
+    let mut buf = BytesMut::new();
+    buf.put_i16(version);
+    ConsumerProtocolSubscription::default()
+        .with_topics(topics.iter().map(|t| str(t)).collect())
+        .encode(&mut buf, version)
+        .expect("subscription encodes");
+    buf.freeze()
+}
+
+/// Decodes `ConsumerProtocolAssignment` bytes from SyncGroup as a client does (the version
+/// prefix is read and clamped to the highest known, 3): `(topic, partitions)` sorted by topic.
+pub fn decode_assignment(mut bytes: Bytes) -> anyhow::Result<Vec<(String, Vec<i32>)>> {
+    use kafka_protocol::messages::ConsumerProtocolAssignment;
+    ensure!(bytes.len() >= 2, "assignment of {} bytes", bytes.len());
+    let version = bytes.get_i16();
+    ensure!(version >= 0, "negative assignment version {version}");
+    let assignment = ConsumerProtocolAssignment::decode(&mut bytes, version.min(3))?;
+    ensure!(!bytes.has_remaining(), "bytes left after the assignment");
+    let mut topics: Vec<(String, Vec<i32>)> = assignment
+        .assigned_partitions
+        .into_iter()
+        .map(|tp| (tp.topic.to_string(), tp.partitions))
+        .collect();
+    topics.sort();
+    Ok(topics)
+}
