@@ -397,3 +397,48 @@ async fn sync_group_v5_without_protocol_names_is_refused_before_the_coordinator(
     assert_eq!(response.error_code, 23, "INCONSISTENT_GROUP_PROTOCOL");
     host.stop().await;
 }
+
+#[tokio::test]
+async fn a_lone_member_joins_and_syncs_at_every_version() {
+    let host = host().await;
+    let mut client = host.client().await;
+    for join_version in 0..=9i16 {
+        let sync_version = join_version.min(5);
+        let group_id = format!("g{join_version}");
+        let request = join("")
+            .with_group_id(GroupId(str(&group_id)))
+            // v0 has no rebalance timeout; it must stay at its default there.
+            .with_rebalance_timeout_ms(if join_version >= 1 { 30_000 } else { -1 });
+        let mut response = client.call(&request, join_version).await.unwrap();
+        if join_version >= 4 {
+            assert_eq!(response.error_code, 79, "v{join_version}");
+            let with_id = request.clone().with_member_id(response.member_id.clone());
+            response = client.call(&with_id, join_version).await.unwrap();
+        }
+        assert_eq!(response.error_code, 0, "JoinGroup v{join_version}");
+        assert_eq!(response.protocol_name.as_deref(), Some("range"));
+        let member_id = response.member_id.to_string();
+        let mut sync_request =
+            sync(&member_id, response.generation_id).with_group_id(GroupId(str(&group_id)));
+        if sync_version >= 5 {
+            sync_request = sync_request
+                .with_protocol_type(Some(str("consumer")))
+                .with_protocol_name(Some(str("range")));
+        }
+        let synced = client.call(&sync_request, sync_version).await.unwrap();
+        assert_eq!(synced.error_code, 0, "SyncGroup v{sync_version}");
+        if sync_version >= 5 {
+            assert_eq!(synced.protocol_name.as_deref(), Some("range"));
+        }
+        assert_eq!(
+            decode_assignment(synced.assignment).unwrap(),
+            [("orders".to_owned(), vec![0, 1, 2, 3])],
+            "v{join_version}"
+        );
+        let beat =
+            heartbeat(&member_id, response.generation_id).with_group_id(GroupId(str(&group_id)));
+        let beat = client.call(&beat, join_version.min(4)).await.unwrap();
+        assert_eq!(beat.error_code, 0, "Heartbeat v{}", join_version.min(4));
+    }
+    host.stop().await;
+}
