@@ -1,1 +1,417 @@
-//! The tokio side of the coordinator. (to be written)
+//! The tokio side of the coordinator: groups spread over shards by a hash of the group id,
+//! each shard a single task owning one [`Coordinator`] and its keyed timers, assignor calls on
+//! the blocking pool, effects executed in order, persistence in the [`Store`].
+//!
+//! The wire layer calls [`Driver::request`] once per group request; the admin API calls the
+//! admin hooks ([`Driver::describe`], [`Driver::set_group_config`], ...). Nothing here decides
+//! group semantics: that is the coordinator's job.
+
+mod notices;
+mod runner;
+mod shard;
+#[cfg(test)]
+mod tests;
+mod timers;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use assignor_sdk::AssignRequest;
+use kafka_protocol::ResponseError;
+use kafka_protocol::messages::list_groups_response::ListedGroup;
+use tokio::sync::{Semaphore, mpsc, oneshot, watch};
+use tokio::task::JoinHandle;
+
+pub use notices::{NoticeSink, TracingNotices};
+pub use runner::AssignorRunner;
+
+use crate::coordinator::view::{StrategiesView, TopicsView};
+use crate::coordinator::{
+    AdminError, Coordinator, CoordinatorConfig, Event, GroupConfig, GroupDetail, GroupRequest,
+    GroupResponse, GroupSummary, RequestContext, error_response,
+};
+use crate::store::{Store, StoreError};
+use shard::{Command, Shard};
+
+/// Driver settings.
+#[derive(Clone)]
+pub struct DriverConfig {
+    /// Number of shards (tasks); each owns the groups whose id hashes to it.
+    pub shards: usize,
+    pub coordinator: CoordinatorConfig,
+    /// Assignor calls running at once (primary runs); the blocking pool does the work.
+    pub assignor_threads: usize,
+    /// Fallback calls running at once, apart from the primary runs so stuck modules cannot
+    /// starve the fallback.
+    pub fallback_threads: usize,
+    /// Queue depth of each shard's command channel.
+    pub queue: usize,
+    /// Where notices go (metrics, logs).
+    pub notices: Arc<dyn NoticeSink>,
+    /// Seed the member-id generator from the OS (true) or use `coordinator.seed` (tests).
+    pub random_seed: bool,
+}
+
+impl Default for DriverConfig {
+    fn default() -> Self {
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        DriverConfig {
+            shards: cores,
+            coordinator: CoordinatorConfig::default(),
+            assignor_threads: cores.max(2),
+            fallback_threads: 2,
+            queue: 4096,
+            notices: Arc::new(TracingNotices),
+            random_seed: true,
+        }
+    }
+}
+
+impl std::fmt::Debug for DriverConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DriverConfig")
+            .field("shards", &self.shards)
+            .field("coordinator", &self.coordinator)
+            .field("assignor_threads", &self.assignor_threads)
+            .field("fallback_threads", &self.fallback_threads)
+            .field("queue", &self.queue)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Something went wrong starting the driver.
+#[derive(Debug, thiserror::Error)]
+pub enum DriverError {
+    #[error("driver configuration: {0}")]
+    Config(String),
+    #[error("cannot restore groups from the store: {0}")]
+    Restore(#[from] StoreError),
+    #[error("the driver must be started inside a tokio runtime")]
+    NoRuntime,
+}
+
+/// A handle on the running shards. Cheap to clone.
+#[derive(Clone)]
+pub struct Driver {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    shards: Vec<mpsc::Sender<Command>>,
+    closed: AtomicBool,
+    tasks: parking_lot::Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl Driver {
+    /// Starts the shards. Restores persisted groups and offsets from `store` (stable groups
+    /// resume without a rebalance: heartbeat timers re-armed from now). Watches `topics` and
+    /// the registry's `subscribe()` for view changes and broadcasts them to every shard.
+    pub fn start(
+        config: DriverConfig,
+        registry: Arc<crate::registry::Registry>,
+        topics: watch::Receiver<TopicsView>,
+        store: Option<Store>,
+    ) -> Result<Driver, DriverError> {
+        let strategies = registry.subscribe();
+        Driver::start_with_runner(config, registry, strategies, topics, store)
+    }
+
+    /// [`Driver::start`] with any [`AssignorRunner`] and strategies view (tests, benches).
+    pub fn start_with_runner(
+        config: DriverConfig,
+        runner: Arc<dyn AssignorRunner>,
+        strategies: watch::Receiver<Arc<StrategiesView>>,
+        topics: watch::Receiver<TopicsView>,
+        store: Option<Store>,
+    ) -> Result<Driver, DriverError> {
+        if config.shards == 0 || config.assignor_threads == 0 || config.fallback_threads == 0 {
+            return Err(DriverError::Config(
+                "shards, assignor_threads and fallback_threads must be at least 1".into(),
+            ));
+        }
+        let runtime = tokio::runtime::Handle::try_current().map_err(|_| DriverError::NoRuntime)?;
+        let restored = match &store {
+            Some(store) => store.load_groups()?,
+            None => Vec::new(),
+        };
+        let primary = Arc::new(Semaphore::new(config.assignor_threads));
+        let fallback = Arc::new(Semaphore::new(config.fallback_threads));
+        let start = tokio::time::Instant::now();
+        let mut senders = Vec::with_capacity(config.shards);
+        let mut tasks = Vec::with_capacity(config.shards + 1);
+        for index in 0..config.shards {
+            let mut coordinator_config = config.coordinator.clone();
+            coordinator_config.seed = if config.random_seed {
+                random_seed()
+            } else {
+                coordinator_config.seed.wrapping_add(index as u64)
+            };
+            let (tx, rx) = mpsc::channel(config.queue.max(1));
+            let (done_tx, done_rx) = mpsc::unbounded_channel();
+            let shard = Shard {
+                coordinator: Coordinator::new(
+                    coordinator_config,
+                    topics.borrow().clone(),
+                    strategies.borrow().clone(),
+                ),
+                timers: Default::default(),
+                replies: Default::default(),
+                next_reply: 1,
+                start,
+                runner: runner.clone(),
+                primary: primary.clone(),
+                fallback: fallback.clone(),
+                store: store.clone(),
+                sink: config.notices.clone(),
+                done_tx,
+            };
+            tasks.push(runtime.spawn(shard.run(rx, done_rx)));
+            senders.push(tx);
+        }
+        // Restored groups go first: the channels are FIFO, so no request overtakes them.
+        for group in restored {
+            let shard = &senders[shard_of(&group.group_id, senders.len())];
+            shard
+                .try_send(Command::Event(Event::Restore(Box::new(group))))
+                .map_err(|_| DriverError::Config("shard queue too small to restore".into()))?;
+        }
+        tasks.push(runtime.spawn(watch_views(senders.clone(), topics, strategies)));
+        Ok(Driver {
+            inner: Arc::new(Inner {
+                shards: senders,
+                closed: AtomicBool::new(false),
+                tasks: parking_lot::Mutex::new(tasks),
+            }),
+        })
+    }
+
+    fn shard(&self, group_id: &str) -> &mpsc::Sender<Command> {
+        &self.inner.shards[shard_of(group_id, self.inner.shards.len())]
+    }
+
+    /// One request for one group; resolves when the coordinator answers (a parked JoinGroup or
+    /// SyncGroup resolves later). If the driver is shutting down: COORDINATOR_NOT_AVAILABLE.
+    pub async fn request(
+        &self,
+        group_id: &str,
+        ctx: RequestContext,
+        request: GroupRequest,
+    ) -> GroupResponse {
+        let unavailable = |ctx: &RequestContext, shape: &GroupRequest| {
+            error_response(
+                ctx.api_version,
+                group_id,
+                shape,
+                ResponseError::CoordinatorNotAvailable,
+            )
+        };
+        let shape = error_shape(&request);
+        if self.inner.closed.load(Ordering::Acquire) {
+            return unavailable(&ctx, &shape);
+        }
+        let (reply, rx) = oneshot::channel();
+        let version = ctx.clone();
+        let command = Command::Request {
+            group_id: group_id.to_string(),
+            ctx,
+            request,
+            reply,
+        };
+        if self.shard(group_id).send(command).await.is_err() {
+            return unavailable(&version, &shape);
+        }
+        rx.await.unwrap_or_else(|_| unavailable(&version, &shape))
+    }
+
+    /// ListGroups over every shard (filters as Kafka: case-insensitive states, types).
+    pub async fn list_groups(
+        &self,
+        states_filter: &[String],
+        types_filter: &[String],
+    ) -> Vec<ListedGroup> {
+        let mut all: Vec<ListedGroup> = self
+            .fan_out(|reply| Command::ListGroups {
+                states: states_filter.to_vec(),
+                types: types_filter.to_vec(),
+                reply,
+            })
+            .await
+            .into_iter()
+            .flatten()
+            .collect();
+        all.sort_by(|a, b| a.group_id.0.cmp(&b.group_id.0));
+        all
+    }
+
+    /// Stops the shards after answering what is in flight (parked JoinGroup / SyncGroup get
+    /// COORDINATOR_NOT_AVAILABLE, so clients look the coordinator up again).
+    pub async fn shutdown(&self) {
+        if self.inner.closed.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        for shard in &self.inner.shards {
+            let (done, rx) = oneshot::channel();
+            if shard.send(Command::Shutdown { done }).await.is_ok() {
+                let _ = rx.await;
+            }
+        }
+        let tasks: Vec<JoinHandle<()>> = std::mem::take(&mut *self.inner.tasks.lock());
+        for task in tasks {
+            task.abort();
+            let _ = task.await;
+        }
+    }
+
+    /// One group in detail (state, generation, strategy and module version, members with
+    /// subscriptions and assignments, last assignor run, recent rebalances).
+    pub async fn describe(&self, group_id: &str) -> Option<GroupDetail> {
+        let (reply, rx) = oneshot::channel();
+        let command = Command::Describe {
+            group_id: group_id.to_string(),
+            reply,
+        };
+        self.shard(group_id).send(command).await.ok()?;
+        rx.await.ok().flatten()
+    }
+
+    /// Every group: id, state, members, strategy.
+    pub async fn groups(&self) -> Vec<GroupSummary> {
+        let mut all: Vec<GroupSummary> = self
+            .fan_out(|reply| Command::Groups { reply })
+            .await
+            .into_iter()
+            .flatten()
+            .collect();
+        all.sort_by(|a, b| a.group_id.cmp(&b.group_id));
+        all
+    }
+
+    /// Sets a group's strategy override (optionally pinned to a version) and parameters;
+    /// persisted, applied at the group's next rebalance.
+    pub async fn set_group_config(
+        &self,
+        group_id: &str,
+        cfg: GroupConfig,
+    ) -> Result<(), AdminError> {
+        let (reply, rx) = oneshot::channel();
+        let command = Command::SetConfig {
+            group_id: group_id.to_string(),
+            config: cfg,
+            reply,
+        };
+        self.admin(group_id, command, rx).await
+    }
+
+    /// Starts a rebalance of a group (members learn of it from their next Heartbeat).
+    pub async fn trigger_rebalance(&self, group_id: &str, reason: &str) -> Result<(), AdminError> {
+        let (reply, rx) = oneshot::channel();
+        let command = Command::Trigger {
+            group_id: group_id.to_string(),
+            reason: reason.to_string(),
+            reply,
+        };
+        self.admin(group_id, command, rx).await
+    }
+
+    /// The request a rebalance with `strategy` would send now (for simulate).
+    pub async fn assign_request(&self, group_id: &str, strategy: &str) -> Option<AssignRequest> {
+        let (reply, rx) = oneshot::channel();
+        let command = Command::AssignRequest {
+            group_id: group_id.to_string(),
+            strategy: strategy.to_string(),
+            reply,
+        };
+        self.shard(group_id).send(command).await.ok()?;
+        rx.await.ok().flatten()
+    }
+
+    async fn admin(
+        &self,
+        group_id: &str,
+        command: Command,
+        rx: oneshot::Receiver<Result<(), AdminError>>,
+    ) -> Result<(), AdminError> {
+        let stopped = || AdminError::Storage("the driver is shutting down".into());
+        if self.inner.closed.load(Ordering::Acquire) {
+            return Err(stopped());
+        }
+        self.shard(group_id)
+            .send(command)
+            .await
+            .map_err(|_| stopped())?;
+        rx.await.map_err(|_| stopped())?
+    }
+
+    async fn fan_out<T>(&self, make: impl Fn(oneshot::Sender<T>) -> Command) -> Vec<T> {
+        let mut receivers = Vec::with_capacity(self.inner.shards.len());
+        for shard in &self.inner.shards {
+            let (reply, rx) = oneshot::channel();
+            if shard.send(make(reply)).await.is_ok() {
+                receivers.push(rx);
+            }
+        }
+        let mut out = Vec::with_capacity(receivers.len());
+        for rx in receivers {
+            if let Ok(v) = rx.await {
+                out.push(v);
+            }
+        }
+        out
+    }
+}
+
+/// The shard of a group: FNV-1a of the id, so the mapping is stable across runs.
+pub fn shard_of(group_id: &str, shards: usize) -> usize {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in group_id.as_bytes() {
+        hash ^= u64::from(*byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    (hash % shards as u64) as usize
+}
+
+/// What [`error_response`] needs of a request, kept before the request moves to a shard.
+fn error_shape(request: &GroupRequest) -> GroupRequest {
+    use kafka_protocol::messages::{
+        HeartbeatRequest, JoinGroupRequest, LeaveGroupRequest, SyncGroupRequest,
+    };
+    match request {
+        GroupRequest::JoinGroup(r) => {
+            GroupRequest::JoinGroup(JoinGroupRequest::default().with_member_id(r.member_id.clone()))
+        }
+        GroupRequest::SyncGroup(_) => GroupRequest::SyncGroup(SyncGroupRequest::default()),
+        GroupRequest::Heartbeat(_) => GroupRequest::Heartbeat(HeartbeatRequest::default()),
+        GroupRequest::LeaveGroup(_) => GroupRequest::LeaveGroup(LeaveGroupRequest::default()),
+        other => other.clone(),
+    }
+}
+
+/// Broadcasts topic and strategy changes to every shard.
+async fn watch_views(
+    shards: Vec<mpsc::Sender<Command>>,
+    mut topics: watch::Receiver<TopicsView>,
+    mut strategies: watch::Receiver<Arc<StrategiesView>>,
+) {
+    loop {
+        let event = tokio::select! {
+            changed = topics.changed() => match changed {
+                Ok(()) => Event::TopicsChanged(topics.borrow_and_update().clone()),
+                Err(_) => break,
+            },
+            changed = strategies.changed() => match changed {
+                Ok(()) => Event::StrategiesChanged(strategies.borrow_and_update().clone()),
+                Err(_) => break,
+            },
+        };
+        for shard in &shards {
+            if shard.send(Command::Event(event.clone())).await.is_err() {
+                return;
+            }
+        }
+    }
+}
+
+fn random_seed() -> u64 {
+    let bytes = *uuid::Uuid::new_v4().as_bytes();
+    u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes"))
+}

@@ -72,6 +72,9 @@ pub enum AdminError {
     UnknownStrategy(String),
     #[error("a pinned version needs a strategy override")]
     PinWithoutStrategy,
+    /// Set by the driver when the change could not be stored.
+    #[error("the change was applied but could not be stored: {0}")]
+    Storage(String),
 }
 
 impl Coordinator {

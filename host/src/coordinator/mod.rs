@@ -37,7 +37,7 @@ mod sync_group;
 pub mod view;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 pub use admin::{AdminError, GroupDetail, GroupSummary, MemberDetail};
 pub use config::{CoordinatorConfig, GroupConfig};

@@ -1,7 +1,7 @@
 //! Coordinator tests: the conformance checklist of `kafka-coordinator-spec.md` section 13 (one
 //! test per item, named after it), the host-side differences, and a deterministic simulation.
 
-mod context;
+pub(crate) mod context;
 mod host;
 mod items_join;
 mod items_offsets;

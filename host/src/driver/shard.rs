@@ -1,0 +1,322 @@
+//! One shard: a tokio task that owns a [`Coordinator`] for its groups, feeds it commands,
+//! timer firings and assignor results, and executes the effects in order. Assignor calls go to
+//! the blocking pool (bounded by semaphores, the fallback with its own permits so a stuck
+//! module cannot starve it); persistence waits for the store before the next effect, so an
+//! OffsetCommit is answered after its write.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use kafka_protocol::ResponseError;
+use kafka_protocol::messages::list_groups_response::ListedGroup;
+use tokio::sync::{Semaphore, mpsc, oneshot};
+use tokio::time::Instant;
+
+use super::notices::NoticeSink;
+use super::runner::AssignorRunner;
+use super::timers::Timers;
+use crate::coordinator::{
+    AdminError, AssignorDone, AssignorFailure, AssignorRun, Coordinator, Effect, Event,
+    GroupConfig, GroupDetail, GroupRequest, GroupResponse, GroupSummary, Millis, ReplyTo,
+    RequestContext,
+};
+use crate::store::Store;
+use assignor_sdk::AssignRequest;
+
+/// What a shard is asked to do.
+pub(crate) enum Command {
+    Request {
+        group_id: String,
+        ctx: RequestContext,
+        request: GroupRequest,
+        reply: oneshot::Sender<GroupResponse>,
+    },
+    ListGroups {
+        states: Vec<String>,
+        types: Vec<String>,
+        reply: oneshot::Sender<Vec<ListedGroup>>,
+    },
+    Describe {
+        group_id: String,
+        reply: oneshot::Sender<Option<GroupDetail>>,
+    },
+    Groups {
+        reply: oneshot::Sender<Vec<GroupSummary>>,
+    },
+    SetConfig {
+        group_id: String,
+        config: GroupConfig,
+        reply: oneshot::Sender<Result<(), AdminError>>,
+    },
+    Trigger {
+        group_id: String,
+        reason: String,
+        reply: oneshot::Sender<Result<(), AdminError>>,
+    },
+    AssignRequest {
+        group_id: String,
+        strategy: String,
+        reply: oneshot::Sender<Option<AssignRequest>>,
+    },
+    Event(Event),
+    Shutdown {
+        done: oneshot::Sender<()>,
+    },
+}
+
+/// Everything a shard task owns.
+pub(crate) struct Shard {
+    pub coordinator: Coordinator,
+    pub timers: Timers,
+    pub replies: HashMap<ReplyTo, oneshot::Sender<GroupResponse>>,
+    pub next_reply: u64,
+    pub start: Instant,
+    pub runner: Arc<dyn AssignorRunner>,
+    pub primary: Arc<Semaphore>,
+    pub fallback: Arc<Semaphore>,
+    pub store: Option<Store>,
+    pub sink: Arc<dyn NoticeSink>,
+    pub done_tx: mpsc::UnboundedSender<AssignorDone>,
+}
+
+impl Shard {
+    fn now(&self) -> Millis {
+        self.start.elapsed().as_millis() as Millis
+    }
+
+    /// The shard's loop: commands, assignor results and due timers, one at a time.
+    pub async fn run(
+        mut self,
+        mut commands: mpsc::Receiver<Command>,
+        mut done_rx: mpsc::UnboundedReceiver<AssignorDone>,
+    ) {
+        loop {
+            let deadline = self
+                .timers
+                .next_deadline()
+                .map(|at| self.start + std::time::Duration::from_millis(at));
+            let sleep = async {
+                match deadline {
+                    Some(at) => tokio::time::sleep_until(at).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                biased;
+                Some(done) = done_rx.recv() => self.event(Event::AssignorDone(done)).await,
+                command = commands.recv() => match command {
+                    None => break,
+                    Some(Command::Shutdown { done }) => {
+                        let effects = self.coordinator.shutdown();
+                        let _ = self.execute(effects).await;
+                        let _ = done.send(());
+                        break;
+                    }
+                    Some(command) => self.command(command).await,
+                },
+                () = sleep => {
+                    let now = self.now();
+                    while let Some(key) = self.timers.pop_due(now) {
+                        let effects = self.coordinator.handle(now, Event::TimerFired(key));
+                        let _ = self.execute(effects).await;
+                    }
+                }
+            }
+        }
+        // Callers still waiting get COORDINATOR_NOT_AVAILABLE from the driver when their
+        // reply channel drops here.
+    }
+
+    async fn event(&mut self, event: Event) {
+        let effects = self.coordinator.handle(self.now(), event);
+        // Storage errors are logged where they happen; the group keeps serving.
+        let _ = self.execute(effects).await;
+    }
+
+    async fn command(&mut self, command: Command) {
+        match command {
+            Command::Request {
+                group_id,
+                ctx,
+                request,
+                reply,
+            } => {
+                let reply_to = ReplyTo(self.next_reply);
+                self.next_reply += 1;
+                self.replies.insert(reply_to, reply);
+                self.event(Event::Request {
+                    reply_to,
+                    group_id,
+                    ctx,
+                    request,
+                })
+                .await;
+            }
+            Command::ListGroups {
+                states,
+                types,
+                reply,
+            } => {
+                let _ = reply.send(self.coordinator.list_groups(&states, &types));
+            }
+            Command::Describe { group_id, reply } => {
+                let _ = reply.send(self.coordinator.group_detail(&group_id));
+            }
+            Command::Groups { reply } => {
+                let _ = reply.send(self.coordinator.group_summaries());
+            }
+            Command::SetConfig {
+                group_id,
+                config,
+                reply,
+            } => {
+                let result = match self.coordinator.set_group_config(&group_id, config) {
+                    Ok(effects) => self.execute(effects).await.map_err(AdminError::Storage),
+                    Err(e) => Err(e),
+                };
+                let _ = reply.send(result);
+            }
+            Command::Trigger {
+                group_id,
+                reason,
+                reply,
+            } => {
+                let now = self.now();
+                let result = match self.coordinator.trigger_rebalance(now, &group_id, &reason) {
+                    Ok(effects) => {
+                        let _ = self.execute(effects).await;
+                        Ok(())
+                    }
+                    Err(e) => Err(e),
+                };
+                let _ = reply.send(result);
+            }
+            Command::AssignRequest {
+                group_id,
+                strategy,
+                reply,
+            } => {
+                let now = self.now();
+                let _ = reply.send(self.coordinator.assign_request(now, &group_id, &strategy));
+            }
+            Command::Event(event) => self.event(event).await,
+            Command::Shutdown { .. } => unreachable!("handled by the loop"),
+        }
+    }
+
+    /// Executes effects in order. A failed write is logged and reported; an OffsetCommit
+    /// answered after a failed offsets write is turned into COORDINATOR_NOT_AVAILABLE on every
+    /// partition (the client retries; Kafka maps storage failures to retriable errors). The
+    /// first storage error is returned.
+    async fn execute(&mut self, effects: Vec<Effect>) -> Result<(), String> {
+        let mut offsets_failed = false;
+        let mut first_error = None;
+        for effect in effects {
+            match effect {
+                Effect::Respond { to, mut response } => {
+                    if offsets_failed && let GroupResponse::OffsetCommit(r) = &mut response {
+                        for p in r.topics.iter_mut().flat_map(|t| t.partitions.iter_mut()) {
+                            p.error_code = ResponseError::CoordinatorNotAvailable.code();
+                        }
+                    }
+                    if let Some(reply) = self.replies.remove(&to) {
+                        let _ = reply.send(response);
+                    }
+                }
+                Effect::ScheduleTimer { key, at } => self.timers.schedule(key, at),
+                Effect::CancelTimer { key } => self.timers.cancel(&key),
+                Effect::RunAssignor(run) => self.spawn_run(*run),
+                Effect::Notice(notice) => self.sink.notice(&notice),
+                Effect::PersistOffsets { group_id, offsets } => {
+                    let result = self
+                        .write(move |s| s.save_offsets(&group_id, &offsets))
+                        .await;
+                    if let Err(e) = result {
+                        offsets_failed = true;
+                        first_error.get_or_insert(e);
+                    }
+                }
+                Effect::PersistGroup(snapshot) => {
+                    if let Err(e) = self.write(move |s| s.save_group(&snapshot)).await {
+                        first_error.get_or_insert(e);
+                    }
+                }
+                Effect::PersistGroupConfig { group_id, config } => {
+                    let result = self
+                        .write(move |s| s.save_group_config(&group_id, &config))
+                        .await;
+                    if let Err(e) = result {
+                        first_error.get_or_insert(e);
+                    }
+                }
+                Effect::DeleteGroup { group_id } => {
+                    if let Err(e) = self.write(move |s| s.delete_group(&group_id)).await {
+                        first_error.get_or_insert(e);
+                    }
+                }
+            }
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+
+    /// Runs a store write on the blocking pool and waits for it (no store: nothing to do).
+    async fn write<F>(&self, write: F) -> Result<(), String>
+    where
+        F: FnOnce(&Store) -> Result<(), crate::store::StoreError> + Send + 'static,
+    {
+        let Some(store) = self.store.clone() else {
+            return Ok(());
+        };
+        let result = tokio::task::spawn_blocking(move || write(&store))
+            .await
+            .map_err(|e| format!("store task failed: {e}"))
+            .and_then(|r| r.map_err(|e| e.to_string()));
+        if let Err(error) = &result {
+            tracing::error!(%error, "store write failed");
+        }
+        result
+    }
+
+    /// Starts an assignor run on the blocking pool; its result comes back on `done_tx`. The
+    /// shard never waits for it, so a slow module delays nothing but its own group.
+    fn spawn_run(&self, run: AssignorRun) {
+        let runner = self.runner.clone();
+        let permits = if run.fallback {
+            self.fallback.clone()
+        } else {
+            self.primary.clone()
+        };
+        let done_tx = self.done_tx.clone();
+        tokio::spawn(async move {
+            let Ok(_permit) = permits.acquire_owned().await else {
+                return;
+            };
+            let (group_id, generation_id, run_id) =
+                (run.group_id.clone(), run.generation_id, run.run_id);
+            let strategy = run.strategy.clone();
+            let result = tokio::task::spawn_blocking(move || {
+                runner.run(
+                    &run.strategy,
+                    run.pinned_version,
+                    &run.request,
+                    run.cooperative,
+                )
+            })
+            .await
+            .unwrap_or_else(|e| {
+                Err(AssignorFailure {
+                    module: strategy,
+                    version: None,
+                    message: format!("the assignor call panicked: {e}"),
+                    duration_us: 0,
+                })
+            });
+            let _ = done_tx.send(AssignorDone {
+                group_id,
+                generation_id,
+                run_id,
+                result,
+            });
+        });
+    }
+}
