@@ -19,16 +19,22 @@
 //! - [`kafka`]: the wire: frame codec, connections, listener, one file per Kafka API.
 //! - [`catalog`]: the topics the host serves.
 //! - [`store`]: durable state (redb).
-//! - [`admin`]: HTTP admin API and metrics.
+//! - [`admin`]: HTTP admin API (modules, groups, topics, simulate, `/metrics`, `/healthz`).
+//! - [`metrics`]: Prometheus metrics fed by the wire layer, the coordinator's notices and scrapes.
+//! - [`simulate`]: scenario files, local and live simulations, balance and movement reports.
+//! - [`cli`]: the command line's client side: admin API calls, tables, `--json`.
 
 pub mod admin;
 pub mod builtins;
 pub mod catalog;
+pub mod cli;
 pub mod config;
 pub mod coordinator;
 pub mod driver;
 pub mod kafka;
+pub mod metrics;
 pub mod registry;
 pub mod sandbox;
 pub mod server;
+pub mod simulate;
 pub mod store;

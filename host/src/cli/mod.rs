@@ -1,0 +1,1 @@
+//! The command line's client side (to be written).

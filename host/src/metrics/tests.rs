@@ -1,0 +1,187 @@
+//! The metrics move with the notices and responses that feed them, and the text a scrape sees
+//! names them as documented.
+
+use std::sync::Arc;
+
+use kafka_protocol::messages::{ApiKey, HeartbeatResponse, ResponseKind};
+
+use super::*;
+
+/// The value of the sample `name{labels}` in `text`, if present (labels in registration
+/// order, as the encoder writes them).
+fn sample(text: &str, name_and_labels: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|line| line.strip_prefix(name_and_labels)?.trim().parse().ok())
+}
+
+#[test]
+fn kafka_responses_count_requests_and_each_error_code() {
+    let metrics = Metrics::new();
+    let ok = ResponseKind::Heartbeat(HeartbeatResponse::default());
+    let rebalancing = ResponseKind::Heartbeat(HeartbeatResponse::default().with_error_code(27));
+    metrics.kafka_response(ApiKey::Heartbeat, &ok);
+    metrics.kafka_response(ApiKey::Heartbeat, &rebalancing);
+    metrics.kafka_response(ApiKey::Heartbeat, &rebalancing);
+    let text = metrics.encode();
+    assert_eq!(
+        sample(
+            &text,
+            "assignor_host_kafka_requests_total{api=\"Heartbeat\"}"
+        ),
+        Some(3.0),
+        "{text}"
+    );
+    assert_eq!(
+        sample(
+            &text,
+            "assignor_host_kafka_errors_total{api=\"Heartbeat\",error=\"REBALANCE_IN_PROGRESS\"}"
+        ),
+        Some(2.0)
+    );
+    assert_eq!(
+        sample(
+            &text,
+            "assignor_host_kafka_errors_total{api=\"Heartbeat\",error=\"NONE\"}"
+        ),
+        Some(1.0)
+    );
+}
+
+#[test]
+fn assignor_notices_count_calls_by_outcome_and_observe_duration_and_fuel() {
+    let metrics = Metrics::new();
+    let finished = |outcome, fuel| Notice::AssignorFinished {
+        group: Arc::from("g"),
+        generation: 3,
+        module: "sticky".into(),
+        version: Some(2),
+        outcome,
+        duration_us: 250,
+        fuel,
+        fallback: false,
+    };
+    metrics.notice(&finished(RunOutcome::Ok, 40_000));
+    metrics.notice(&finished(RunOutcome::Failed("trap".into()), 10));
+    metrics.notice(&finished(RunOutcome::Stale, 0));
+    let text = metrics.encode();
+    let calls = |outcome: &str| {
+        sample(
+            &text,
+            &format!(
+                "assignor_host_assignor_calls_total{{module=\"sticky\",version=\"2\",\
+                 outcome=\"{outcome}\"}}"
+            ),
+        )
+    };
+    assert_eq!(calls("ok"), Some(1.0), "{text}");
+    assert_eq!(calls("failed"), Some(1.0));
+    assert_eq!(calls("stale"), Some(1.0));
+    // A stale result says nothing about how long the module takes: not observed.
+    assert_eq!(
+        sample(
+            &text,
+            "assignor_host_assignor_duration_seconds_count{module=\"sticky\",version=\"2\"}"
+        ),
+        Some(2.0)
+    );
+    assert_eq!(
+        sample(
+            &text,
+            "assignor_host_assignor_fuel_sum{module=\"sticky\",version=\"2\"}"
+        ),
+        Some(40_010.0)
+    );
+}
+
+#[test]
+fn rebalances_are_counted_by_group_and_bounded_reason() {
+    let metrics = Metrics::new();
+    for reason in [
+        "adding new member consumer-1-abc",
+        "member consumer-2 session expired",
+        "operator request: new module version",
+    ] {
+        metrics.notice(&Notice::RebalanceStarted {
+            group: Arc::from("orders"),
+            generation: 1,
+            reason: reason.into(),
+        });
+    }
+    let text = metrics.encode();
+    for category in ["member_joined", "session_expired", "operator"] {
+        let line =
+            format!("assignor_host_rebalances_total{{group=\"orders\",reason=\"{category}\"}}");
+        assert_eq!(sample(&text, &line), Some(1.0), "{line}\n{text}");
+    }
+    assert!(
+        !text.contains("consumer-1-abc"),
+        "member ids never become labels"
+    );
+}
+
+#[test]
+fn reason_categories_follow_the_coordinators_wording() {
+    let cases = [
+        ("adding new member m-1", "member_joined"),
+        (
+            "member m-1 joined during PreparingRebalance",
+            "member_joined",
+        ),
+        ("member m-1 changed its protocols", "member_rejoined"),
+        ("leader m-1 rejoined", "member_rejoined"),
+        (
+            "static member m-1 replaced during CompletingRebalance",
+            "static_member",
+        ),
+        ("members left: m-1 (not provided)", "member_left"),
+        ("member left-over-1 session expired", "session_expired"),
+        ("members did not send SyncGroup in time", "sync_expired"),
+        (
+            "partition count of topic t changed from 1 to 2",
+            "metadata_changed",
+        ),
+        ("the assignor asked for a rebalance", "assignor_requested"),
+        ("operator request", "operator"),
+        ("something new", "other"),
+    ];
+    for (reason, category) in cases {
+        assert_eq!(reason_category(reason), category, "{reason}");
+    }
+}
+
+#[test]
+fn group_gauges_are_recomputed_from_the_current_list() {
+    let metrics = Metrics::new();
+    let summary = |id: &str, state, members| GroupSummary {
+        group_id: id.into(),
+        state,
+        protocol_type: Some("consumer".into()),
+        members,
+        strategy: Some("range".into()),
+    };
+    metrics.refresh_groups(&[
+        summary("a", GroupState::Stable, 3),
+        summary("b", GroupState::Stable, 2),
+        summary("c", GroupState::Empty, 0),
+    ]);
+    metrics.refresh_groups(&[summary("a", GroupState::Stable, 4)]);
+    let text = metrics.encode();
+    assert_eq!(
+        sample(&text, "assignor_host_groups{state=\"Stable\"}"),
+        Some(1.0),
+        "{text}"
+    );
+    assert_eq!(
+        sample(&text, "assignor_host_groups{state=\"Empty\"}"),
+        Some(0.0)
+    );
+    assert_eq!(
+        sample(&text, "assignor_host_group_members{group=\"a\"}"),
+        Some(4.0)
+    );
+    assert_eq!(
+        sample(&text, "assignor_host_group_members{group=\"b\"}"),
+        None
+    );
+    assert_eq!(sample(&text, "assignor_host_members"), Some(4.0));
+}
