@@ -11,7 +11,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use anyhow::{Context, bail, ensure};
-use assignor_host::config::{Config, TopicSeed};
+use assignor_host::config::{Config, KafkaConfig, TopicSeed};
 use assignor_host::server::Server;
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 use kafka_protocol::messages::{ApiKey, RequestHeader, ResponseHeader};
@@ -52,9 +52,14 @@ impl TestHost {
     /// A host from the default configuration, bound to 127.0.0.1:0, changed by `edit`.
     pub async fn with_config(edit: impl FnOnce(&mut Config)) -> TestHost {
         let dir = tempfile::tempdir().expect("temp dir");
-        let mut config = Config::default();
-        config.data_dir = dir.path().to_path_buf();
-        config.kafka.listen = SocketAddr::from(([127, 0, 0, 1], 0));
+        let mut config = Config {
+            data_dir: dir.path().to_path_buf(),
+            kafka: KafkaConfig {
+                listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+                ..KafkaConfig::default()
+            },
+            ..Config::default()
+        };
         edit(&mut config);
         let server = Server::start(config).await.expect("host starts");
         TestHost { server, dir }

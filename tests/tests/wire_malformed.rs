@@ -174,13 +174,13 @@ async fn random_frames_never_take_the_host_down() {
         .iter()
         .map(|&(key, _, max)| (key as i16, max))
         .collect();
-    for round in 0..300 {
+    for round in 0..300i32 {
         // A valid key and version from the table, then random bytes.
         let (key, max) = served[(next() % served.len() as u64) as usize];
         let version = (next() % (max as u64 + 1)) as i16;
         let mut payload = key.to_be_bytes().to_vec();
         payload.extend_from_slice(&version.to_be_bytes());
-        payload.extend_from_slice(&(round as i32).to_be_bytes());
+        payload.extend_from_slice(&round.to_be_bytes());
         let len = (next() % 64) as usize;
         payload.extend((0..len).map(|_| next() as u8));
         let mut client = KafkaClient::connect(host.addr()).await.unwrap();

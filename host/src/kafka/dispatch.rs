@@ -12,6 +12,7 @@ use super::{
 
 /// What the connection sends back for one request.
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant)] // one per request, moved straight into the encoder
 pub enum Outcome {
     Reply(ResponseKind),
     /// Nothing is sent (Produce with `acks = 0`).

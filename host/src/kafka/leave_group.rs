@@ -27,10 +27,10 @@ pub async fn handle(
     match answer {
         GroupResponse::LeaveGroup(mut response) => {
             if header.request_api_version < 3 {
-                if response.error_code == 0 {
-                    if let Some(member) = response.members.iter().find(|m| m.error_code != 0) {
-                        response.error_code = member.error_code;
-                    }
+                if response.error_code == 0
+                    && let Some(member) = response.members.iter().find(|m| m.error_code != 0)
+                {
+                    response.error_code = member.error_code;
                 }
                 response.members.clear();
             }

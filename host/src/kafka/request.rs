@@ -19,6 +19,7 @@ use super::{api_versions, guard};
 
 /// A frame the connection must act on.
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant)] // one per request, handled at once
 pub enum Inbound {
     /// A request for an API and version the host serves.
     Request(Request),
