@@ -52,6 +52,10 @@ pub enum SimulateError {
 
 /// Runs `module` on `request` in `sandbox` and reports; `name` and `version` label the report.
 /// Blocking (the module runs on this thread).
+#[allow(
+    clippy::result_large_err,
+    reason = "a failed simulation carries the call error, usage and logs the author needs; it happens once per run"
+)]
 pub fn simulate(
     sandbox: &Sandbox,
     module: &CompiledModule,
@@ -89,6 +93,10 @@ pub fn simulate(
 /// defaults unless the caller read a config file) and runs it on the scenario at
 /// `scenario_path`. The strategy name sent to the module is what its `assignor_describe`
 /// says, else the file's stem.
+#[allow(
+    clippy::result_large_err,
+    reason = "a failed simulation carries the call error, usage and logs the author needs; it happens once per run"
+)]
 pub fn run_local(
     wasm_path: &Path,
     scenario_path: &Path,

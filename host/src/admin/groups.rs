@@ -1,0 +1,147 @@
+//! `/v1/groups`: list, describe (members, assignment, strategy and module version, last
+//! assignor run, recent rebalances), set the operator configuration (strategy override,
+//! optionally pinned to a module version, and parameters), trigger a rebalance.
+//!
+//! A configuration change applies at the group's next rebalance; only
+//! `POST .../rebalance` starts one.
+
+use std::collections::BTreeMap;
+
+use axum::extract::rejection::PathRejection;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::routing::{get, post, put};
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::AdminState;
+use super::error::ApiError;
+use super::extract::JsonBody;
+use crate::coordinator::{GroupConfig, GroupDetail};
+use crate::metrics::OPERATOR_REASON;
+
+pub fn routes() -> Router<AdminState> {
+    Router::new()
+        .route("/v1/groups", get(list))
+        .route("/v1/groups/{group}", get(describe))
+        .route("/v1/groups/{group}/config", put(set_config))
+        .route("/v1/groups/{group}/rebalance", post(rebalance))
+}
+
+type Group = Result<Path<String>, PathRejection>;
+
+async fn list(State(state): State<AdminState>) -> Result<Json<Value>, ApiError> {
+    let groups = state.driver()?.groups().await;
+    Ok(Json(json!({ "groups": groups })))
+}
+
+async fn describe(
+    State(state): State<AdminState>,
+    group: Group,
+) -> Result<Json<GroupDetail>, ApiError> {
+    let Path(group) = group?;
+    state
+        .driver()?
+        .describe(&group)
+        .await
+        .map(Json)
+        .ok_or_else(|| unknown_group(&group))
+}
+
+/// `PUT /v1/groups/{group}/config`: the whole configuration (absent fields clear).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConfigBody {
+    /// Strategy (module) computing this group's assignment instead of the members' vote.
+    strategy: Option<String>,
+    /// Run this version of `strategy` instead of its active one.
+    pinned_version: Option<u32>,
+    #[serde(default)]
+    params: BTreeMap<String, String>,
+}
+
+#[tracing::instrument(skip_all, fields(group, module, version))]
+async fn set_config(
+    State(state): State<AdminState>,
+    group: Group,
+    JsonBody(body): JsonBody<ConfigBody>,
+) -> Result<Json<Value>, ApiError> {
+    let Path(group) = group?;
+    let span = tracing::Span::current();
+    span.record("group", group.as_str());
+    let driver = state.driver()?;
+    if let Some(strategy) = &body.strategy {
+        span.record("module", strategy.as_str());
+        // Refuse an unknown module or version now, not at the next rebalance.
+        state
+            .registry
+            .resolve(strategy, body.pinned_version)
+            .map_err(|e| ApiError::not_found(not_found_code(&e), e.to_string()))?;
+        if let Some(version) = body.pinned_version {
+            span.record("version", version);
+        }
+    }
+    let config = GroupConfig {
+        strategy: body.strategy,
+        pinned_version: body.pinned_version,
+        params: body.params,
+    };
+    driver.set_group_config(&group, config).await?;
+    let applied = driver
+        .describe(&group)
+        .await
+        .map(|d| json!(d.config))
+        .unwrap_or(Value::Null);
+    tracing::info!("group configuration set");
+    Ok(Json(json!({
+        "group_id": group,
+        "config": applied,
+        "applies": "at the group's next rebalance",
+    })))
+}
+
+fn not_found_code(e: &crate::registry::RunError) -> &'static str {
+    match e.kind {
+        crate::registry::RunErrorKind::VersionNotFound => "version_not_found",
+        _ => "module_not_found",
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RebalanceBody {
+    /// Why, for the group's history and the logs.
+    reason: Option<String>,
+}
+
+#[tracing::instrument(skip_all, fields(group))]
+async fn rebalance(
+    State(state): State<AdminState>,
+    group: Group,
+    JsonBody(body): JsonBody<Option<RebalanceBody>>,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let Path(group) = group?;
+    tracing::Span::current().record("group", group.as_str());
+    let reason = match body.and_then(|b| b.reason) {
+        Some(why) => format!("{OPERATOR_REASON}: {why}"),
+        None => OPERATOR_REASON.to_owned(),
+    };
+    state.driver()?.trigger_rebalance(&group, &reason).await?;
+    tracing::info!(%reason, "rebalance triggered");
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(json!({
+            "group_id": group,
+            "reason": reason,
+            "status": "members rejoin after their next heartbeat",
+        })),
+    ))
+}
+
+pub(super) fn unknown_group(group: &str) -> ApiError {
+    ApiError::not_found(
+        "group_not_found",
+        format!("group {group} does not exist on this host"),
+    )
+}
