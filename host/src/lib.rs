@@ -23,6 +23,8 @@
 //! - [`metrics`]: Prometheus metrics fed by the wire layer, the coordinator's notices and scrapes.
 //! - [`simulate`]: scenario files, local and live simulations, balance and movement reports.
 //! - [`cli`]: the command line's client side: admin API calls, tables, `--json`.
+//! - [`config`]: the TOML configuration, one section per part, every field defaulted.
+//! - [`server`]: assembles the parts from a [`config::Config`] and runs them until shutdown.
 
 pub mod admin;
 pub mod builtins;

@@ -9,7 +9,9 @@
 //! follows to notice partition-count changes (the host, not a client, is the group leader).
 //!
 //! Writers are serialized by one mutex; readers take the current snapshot without locking
-//! anything but the `watch` slot.
+//! anything but the `watch` slot. A write is a synchronous redb commit (about a millisecond),
+//! done inline even from async handlers: topic changes are rare admin operations, and keeping
+//! the catalog synchronous lets the admin API, the Kafka handlers and the seeding share it.
 
 pub mod names;
 
