@@ -21,12 +21,16 @@
 //! partitions = 12
 //! ```
 
+mod env;
+
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use crate::coordinator::CoordinatorConfig;
+use crate::driver::DriverConfig;
+use crate::registry::{QuarantinePolicy, RegistryConfig};
 use crate::sandbox::{PoolConfig, SandboxLimits};
 
 /// Everything the host reads at start. `Config::default()` is the standalone mode.
@@ -35,13 +39,20 @@ use crate::sandbox::{PoolConfig, SandboxLimits};
 pub struct Config {
     /// Where the store (`assignor-host.redb`) lives; created if missing.
     pub data_dir: PathBuf,
+    /// The Kafka listener and how the host presents itself as a broker.
     pub kafka: KafkaConfig,
+    /// The HTTP admin API: listener, bearer token, body caps.
     pub admin: AdminConfig,
+    /// The topics the host serves.
     pub catalog: CatalogConfig,
     /// Group coordinator settings (Kafka's broker defaults), owned by `coordinator`.
     pub coordinator: CoordinatorConfig,
     /// Per-call limits and the instance pool of the wasm sandbox, owned by `sandbox`.
     pub sandbox: SandboxConfig,
+    /// Module uploads and quarantine, owned by `registry`.
+    pub registry: RegistrySettings,
+    /// Shards and assignor threads of the coordinator's runtime, owned by `driver`.
+    pub driver: DriverSettings,
 }
 
 impl Default for Config {
@@ -53,7 +64,58 @@ impl Default for Config {
             catalog: CatalogConfig::default(),
             coordinator: CoordinatorConfig::default(),
             sandbox: SandboxConfig::default(),
+            registry: RegistrySettings::default(),
+            driver: DriverSettings::default(),
         }
+    }
+}
+
+/// The `[registry]` section: what an upload may be, and when a failing version is quarantined
+/// (`[registry.quarantine]`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RegistrySettings {
+    /// Largest module accepted by an upload, in bytes (default 16 MiB); also the admin API's
+    /// body cap for uploads.
+    pub max_module_bytes: u64,
+    pub quarantine: QuarantinePolicy,
+}
+
+impl Default for RegistrySettings {
+    fn default() -> Self {
+        let defaults = RegistryConfig::default();
+        RegistrySettings {
+            max_module_bytes: defaults.max_module_bytes,
+            quarantine: defaults.quarantine,
+        }
+    }
+}
+
+/// The `[driver]` section: how the coordinator runs on tokio. Unset counts follow the
+/// machine's cores.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DriverSettings {
+    /// Coordinator shards (tasks); groups are spread over them by a hash of the group id
+    /// (default: one per core).
+    pub shards: Option<usize>,
+    /// Primary assignor calls running at once (default: the number of cores, at least 2).
+    pub assignor_threads: Option<usize>,
+    /// Fallback calls running at once, apart from the primary ones so a stuck module cannot
+    /// starve the fallback (default 2).
+    pub fallback_threads: Option<usize>,
+    /// Queue depth of each shard (default 4096).
+    pub queue: Option<usize>,
+}
+
+impl DriverSettings {
+    /// The driver's configuration: these settings over the driver's defaults.
+    pub fn apply(&self, mut config: DriverConfig) -> DriverConfig {
+        config.shards = self.shards.unwrap_or(config.shards);
+        config.assignor_threads = self.assignor_threads.unwrap_or(config.assignor_threads);
+        config.fallback_threads = self.fallback_threads.unwrap_or(config.fallback_threads);
+        config.queue = self.queue.unwrap_or(config.queue);
+        config
     }
 }
 
@@ -100,20 +162,8 @@ impl Default for KafkaConfig {
     }
 }
 
-/// The HTTP admin listener (served by `admin`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct AdminConfig {
-    pub listen: SocketAddr,
-}
-
-impl Default for AdminConfig {
-    fn default() -> Self {
-        AdminConfig {
-            listen: SocketAddr::from(([127, 0, 0, 1], 9644)),
-        }
-    }
-}
+/// The `[admin]` section is owned by the admin API.
+pub use crate::admin::AdminConfig;
 
 /// The topic catalog: seeds, defaults and the auto-creation policy.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -149,7 +199,9 @@ impl Default for CatalogConfig {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TopicSeed {
+    /// Topic name (Kafka's rules: 1-249 of `[a-zA-Z0-9._-]`).
     pub name: String,
+    /// Partition count; at start an existing topic grows to it, never shrinks.
     pub partitions: i32,
     /// Replica racks per partition, for rack-aware strategies: empty (unknown) or exactly one
     /// list per partition.
@@ -167,6 +219,9 @@ pub enum ConfigError {
     },
     #[error("config file {path}: {message}")]
     Parse { path: String, message: String },
+    /// An `ASSIGNOR_HOST_<SECTION>__<KEY>` variable names no setting or has a bad value.
+    #[error("environment variable {variable}: {message}")]
+    Env { variable: String, message: String },
 }
 
 impl Config {

@@ -1,7 +1,7 @@
 //! Assembles the host from its configuration: store, topic catalog, wasm sandbox, module
-//! registry (with the built-in strategies), the coordinator's driver, and the Kafka listener;
-//! runs it until shutdown and stops it in order: stop accepting, drain the connections, then
-//! stop the driver (which answers whatever it still has parked).
+//! registry (with the built-in strategies), metrics, the coordinator's driver, the Kafka
+//! listener and the admin API; runs it until shutdown and stops it in order: stop accepting,
+//! drain the connections, then stop the driver (which answers whatever it still has parked).
 //!
 //! [`run`] is what `assignor-host serve` calls. [`Server::start`] is the same assembly for
 //! tests and embedding: it binds (port 0 is fine), returns the bound address at once, and
@@ -15,11 +15,13 @@ use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
+use crate::admin::{self, AdminConfigError, AdminState};
 use crate::catalog::{Catalog, CatalogError};
 use crate::config::Config;
 use crate::driver::{Driver, DriverConfig, DriverError};
 use crate::kafka::listener::{self, ListenerConfig};
 use crate::kafka::{Broker, Node};
+use crate::metrics::Metrics;
 use crate::registry::{Registry, RegistryConfig, RegistryError};
 use crate::sandbox::{Sandbox, SandboxError};
 use crate::store::{Store, StoreError};
@@ -42,6 +44,13 @@ pub enum ServerError {
         addr: SocketAddr,
         source: std::io::Error,
     },
+    #[error("cannot bind the admin listener on {addr}: {source}")]
+    BindAdmin {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error("admin API: {0}")]
+    Admin(#[from] AdminConfigError),
     #[error("configuration: {0}")]
     Config(String),
     #[error("the Kafka listener task failed: {0}")]
@@ -55,14 +64,20 @@ pub struct Server {
     catalog: Catalog,
     registry: Arc<Registry>,
     driver: Driver,
+    metrics: Arc<Metrics>,
+    admin_addr: SocketAddr,
     stop: Option<oneshot::Sender<()>>,
     task: JoinHandle<()>,
+    admin_stop: Option<oneshot::Sender<()>>,
+    admin_task: JoinHandle<std::io::Result<()>>,
 }
 
 impl Server {
     /// Opens the store, the catalog and binds the Kafka listener, then serves in the
     /// background. Returns once the listener is bound, so `kafka_addr()` is connectable.
     pub async fn start(config: Config) -> Result<Server, ServerError> {
+        // Refuse an exposed admin API before touching anything.
+        admin::check_listen(&config.admin)?;
         let store = Store::open(&config.data_dir)?;
         let catalog = Catalog::open(&config.catalog, Some(store.clone()))?;
 
@@ -70,6 +85,8 @@ impl Server {
         let sandbox = Sandbox::new(config.sandbox.pool.clone(), config.sandbox.limits.clone())?;
         let registry_config = RegistryConfig {
             cache_dir: Some(config.data_dir.join("cache")),
+            max_module_bytes: config.registry.max_module_bytes,
+            quarantine: config.registry.quarantine.clone(),
             ..RegistryConfig::default()
         };
         let registry_store = store.clone();
@@ -79,11 +96,13 @@ impl Server {
         .await
         .map_err(|e| ServerError::Task(e.to_string()))??;
         let registry = Arc::new(registry);
+        let metrics = Arc::new(Metrics::new());
         let driver = Driver::start(
-            DriverConfig {
+            config.driver.apply(DriverConfig {
                 coordinator: config.coordinator.clone(),
+                notices: metrics.clone(),
                 ..DriverConfig::default()
-            },
+            }),
             registry.clone(),
             catalog.subscribe(),
             Some(store),
@@ -111,6 +130,7 @@ impl Server {
             cluster_id: config.kafka.cluster_id.clone(),
             catalog: catalog.clone(),
             groups: Some(Arc::new(driver.clone())),
+            metrics: Some(metrics.clone()),
         });
         let (stop, stopped) = oneshot::channel::<()>();
         let listener_config = ListenerConfig {
@@ -118,8 +138,31 @@ impl Server {
             max_frame_bytes: config.kafka.max_frame_bytes,
         };
         let task = tokio::spawn(listener::run(socket, broker, listener_config, stopped));
+
+        let admin_listen = config.admin.listen;
+        let bind_admin = |source| ServerError::BindAdmin {
+            addr: admin_listen,
+            source,
+        };
+        let admin_socket = TcpListener::bind(admin_listen).await.map_err(bind_admin)?;
+        let admin_addr = admin_socket.local_addr().map_err(bind_admin)?;
+        let admin_state = AdminState {
+            registry: registry.clone(),
+            driver: Some(driver.clone()),
+            catalog: catalog.clone(),
+            metrics: metrics.clone(),
+            max_module_bytes: usize::try_from(config.registry.max_module_bytes)
+                .unwrap_or(usize::MAX),
+            config: Arc::new(config.admin.clone()),
+        };
+        let (admin_stop, admin_stopped) = oneshot::channel::<()>();
+        let admin_task = tokio::spawn(admin::serve(admin_socket, admin_state, async {
+            let _ = admin_stopped.await;
+        }));
         tracing::info!(
             kafka = %kafka_addr,
+            admin = %admin_addr,
+            admin_auth = config.admin.token.is_some(),
             advertised = %format!("{}:{}", node.host, node.port),
             node_id = node.node_id,
             data_dir = %config.data_dir.display(),
@@ -131,9 +174,23 @@ impl Server {
             catalog,
             registry,
             driver,
+            metrics,
+            admin_addr,
             stop: Some(stop),
             task,
+            admin_stop: Some(admin_stop),
+            admin_task,
         })
+    }
+
+    /// The address the admin HTTP API is bound to.
+    pub fn admin_addr(&self) -> SocketAddr {
+        self.admin_addr
+    }
+
+    /// The host's metrics (what `/metrics` serves).
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        &self.metrics
     }
 
     /// The address the Kafka listener is bound to.
@@ -171,9 +228,17 @@ impl Server {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
+        if let Some(stop) = self.admin_stop.take() {
+            let _ = stop.send(());
+        }
         let drained = (&mut self.task)
             .await
             .map_err(|e| ServerError::Task(e.to_string()));
+        match (&mut self.admin_task).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => tracing::warn!(error = %e, "the admin listener stopped with an error"),
+            Err(e) => tracing::warn!(error = %e, "the admin task failed"),
+        }
         self.driver.shutdown().await;
         drained
     }

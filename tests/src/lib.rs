@@ -49,7 +49,8 @@ impl TestHost {
         .await
     }
 
-    /// A host from the default configuration, bound to 127.0.0.1:0, changed by `edit`.
+    /// A host from the default configuration, both listeners bound to 127.0.0.1:0, changed by
+    /// `edit`.
     pub async fn with_config(edit: impl FnOnce(&mut Config)) -> TestHost {
         let dir = tempfile::tempdir().expect("temp dir");
         let mut config = Config {
@@ -60,6 +61,7 @@ impl TestHost {
             },
             ..Config::default()
         };
+        config.admin.listen = SocketAddr::from(([127, 0, 0, 1], 0));
         edit(&mut config);
         let server = Server::start(config).await.expect("host starts");
         TestHost { server, dir }
@@ -68,6 +70,11 @@ impl TestHost {
     /// The Kafka listener's address.
     pub fn addr(&self) -> SocketAddr {
         self.server.kafka_addr()
+    }
+
+    /// The admin API's base URL, e.g. `http://127.0.0.1:41234`.
+    pub fn admin_url(&self) -> String {
+        format!("http://{}", self.server.admin_addr())
     }
 
     /// The running server (catalog, node).

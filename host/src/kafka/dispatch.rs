@@ -50,7 +50,12 @@ pub async fn handle(broker: &Broker, client: &Client, request: Request) -> Outco
         RequestKind::Fetch(r) => ResponseKind::Fetch(fetch::handle(broker, r, version).await),
         RequestKind::Produce(r) => match produce::handle(r, version) {
             Some(response) => ResponseKind::Produce(response),
-            None => return Outcome::NoReply,
+            None => {
+                if let Some(metrics) = &broker.metrics {
+                    metrics.kafka_request_without_response(api_key);
+                }
+                return Outcome::NoReply;
+            }
         },
         body => {
             // The decoder lets group APIs through only when a coordinator is attached.
@@ -97,5 +102,8 @@ pub async fn handle(broker: &Broker, client: &Client, request: Request) -> Outco
             }
         }
     };
+    if let Some(metrics) = &broker.metrics {
+        metrics.kafka_response(api_key, &reply);
+    }
     Outcome::Reply(reply)
 }

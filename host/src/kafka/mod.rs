@@ -60,6 +60,8 @@ pub struct Broker {
     pub catalog: Catalog,
     /// The group coordinator; without one the group APIs are neither advertised nor served.
     pub groups: Option<Arc<dyn Groups>>,
+    /// Where answered requests are counted (by API and error code); `None` counts nothing.
+    pub metrics: Option<Arc<crate::metrics::Metrics>>,
 }
 
 /// Facts about the connection a request came on.
