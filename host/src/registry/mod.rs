@@ -45,7 +45,7 @@ pub use health::{
 };
 pub use manage::DeleteOutcome;
 pub use run::{RunError, RunErrorKind, RunReport};
-pub use upload::{UploadError, UploadOptions, UploadOutcome};
+pub use upload::{UploadError, UploadOptions, UploadOutcome, smoke_request};
 
 use crate::coordinator::view::StrategiesView;
 use crate::sandbox::{CompiledModule, LoadError, Sandbox};
@@ -252,7 +252,10 @@ impl Registry {
 
     /// Loads `wasm` as `name` version `version`: from the precompiled cache when possible,
     /// else compiled (and then cached). `meta` builds the metadata from the sha256.
-    #[allow(clippy::result_large_err, reason = "failures are rare (one per failed rebalance) and carry what an operator needs; boxing buys nothing")]
+    #[allow(
+        clippy::result_large_err,
+        reason = "failures are rare (one per failed rebalance) and carry what an operator needs; boxing buys nothing"
+    )]
     fn load_version(
         &self,
         name: &str,

@@ -73,7 +73,10 @@ impl std::error::Error for RunError {}
 impl Registry {
     /// The version a call of `name` (canonical or alias) would use: `pinned_version` if given,
     /// else the active one. The returned `Arc` stays valid whatever happens to the registry.
-    #[allow(clippy::result_large_err, reason = "failures are rare (one per failed rebalance) and carry what an operator needs; boxing buys nothing")]
+    #[allow(
+        clippy::result_large_err,
+        reason = "failures are rare (one per failed rebalance) and carry what an operator needs; boxing buys nothing"
+    )]
     pub fn resolve(
         &self,
         name: &str,
@@ -104,7 +107,10 @@ impl Registry {
     /// the version's health and quarantines it after repeated failures; while quarantined it
     /// answers [`RunErrorKind::Quarantined`] without calling the module.
     /// Blocking (the module runs on this thread): call it from a blocking pool.
-    #[allow(clippy::result_large_err, reason = "failures are rare (one per failed rebalance) and carry what an operator needs; boxing buys nothing")]
+    #[allow(
+        clippy::result_large_err,
+        reason = "failures are rare (one per failed rebalance) and carry what an operator needs; boxing buys nothing"
+    )]
     pub fn run(
         &self,
         name: &str,

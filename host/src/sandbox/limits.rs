@@ -34,6 +34,7 @@ pub struct SandboxLimits {
     /// Wall-clock backstop per call (default 5 s): catches what fuel does not count well (bulk
     /// memory operations, host calls). Longer than the fuel budget's ~1 s so that on a loaded
     /// machine fuel, the deterministic bound, is what normally stops a runaway module.
+    #[serde(with = "duration")]
     pub timeout: Duration,
     /// Largest MessagePack `AssignRequest` the host will send, in bytes (default 16 MiB). The
     /// guest needs room for the input, its decoded form (two to three times larger) and its
@@ -84,6 +85,7 @@ pub struct PoolConfig {
     pub keep_resident_bytes: u64,
     /// Period of the epoch ticker thread that drives [`SandboxLimits::timeout`] (default
     /// 10 ms): the timeout fires within one period of its deadline.
+    #[serde(with = "duration")]
     pub epoch_tick: Duration,
 }
 
@@ -170,5 +172,118 @@ impl wasmtime::ResourceLimiter for CallLimiter {
 
     fn memories(&self) -> usize {
         1
+    }
+}
+
+/// Serde for the durations in configuration: written as `"5s"` / `"250ms"`; read from such a
+/// string (units `us`, `ms`, `s`, `m`), from a bare integer (milliseconds), or from serde's own
+/// `{ secs, nanos }` table, so a config file can say `timeout = "5s"` or `timeout = 5000`.
+pub(crate) mod duration {
+    use std::fmt;
+    use std::time::Duration;
+
+    use serde::de::{self, MapAccess, Visitor};
+    use serde::{Deserializer, Serializer};
+
+    pub(crate) fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        let text = if d.subsec_nanos() == 0 {
+            format!("{}s", d.as_secs())
+        } else if d.subsec_nanos() % 1_000_000 == 0 {
+            format!("{}ms", d.as_millis())
+        } else {
+            format!("{}us", d.as_micros())
+        };
+        s.serialize_str(&text)
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        d.deserialize_any(DurationVisitor)
+    }
+
+    struct DurationVisitor;
+
+    impl<'de> Visitor<'de> for DurationVisitor {
+        type Value = Duration;
+
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a duration: \"5s\", \"250ms\", or an integer number of milliseconds")
+        }
+
+        fn visit_u64<E: de::Error>(self, ms: u64) -> Result<Duration, E> {
+            Ok(Duration::from_millis(ms))
+        }
+
+        fn visit_i64<E: de::Error>(self, ms: i64) -> Result<Duration, E> {
+            u64::try_from(ms)
+                .map(Duration::from_millis)
+                .map_err(|_| E::custom("a duration cannot be negative"))
+        }
+
+        fn visit_str<E: de::Error>(self, text: &str) -> Result<Duration, E> {
+            let text = text.trim();
+            let split = text
+                .find(|c: char| !c.is_ascii_digit())
+                .unwrap_or(text.len());
+            let (number, unit) = text.split_at(split);
+            let n: u64 = number
+                .parse()
+                .map_err(|_| E::custom(format!("`{text}` is not a duration like \"5s\"")))?;
+            match unit.trim() {
+                "us" => Ok(Duration::from_micros(n)),
+                "ms" | "" => Ok(Duration::from_millis(n)),
+                "s" => Ok(Duration::from_secs(n)),
+                "m" => Ok(Duration::from_secs(n.saturating_mul(60))),
+                other => Err(E::custom(format!(
+                    "unknown duration unit `{other}` in `{text}` (use us, ms, s or m)"
+                ))),
+            }
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Duration, A::Error> {
+            let (mut secs, mut nanos) = (0u64, 0u32);
+            while let Some(key) = map.next_key::<String>()? {
+                match key.as_str() {
+                    "secs" => secs = map.next_value()?,
+                    "nanos" => nanos = map.next_value()?,
+                    other => return Err(de::Error::unknown_field(other, &["secs", "nanos"])),
+                }
+            }
+            Ok(Duration::new(secs, nanos))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_as_strings_integers_or_tables() {
+        let read = |text: &str| toml::from_str::<SandboxLimits>(text).map(|l| l.timeout);
+        assert_eq!(read("timeout = \"250ms\""), Ok(Duration::from_millis(250)));
+        assert_eq!(read("timeout = \"2m\""), Ok(Duration::from_secs(120)));
+        assert_eq!(read("timeout = 1500"), Ok(Duration::from_millis(1500)));
+        assert_eq!(
+            read("timeout = { secs = 2, nanos = 0 }"),
+            Ok(Duration::from_secs(2))
+        );
+        let error = read("timeout = \"5 parsecs\"").unwrap_err().to_string();
+        assert!(error.contains("unknown duration unit `parsecs`"), "{error}");
+    }
+
+    #[test]
+    fn limits_round_trip_through_toml() {
+        let text = toml::to_string(&SandboxLimits::default()).unwrap();
+        assert!(text.contains("timeout = \"5s\""), "{text}");
+        assert_eq!(
+            toml::from_str::<SandboxLimits>(&text).unwrap(),
+            SandboxLimits::default()
+        );
+        let pool = toml::to_string(&PoolConfig::default()).unwrap();
+        assert!(pool.contains("epoch_tick = \"10ms\""), "{pool}");
+        assert_eq!(
+            toml::from_str::<PoolConfig>(&pool).unwrap(),
+            PoolConfig::default()
+        );
     }
 }
