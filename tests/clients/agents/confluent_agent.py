@@ -1,0 +1,69 @@
+"""One confluent-kafka (librdkafka) consumer speaking the agent protocol of common.py.
+
+The assignment reported is what librdkafka hands the application in `on_assign` (eager
+strategies: the whole assignment), with `Consumer.memberid()` as the member id. librdkafka
+does not expose the generation to Python, so it is reported as null.
+"""
+
+from confluent_kafka import Consumer, KafkaException, TopicPartition
+
+from common import command_queue, emit, parse_args, partitions_of
+
+
+def main():
+    args = parse_args()
+    conf = {
+        "bootstrap.servers": args.bootstrap,
+        "group.id": args.group,
+        "partition.assignment.strategy": ",".join(args.strategy or ["range", "roundrobin"]),
+        # Kafka's lower bound (group.min.session.timeout.ms) is 6000; the host enforces it.
+        "session.timeout.ms": 6000,
+        "heartbeat.interval.ms": 500,
+        "enable.auto.commit": False,
+        "auto.offset.reset": "earliest",
+        "error_cb": lambda err: emit("error", message=str(err)),
+    }
+    if args.client_id:
+        conf["client.id"] = args.client_id
+    consumer = Consumer(conf)
+
+    def on_assign(c, partitions):
+        emit("assigned", member_id=c.memberid(), generation=None,
+             partitions=partitions_of(partitions))
+
+    def on_revoke(c, partitions):
+        emit("revoked", member_id=c.memberid(), partitions=partitions_of(partitions))
+
+    consumer.subscribe(args.topics, on_assign=on_assign, on_revoke=on_revoke)
+    commands = command_queue()
+    while True:
+        consumer.poll(0.1)
+        while not commands.empty():
+            cmd = commands.get()
+            try:
+                if cmd["cmd"] == "commit":
+                    done = consumer.commit(
+                        offsets=[TopicPartition(t, p, o) for t, p, o in cmd["offsets"]],
+                        asynchronous=False)
+                    failed = [str(tp) for tp in done if tp.error]
+                    if failed:
+                        emit("error", message="commit failed: " + ", ".join(failed))
+                    else:
+                        emit("committed",
+                             offsets=sorted([tp.topic, tp.partition, tp.offset] for tp in done))
+                elif cmd["cmd"] == "committed":
+                    got = consumer.committed(
+                        [TopicPartition(t, p) for t, p in cmd["partitions"]], timeout=30)
+                    emit("fetched", offsets=sorted(
+                        [tp.topic, tp.partition, tp.offset if tp.offset >= 0 else None]
+                        for tp in got))
+                elif cmd["cmd"] == "close":
+                    consumer.close()
+                    emit("closed")
+                    return
+            except KafkaException as e:
+                emit("error", message=f"{cmd['cmd']}: {e}")
+
+
+if __name__ == "__main__":
+    main()

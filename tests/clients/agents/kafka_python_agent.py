@@ -1,0 +1,97 @@
+"""One kafka-python (3.x) consumer speaking the agent protocol of common.py.
+
+The assignment reported is the one kafka-python passes to `on_partitions_assigned` (eager
+strategies: the whole assignment) with the member id and generation of
+`KafkaConsumer.group_metadata()`. A strategy name other than range/roundrobin becomes an
+assignor class of that name whose `assign` must never run: the host is the group's leader, so
+the client only proposes the name and takes the follower path.
+"""
+
+from kafka import KafkaConsumer
+from kafka.consumer.subscription_state import ConsumerRebalanceListener
+from kafka.coordinator.assignors.abstract import AbstractPartitionAssignor
+from kafka.coordinator.assignors.range import RangePartitionAssignor
+from kafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
+from kafka.protocol.consumer.metadata import ConsumerProtocolSubscription
+from kafka.structs import OffsetAndMetadata, TopicPartition
+
+from common import command_queue, emit, parse_args, partitions_of
+
+BUILT_IN = {"range": RangePartitionAssignor, "roundrobin": RoundRobinPartitionAssignor}
+
+
+def host_assigned(strategy):
+    """An assignor that only names `strategy`: the host computes the assignment."""
+
+    class HostAssigned(AbstractPartitionAssignor):
+        name = strategy
+        version = 0
+
+        @classmethod
+        def assign(cls, cluster, members):
+            emit("error", message=f"{strategy}.assign ran on the client: the host should lead")
+            raise AssertionError("the host is the leader; a client assign must never run")
+
+        @classmethod
+        def metadata(cls, topics):
+            return ConsumerProtocolSubscription(cls.version, sorted(topics), b"")
+
+        @classmethod
+        def on_assignment(cls, assignment, generation):
+            pass
+
+    return HostAssigned
+
+
+def main():
+    args = parse_args()
+    strategies = [BUILT_IN.get(name) or host_assigned(name)
+                  for name in (args.strategy or ["range", "roundrobin"])]
+    extra = {"client_id": args.client_id} if args.client_id else {}
+    consumer = KafkaConsumer(
+        bootstrap_servers=args.bootstrap,
+        group_id=args.group,
+        partition_assignment_strategy=strategies,
+        session_timeout_ms=6000,
+        heartbeat_interval_ms=500,
+        enable_auto_commit=False,
+        auto_offset_reset="earliest",
+        **extra,
+    )
+
+    class Listener(ConsumerRebalanceListener):
+        def on_partitions_revoked(self, revoked):
+            emit("revoked", member_id=consumer.group_metadata().member_id,
+                 partitions=partitions_of(revoked))
+
+        def on_partitions_assigned(self, assigned):
+            meta = consumer.group_metadata()
+            emit("assigned", member_id=meta.member_id, generation=meta.generation_id,
+                 partitions=partitions_of(assigned))
+
+    consumer.subscribe(args.topics, listener=Listener())
+    commands = command_queue()
+    while True:
+        consumer.poll(timeout_ms=100)
+        while not commands.empty():
+            cmd = commands.get()
+            try:
+                if cmd["cmd"] == "commit":
+                    offsets = {TopicPartition(t, p): OffsetAndMetadata(o, "", -1)
+                               for t, p, o in cmd["offsets"]}
+                    consumer.commit(offsets)
+                    emit("committed", offsets=sorted(cmd["offsets"]))
+                elif cmd["cmd"] == "committed":
+                    emit("fetched", offsets=sorted(
+                        [t, p, consumer.committed(TopicPartition(t, p))]
+                        for t, p in cmd["partitions"]))
+                elif cmd["cmd"] == "close":
+                    consumer.close(autocommit=False)
+                    emit("closed")
+                    return
+            except Exception as e:  # the test shows whatever the client raised
+                emit("error", message=f"{cmd['cmd']}: {type(e).__name__}: {e}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,218 @@
+"""Real Kafka consumers as child processes, all driven the same way.
+
+Each `Agent` is one consumer: a Python agent (tests/clients/agents/*.py: confluent-kafka,
+kafka-python, aiokafka), a kafkajs agent (tests/clients/node/agent.js) or kcat itself. The
+agents print JSON-line events (protocol in agents/common.py); kcat is unmodified, so its own
+stderr lines ("% Group g rebalanced (memberid m): assigned: t [0], ...") are parsed into the
+same events. A reader thread per stream records everything, so a failing test can show what
+each client said.
+"""
+
+import json
+import re
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+from .wait import wait_until
+
+CLIENTS_DIR = Path(__file__).resolve().parents[1]
+AGENTS = CLIENTS_DIR / "agents"
+NODE = CLIENTS_DIR / "node"
+
+# client name -> (command prefix, default strategy list)
+PYTHON_AGENTS = {
+    "confluent-kafka": "confluent_agent.py",
+    "kafka-python": "kafka_python_agent.py",
+    "aiokafka": "aiokafka_agent.py",
+}
+CLIENTS = ["confluent-kafka", "kafka-python", "aiokafka", "kafkajs", "kcat"]
+
+
+class Agent:
+    """One consumer process. `events` grows as the client reports; `current` is the
+    assignment it holds now (last `assigned`, minus anything revoked after it)."""
+
+    def __init__(self, name, client, argv):
+        self.name = name
+        self.client = client
+        self.argv = argv
+        self.events = []
+        self.stderr = []
+        self.current = None
+        self.member_id = None
+        self._cond = threading.Condition()
+        self.proc = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True, bufsize=1, cwd=CLIENTS_DIR)
+        threading.Thread(target=self._read_stdout, daemon=True).start()
+        threading.Thread(target=self._read_stderr, daemon=True).start()
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def _read_stdout(self):
+        for line in self.proc.stdout:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                event = json.loads(line)
+            except ValueError:
+                event = {"event": "stdout", "line": line}
+            self._record(event)
+
+    def _read_stderr(self):
+        for line in self.proc.stderr:
+            with self._cond:
+                self.stderr.append(line.rstrip())
+
+    def _record(self, event):
+        with self._cond:
+            self.events.append(event)
+            kind = event.get("event")
+            if kind == "assigned":
+                self.member_id = event["member_id"]
+                self.current = sorted(map(list, event["partitions"]))
+            elif kind == "revoked" and self.current is not None:
+                gone = {tuple(tp) for tp in event["partitions"]}
+                self.current = [tp for tp in self.current if tuple(tp) not in gone]
+            self._cond.notify_all()
+
+    # -- what the client reported -------------------------------------------------------------
+
+    def errors(self):
+        with self._cond:
+            return [e["message"] for e in self.events if e.get("event") == "error"]
+
+    def assignments(self):
+        with self._cond:
+            return [e for e in self.events if e.get("event") == "assigned"]
+
+    def summary(self, events=8, stderr=8):
+        with self._cond:
+            lines = [f"  {self.name} ({self.client}) member={self.member_id} "
+                     f"current={self.current} exit={self.proc.poll()}"]
+            lines += [f"    event {json.dumps(e)}" for e in self.events[-events:]]
+            lines += [f"    stderr {line}" for line in self.stderr[-stderr:]]
+            return "\n".join(lines)
+
+    def wait_event(self, kind, since=0, timeout_s=60):
+        """The first event of `kind` at index >= `since`; errors of the client fail at once."""
+        def check():
+            with self._cond:
+                for e in self.events[since:]:
+                    if e.get("event") == kind:
+                        return True, e
+                    if e.get("event") == "error" and kind != "error":
+                        raise AssertionError(f"{self.name} reported an error while waiting "
+                                             f"for {kind}: {e['message']}\n{self.summary()}")
+            if self.proc.poll() is not None and kind != "closed":
+                raise AssertionError(f"{self.name} exited while waiting for {kind}\n"
+                                     + self.summary())
+            return False, self.summary()
+
+        return wait_until(check, f"{self.name}: {kind}", timeout_s=timeout_s)[1]
+
+    # -- commands -----------------------------------------------------------------------------
+
+    def send(self, **cmd):
+        self.proc.stdin.write(json.dumps(cmd) + "\n")
+        self.proc.stdin.flush()
+
+    def commit(self, offsets):
+        """Commits `[[topic, partition, offset]...]` as this member (group generation)."""
+        since = len(self.events)
+        self.send(cmd="commit", offsets=offsets)
+        return self.wait_event("committed", since)["offsets"]
+
+    def committed(self, partitions):
+        """{(topic, partition): offset or None} as the client's committed()/OffsetFetch sees."""
+        since = len(self.events)
+        self.send(cmd="committed", partitions=partitions)
+        return {(t, p): o for t, p, o in self.wait_event("fetched", since)["offsets"]}
+
+    def close(self, timeout_s=60):
+        """Leaves the group the client's normal way (close/stop/disconnect) and exits."""
+        if self.proc.poll() is None:
+            since = len(self.events)
+            self.send(cmd="close")
+            self.wait_event("closed", since, timeout_s)
+            self.proc.wait(timeout=timeout_s)
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+class KcatAgent(Agent):
+    """kcat in balanced consumer mode (-G); its rebalance output is the client's report."""
+
+    REBALANCED = re.compile(r"^% Group (\S+) rebalanced \(memberid (\S*)\): (assigned|revoked): ?"
+                            r"((?:[^\s,]+ \[\d+\](?:, )?)*)")
+    EOF_LINE = re.compile(r"^% Reached end of topic (\S+) \[(\d+)\] at offset (-?\d+)")
+    PARTITION = re.compile(r"(\S+) \[(\d+)\]")
+
+    def _read_stderr(self):
+        for line in self.proc.stderr:
+            line = line.rstrip()
+            with self._cond:
+                self.stderr.append(line)
+            m = self.REBALANCED.match(line)
+            if m:
+                parts = [[t, int(p)] for t, p in self.PARTITION.findall(m.group(4))]
+                self._record({"event": m.group(3), "member_id": m.group(2),
+                              "generation": None, "partitions": parts})
+                continue
+            m = self.EOF_LINE.match(line)
+            if m:
+                self._record({"event": "eof", "topic": m.group(1),
+                              "partition": int(m.group(2)), "offset": int(m.group(3))})
+            elif line.startswith("% ERROR"):
+                self._record({"event": "error", "message": line})
+
+    def _read_stdout(self):
+        for line in self.proc.stdout:
+            self._record({"event": "message", "line": line.rstrip()})
+
+    def eof_offsets(self):
+        """{(topic, partition): offset} of the latest "Reached end" per partition."""
+        with self._cond:
+            return {(e["topic"], e["partition"]): e["offset"]
+                    for e in self.events if e.get("event") == "eof"}
+
+    def commit(self, offsets):
+        raise NotImplementedError("kcat commits only offsets of messages it consumed")
+
+    def committed(self, partitions):
+        raise NotImplementedError("kcat has no committed-offsets query")
+
+    def close(self, timeout_s=60):
+        """SIGINT: kcat stops its loop and calls rd_kafka_consumer_close (LeaveGroup)."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            self.proc.wait(timeout=timeout_s)
+            self._record({"event": "closed"})
+
+
+def spawn(client, name, bootstrap, group, topics, strategies=(), client_id=None):
+    """Starts one consumer of `client` in `group`, subscribed to `topics`."""
+    if client == "kcat":
+        argv = ["kcat", "-b", bootstrap, "-G", group,
+                "-X", "session.timeout.ms=6000", "-X", "heartbeat.interval.ms=500"]
+        if strategies:
+            argv += ["-X", "partition.assignment.strategy=" + ",".join(strategies)]
+        if client_id:
+            argv += ["-X", f"client.id={client_id}"]
+        return KcatAgent(name, client, argv + list(topics))
+    common = ["--bootstrap", bootstrap, "--group", group, "--topics", ",".join(topics)]
+    for s in strategies:
+        common += ["--strategy", s]
+    if client_id:
+        common += ["--client-id", client_id]
+    if client == "kafkajs":
+        return Agent(name, client, ["node", str(NODE / "agent.js")] + common)
+    script = AGENTS / PYTHON_AGENTS[client]
+    return Agent(name, client, [sys.executable, "-u", str(script)] + common)

@@ -1,0 +1,142 @@
+"""One assignor-host process per test module: free ports, a temporary data dir, its own log.
+
+The host is the binary `tests/clients/run` built (`ASSIGNOR_HOST_BIN`, default
+`target/debug/assignor-host`). Its config lowers `coordinator.initial_rebalance_delay_ms`
+(Kafka's `group.initial.rebalance.delay.ms`, 3000 by default) so a new group forms at once;
+everything else is the standalone default. Topics are created and grown through the Kafka
+wire (CreateTopics, CreatePartitions) with confluent-kafka's AdminClient, and groups are
+described (DescribeGroups, subscriptions and assignments decoded) with kafka-python's
+KafkaAdminClient: the suite sees the host only as a client would.
+"""
+
+import os
+import signal
+import socket
+import subprocess
+from pathlib import Path
+
+from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
+from kafka.admin import KafkaAdminClient
+
+from .wait import wait_until
+
+ROOT = Path(__file__).resolve().parents[3]
+BINARY = Path(os.environ.get("ASSIGNOR_HOST_BIN", ROOT / "target" / "debug" / "assignor-host"))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Host:
+    def __init__(self, workdir: Path, coordinator=None):
+        self.workdir = workdir
+        self.kafka_port = free_port()
+        self.admin_port = free_port()
+        self.bootstrap = f"127.0.0.1:{self.kafka_port}"
+        self.admin_url = f"http://127.0.0.1:{self.admin_port}"
+        coordinator = {"initial_rebalance_delay_ms": 0, **(coordinator or {})}
+        lines = [
+            f'data_dir = "{workdir / "data"}"',
+            "[kafka]",
+            f'listen = "{self.bootstrap}"',
+            "[admin]",
+            f'listen = "127.0.0.1:{self.admin_port}"',
+            "[coordinator]",
+        ] + [f"{k} = {v}" for k, v in coordinator.items()]
+        self.config = workdir / "host.toml"
+        self.config.write_text("\n".join(lines) + "\n")
+        self.log_path = workdir / "host.log"
+        self.proc = None
+        self._confluent = None
+        self._kafka_python = None
+
+    def start(self):
+        log = open(self.log_path, "wb")
+        env = dict(os.environ, RUST_LOG=os.environ.get("RUST_LOG", "info"), NO_COLOR="1")
+        self.proc = subprocess.Popen(
+            [str(BINARY), "serve", "--config", str(self.config)],
+            stdout=log, stderr=subprocess.STDOUT, env=env, cwd=self.workdir)
+
+        def listening():
+            if self.proc.poll() is not None:
+                raise AssertionError(f"assignor-host exited with {self.proc.returncode}:\n"
+                                     + self.log_tail())
+            try:
+                socket.create_connection(("127.0.0.1", self.kafka_port), timeout=1).close()
+                return True
+            except OSError as e:
+                return False, e
+
+        wait_until(listening, "the host's Kafka listener", timeout_s=60)
+        return self
+
+    def stop(self):
+        if self._kafka_python is not None:
+            self._kafka_python.close()
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def log_tail(self, lines=40):
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return "(no log)"
+
+    # -- topics (CreateTopics / CreatePartitions over the Kafka wire) -------------------------
+
+    @property
+    def admin(self):
+        if self._confluent is None:
+            self._confluent = AdminClient({"bootstrap.servers": self.bootstrap})
+        return self._confluent
+
+    def create_topics(self, topics):
+        """`topics`: {name: partitions}."""
+        futures = self.admin.create_topics(
+            [NewTopic(name, partitions) for name, partitions in topics.items()],
+            operation_timeout=30)
+        for future in futures.values():
+            future.result(timeout=30)
+
+    def create_partitions(self, topic, total):
+        futures = self.admin.create_partitions([NewPartitions(topic, total)],
+                                               operation_timeout=30)
+        for future in futures.values():
+            future.result(timeout=30)
+
+    # -- groups (DescribeGroups) --------------------------------------------------------------
+
+    def describe(self, group):
+        """The group as DescribeGroups reports it:
+        {"state", "protocol", "members": {member_id: {"topics": [...], "assignment": [[t, p]...],
+        "client_id"}}}."""
+        if self._kafka_python is None:
+            self._kafka_python = KafkaAdminClient(bootstrap_servers=self.bootstrap,
+                                                  request_timeout_ms=30000)
+        g = self._kafka_python.describe_groups([group])[group]
+        if g["error"]:
+            raise AssertionError(f"DescribeGroups {group}: {g['error']}")
+        members = {}
+        for m in g["members"]:
+            meta = m["member_metadata"] or {}
+            assignment = (m["member_assignment"] or {}).get("assigned_partitions", [])
+            members[m["member_id"]] = {
+                "client_id": m["client_id"],
+                "topics": sorted(meta.get("topics", [])) if isinstance(meta, dict) else None,
+                "assignment": sorted([a["topic"], p] for a in assignment
+                                     for p in a["partitions"]),
+            }
+        return {"state": g["group_state"], "protocol": g["protocol_data"], "members": members}
+
+
+def start_host(workdir: Path, coordinator=None) -> Host:
+    host = Host(workdir, coordinator)
+    return host.start()

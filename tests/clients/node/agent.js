@@ -1,0 +1,140 @@
+// One kafkajs consumer speaking the agent protocol of tests/clients/agents/common.py:
+// JSON events on stdout, JSON commands on stdin.
+//
+// The assignment reported is the `memberAssignment` of kafkajs's GROUP_JOIN instrumentation
+// event, with its `memberId`; kafkajs does not report the generation (null). The default
+// strategy is kafkajs's own `RoundRobinAssigner`; any other name becomes an assigner of that
+// name whose `assign` must never run (the host is the group's leader, kafkajs is a follower).
+// Committed offsets are read back with the admin client's `fetchOffsets` (OffsetFetch), as
+// the kafkajs consumer has no `committed()`.
+'use strict'
+
+const readline = require('readline')
+const { Kafka, logLevel, AssignerProtocol, PartitionAssigners } = require('kafkajs')
+
+function parseArgs (argv) {
+  const args = { strategy: [] }
+  for (let i = 0; i < argv.length; i += 2) {
+    const key = argv[i].replace(/^--/, '')
+    const value = argv[i + 1]
+    if (key === 'strategy') args.strategy.push(value)
+    else args[key.replace(/-/g, '_')] = value
+  }
+  for (const required of ['bootstrap', 'group', 'topics']) {
+    if (!args[required]) throw new Error(`--${required} is required`)
+  }
+  args.topics = args.topics.split(',')
+  return args
+}
+
+function emit (event, fields = {}) {
+  process.stdout.write(JSON.stringify({ ...fields, event }) + '\n')
+}
+
+function partitionsOf (memberAssignment) {
+  const out = []
+  for (const [topic, partitions] of Object.entries(memberAssignment || {})) {
+    for (const p of partitions) out.push([topic, p])
+  }
+  return out.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] - b[1]))
+}
+
+// An assigner that only names `name`: the host computes the assignment.
+const hostAssigned = name => () => ({
+  name,
+  version: 0,
+  async assign () {
+    emit('error', { message: `${name}.assign ran on the client: the host should lead` })
+    throw new Error('the host is the leader; a client assign must never run')
+  },
+  protocol ({ topics }) {
+    return {
+      name,
+      metadata: AssignerProtocol.MemberMetadata.encode({ version: 0, topics, userData: Buffer.alloc(0) })
+    }
+  }
+})
+
+async function main () {
+  const args = parseArgs(process.argv.slice(2))
+  const strategies = args.strategy.length ? args.strategy : ['RoundRobinAssigner']
+  const kafka = new Kafka({
+    clientId: args.client_id || 'kafkajs',
+    brokers: [args.bootstrap],
+    logLevel: logLevel.ERROR,
+    logCreator: () => ({ namespace, label, log }) =>
+      process.stderr.write(`[kafkajs ${label} ${namespace}] ${log.message} ${JSON.stringify(log)}\n`)
+  })
+  const consumer = kafka.consumer({
+    groupId: args.group,
+    sessionTimeout: 6000,
+    heartbeatInterval: 500,
+    // The host holds an empty fetch for max wait, and kafkajs sends its heartbeats and
+    // fetches on one connection: a short wait keeps rebalances quick.
+    maxWaitTimeInMs: 500,
+    partitionAssigners: strategies.map(name =>
+      name === 'RoundRobinAssigner' ? PartitionAssigners.roundRobin : hostAssigned(name))
+  })
+  let memberId = null
+  consumer.on(consumer.events.GROUP_JOIN, e => {
+    memberId = e.payload.memberId
+    emit('assigned', {
+      member_id: e.payload.memberId,
+      generation: null,
+      protocol: e.payload.groupProtocol,
+      partitions: partitionsOf(e.payload.memberAssignment)
+    })
+  })
+  consumer.on(consumer.events.CRASH, e => emit('error', { message: `crash: ${e.payload.error}` }))
+
+  await consumer.connect()
+  await consumer.subscribe({ topics: args.topics, fromBeginning: true })
+  await consumer.run({ eachMessage: async () => {} })
+
+  const lines = readline.createInterface({ input: process.stdin })
+  let closing = false
+  const close = async () => {
+    if (closing) return
+    closing = true
+    await consumer.disconnect()
+    emit('closed', { member_id: memberId })
+    process.exit(0)
+  }
+  lines.on('close', close)
+  for await (const line of lines) {
+    if (!line.trim()) continue
+    const cmd = JSON.parse(line)
+    try {
+      if (cmd.cmd === 'commit') {
+        await consumer.commitOffsets(cmd.offsets.map(([topic, partition, offset]) =>
+          ({ topic, partition, offset: String(offset) })))
+        emit('committed', { offsets: cmd.offsets })
+      } else if (cmd.cmd === 'committed') {
+        const admin = kafka.admin()
+        await admin.connect()
+        const topics = [...new Set(cmd.partitions.map(([t]) => t))]
+        const got = await admin.fetchOffsets({ groupId: args.group, topics })
+        await admin.disconnect()
+        const wanted = new Set(cmd.partitions.map(([t, p]) => `${t}/${p}`))
+        const offsets = []
+        for (const { topic, partitions } of got) {
+          for (const { partition, offset } of partitions) {
+            if (wanted.has(`${topic}/${partition}`)) {
+              offsets.push([topic, partition, Number(offset) >= 0 ? Number(offset) : null])
+            }
+          }
+        }
+        emit('fetched', { offsets: offsets.sort() })
+      } else if (cmd.cmd === 'close') {
+        await close()
+      }
+    } catch (e) {
+      emit('error', { message: `${cmd.cmd}: ${e}` })
+    }
+  }
+}
+
+main().catch(e => {
+  emit('error', { message: `fatal: ${e.stack || e}` })
+  process.exit(1)
+})
