@@ -114,6 +114,38 @@ async fn fetch_answers_well_formed_empty_partitions_at_every_version() {
     host.stop().await;
 }
 
+/// A consumer resuming from a committed offset is at the end of the (empty) partition there:
+/// librdkafka raises "end of partition" (kcat `-e`, `enable.partition.eof`) only when its fetch
+/// offset equals the high watermark, so a watermark of 0 kept such a consumer short of the end
+/// forever.
+#[tokio::test]
+async fn fetch_from_a_committed_offset_is_at_the_end_of_the_partition_for_librdkafka_eof() {
+    let host = TestHost::with_topics(&[("t", 2)]).await;
+    let mut client = host.client().await;
+    let mut request = fetch("t", &[0, 1], 1);
+    request.topics[0].partitions[0].fetch_offset = 42;
+    for version in 4..=12 {
+        let response = client.call(&request, version).await.unwrap();
+        let summary: Vec<(i32, i16, i64, i64)> = response.responses[0]
+            .partitions
+            .iter()
+            .map(|p| {
+                (
+                    p.partition_index,
+                    p.error_code,
+                    p.high_watermark,
+                    p.last_stable_offset,
+                )
+            })
+            .collect();
+        assert_eq!(summary, [(0, 0, 42, 42), (1, 0, 0, 0)], "v{version}");
+        if version >= 5 {
+            assert_eq!(response.responses[0].partitions[0].log_start_offset, 0);
+        }
+    }
+    host.stop().await;
+}
+
 #[tokio::test]
 async fn fetch_is_held_without_blocking_other_connections() {
     let host = TestHost::with_topics(&[("t", 1)]).await;

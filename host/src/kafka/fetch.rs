@@ -7,8 +7,14 @@
 //! (`max_wait_ms <= 0` or `min_bytes <= 0`) or when some partition has an error. The hold
 //! suspends only this connection's task (its later requests wait behind it, as in Kafka).
 //!
-//! Per partition: high watermark = last stable offset = log start = 0, no aborted transactions,
+//! Per partition: an empty log that ends exactly at the fetch offset: high watermark = last
+//! stable offset = the fetch offset (0 for a negative one), log start 0, no aborted transactions,
 //! empty records, never OFFSET_OUT_OF_RANGE (that would start a reset loop in every client).
+//! Ending the log where the consumer stands matters to consumers resuming from a committed
+//! offset: librdkafka signals "end of partition" (`enable.partition.eof`, kcat's `-e`) only when
+//! the fetch offset equals the high watermark (`rd_kafka_fetch_reply_handle_partition`,
+//! src/rdkafka_fetcher.c), so a fixed watermark of 0 left every partition with a committed
+//! offset short of its end forever.
 //! Fetch sessions (KIP-227) are declined by always answering `session_id` 0, which every
 //! client accepts; an incremental fetch naming a session is FETCH_SESSION_ID_NOT_FOUND.
 
@@ -65,8 +71,9 @@ fn answer(broker: &Broker, request: &FetchRequest, version: i16) -> FetchRespons
                         .with_partition_index(p.partition)
                         .with_records(Some(Bytes::new()));
                     if exists {
-                        data.with_high_watermark(0)
-                            .with_last_stable_offset(0)
+                        let end = p.fetch_offset.max(0);
+                        data.with_high_watermark(end)
+                            .with_last_stable_offset(end)
                             .with_log_start_offset(0)
                     } else {
                         data.with_error_code(ResponseError::UnknownTopicOrPartition.code())
