@@ -7,6 +7,7 @@ import pytest
 
 from conftest import unique
 from harness.expect import wait_for_assignment
+from harness.wait import wait_until
 
 # Every client with every strategy it can name: librdkafka (confluent-kafka and kcat),
 # kafka-python and aiokafka name Kafka's `range` and `roundrobin`; kafkajs has only its
@@ -70,3 +71,33 @@ def test_committed_offsets_are_read_back_by_a_new_consumer(host, consumers, clie
     newcomer = consumers.start(client, group, sorted(topics), [strategy])
     wait_for_assignment(host, group, [newcomer], strategy, topics)
     assert newcomer.committed([list(tp) for tp in committed]) == committed
+
+
+def test_kcat_resumes_from_offsets_committed_in_its_group(host, consumers):
+    """kcat commits only offsets of messages it consumed, and the host stores none, so the
+    offsets are committed by a confluent-kafka member of the group; kcat members of the same
+    group then start each partition at the committed offset, which kcat shows as
+    "% Reached end of topic t [p] at offset N" (the host's empty log ends where the consumer
+    stands)."""
+    group = unique("kcat-offsets")
+    topics = {f"{group}-a": 3, f"{group}-b": 2}
+    host.create_topics(topics)
+    committer = consumers.start("confluent-kafka", group, sorted(topics), ["roundrobin"])
+    wait_for_assignment(host, group, [committer], "roundrobin", topics)
+    offsets = [[t, p, 500 + 10 * i + p] for i, t in enumerate(sorted(topics))
+               for p in range(topics[t])]
+    committer.commit(offsets)
+    committer.close()
+
+    kcats = [consumers.start("kcat", group, sorted(topics), ["roundrobin"]) for _ in range(2)]
+    wait_for_assignment(host, group, kcats, "roundrobin", topics)
+    committed = {(t, p): o for t, p, o in offsets}
+
+    def resumed():
+        seen = {}
+        for k in kcats:
+            seen.update({tp: o for tp, o in k.eof_offsets().items()
+                         if list(tp) in k.current})
+        return seen == committed, seen
+
+    wait_until(resumed, "kcat members at the committed offsets")
