@@ -26,3 +26,6 @@ def test_new_partitions_are_assigned_without_the_clients_noticing(host, consumer
     assert after != before
     assert all(len(m.assignments()) > n for m, n in zip(members, joins))
     assert sorted(p for ps in after.values() for t, p in ps if t == f"{group}-a") == list(range(6))
+    # The rebalance was the host's own: its history names the partition change as the reason.
+    reasons = [h["reason"] for h in host.group_detail(group)["history"]]
+    assert any("partition count" in r and f"{group}-a" in r for r in reasons), reasons

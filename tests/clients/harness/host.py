@@ -138,6 +138,12 @@ class Host:
         except urllib.error.HTTPError as e:
             raise AssertionError(f"upload of {name} refused: {e.code} {e.read().decode()}")
 
+    def group_detail(self, group):
+        """The admin API's view of a group (`GET /v1/groups/{group}`): strategy, module
+        version, and the history of rebalances with their reasons."""
+        with urllib.request.urlopen(f"{self.admin_url}/v1/groups/{group}", timeout=30) as r:
+            return json.loads(r.read())
+
     # -- groups (DescribeGroups) --------------------------------------------------------------
 
     def describe(self, group):
