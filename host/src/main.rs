@@ -5,6 +5,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use anyhow::Context;
+use assignor_host::cli::{GroupArgs, ModuleArgs, SimulateArgs, TopicArgs};
 use assignor_host::config::Config;
 use clap::{Parser, Subcommand};
 use tracing_subscriber::EnvFilter;
@@ -20,8 +21,16 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run the host: the Kafka listener (and the admin API) until Ctrl-C.
+    /// Run the host: the Kafka listener and the admin API until Ctrl-C.
     Serve(ServeArgs),
+    /// Manage assignor modules on a running host.
+    Module(ModuleArgs),
+    /// Inspect and configure consumer groups on a running host.
+    Group(GroupArgs),
+    /// Manage the topics a running host serves.
+    Topic(TopicArgs),
+    /// Show what a module would assign, without applying it (locally for a .wasm file).
+    Simulate(SimulateArgs),
 }
 
 #[derive(clap::Args)]
@@ -41,14 +50,15 @@ struct ServeArgs {
     /// Directory of the store [default: ./data].
     #[arg(long, env = "ASSIGNOR_HOST_DATA_DIR")]
     data_dir: Option<PathBuf>,
+    /// Bearer token the admin API requires (required when --admin-listen is not loopback).
+    #[arg(long, env = "ASSIGNOR_HOST_TOKEN", hide_env_values = true)]
+    token: Option<String>,
 }
 
 impl ServeArgs {
     fn into_config(self) -> anyhow::Result<Config> {
-        let mut config = match &self.config {
-            Some(path) => Config::from_file(path)?,
-            None => Config::default(),
-        };
+        // Defaults < file < ASSIGNOR_HOST_<SECTION>__<KEY> variables < flags.
+        let mut config = Config::load(self.config.as_deref(), std::env::vars())?;
         if let Some(listen) = self.listen {
             config.kafka.listen = listen;
         }
@@ -61,25 +71,45 @@ impl ServeArgs {
         if let Some(dir) = self.data_dir {
             config.data_dir = dir;
         }
+        if let Some(token) = self.token {
+            config.admin.token = Some(token);
+        }
         Ok(config)
     }
 }
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    // Logs go to stderr so that stdout carries only a command's output (tables, --json). The
+    // host logs at info by default; client commands only warnings (RUST_LOG overrides both).
+    let level = match cli.command {
+        Command::Serve(_) => "info",
+        _ => "warn",
+    };
     tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
         .with_env_filter(
-            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level)),
         )
         .init();
-    match Cli::parse().command {
+    let outcome = match cli.command {
+        Command::Module(args) => args.run().await,
+        Command::Group(args) => args.run().await,
+        Command::Topic(args) => args.run().await,
+        Command::Simulate(args) => args.run().await,
         Command::Serve(args) => {
             let config = args.into_config()?;
-            assignor_host::server::run(config, async {
+            return assignor_host::server::run(config, async {
                 let _ = tokio::signal::ctrl_c().await;
             })
             .await
-            .context("assignor-host stopped with an error")
+            .context("assignor-host stopped with an error");
         }
+    };
+    if let Err(error) = outcome {
+        eprintln!("error: {error}");
+        std::process::exit(error.exit_code());
     }
+    Ok(())
 }

@@ -41,13 +41,17 @@ pub enum SimulateError {
     Load(#[from] LoadError),
     /// The module ran and failed (trap, fuel, memory, malformed or refused output): what a
     /// rebalance would have recorded before falling back.
-    #[error("module `{module}`: {error}")]
-    Call {
-        module: String,
-        error: CallError,
-        usage: Usage,
-        logs: Vec<String>,
-    },
+    #[error("module `{}`: {}", .0.module, .0.error)]
+    Call(Box<FailedCall>),
+}
+
+/// A module call that failed during a simulation, with what it used and logged.
+#[derive(Debug, Clone)]
+pub struct FailedCall {
+    pub module: String,
+    pub error: CallError,
+    pub usage: Usage,
+    pub logs: Vec<String>,
 }
 
 /// Runs `module` on `request` in `sandbox` and reports; `name` and `version` label the report.
@@ -80,12 +84,12 @@ pub fn simulate(
             Usage::from(&outcome.stats),
             log_lines(&outcome.logs),
         )),
-        Err(failure) => Err(SimulateError::Call {
+        Err(failure) => Err(SimulateError::Call(Box::new(FailedCall {
             module: name.to_owned(),
             usage: Usage::from(&failure.stats),
             logs: log_lines(&failure.logs),
             error: failure.error,
-        }),
+        }))),
     }
 }
 

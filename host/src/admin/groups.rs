@@ -71,32 +71,30 @@ async fn set_config(
     let span = tracing::Span::current();
     span.record("group", group.as_str());
     let driver = state.driver()?;
-    if let Some(strategy) = &body.strategy {
-        span.record("module", strategy.as_str());
+    let mut strategy = body.strategy;
+    if let Some(name) = &strategy {
+        span.record("module", name.as_str());
         // Refuse an unknown module or version now, not at the next rebalance.
-        state
+        let module = state
             .registry
-            .resolve(strategy, body.pinned_version)
+            .resolve(name, body.pinned_version)
             .map_err(|e| ApiError::not_found(not_found_code(&e), e.to_string()))?;
         if let Some(version) = body.pinned_version {
             span.record("version", version);
         }
+        // An alias is stored as the module it stands for (as the coordinator does).
+        strategy = Some(module.name.clone());
     }
     let config = GroupConfig {
-        strategy: body.strategy,
+        strategy,
         pinned_version: body.pinned_version,
         params: body.params,
     };
-    driver.set_group_config(&group, config).await?;
-    let applied = driver
-        .describe(&group)
-        .await
-        .map(|d| json!(d.config))
-        .unwrap_or(Value::Null);
+    driver.set_group_config(&group, config.clone()).await?;
     tracing::info!("group configuration set");
     Ok(Json(json!({
         "group_id": group,
-        "config": applied,
+        "config": config,
         "applies": "at the group's next rebalance",
     })))
 }

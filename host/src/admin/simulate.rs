@@ -111,14 +111,16 @@ async fn run(
 fn simulation_failed(e: SimulateError) -> ApiError {
     let message = e.to_string();
     match e {
-        SimulateError::Call {
-            error, usage, logs, ..
-        } => ApiError::new(
+        SimulateError::Call(failed) => ApiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,
             "simulation_failed",
             message,
         )
-        .with_detail(json!({ "reason": error.reason(), "usage": usage, "logs": logs })),
+        .with_detail(json!({
+            "reason": failed.error.reason(),
+            "usage": failed.usage,
+            "logs": failed.logs,
+        })),
         SimulateError::Scenario(_) => ApiError::bad_request(message),
         _ => ApiError::internal(message),
     }

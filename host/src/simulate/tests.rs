@@ -230,7 +230,8 @@ fn a_failing_call_reports_what_it_used() {
     let sandbox = base.with_limits(limits).unwrap();
     let request = scenario().to_request("range").unwrap();
     match simulate(&sandbox, &module, "range", None, &request) {
-        Err(SimulateError::Call { error, usage, .. }) => {
+        Err(SimulateError::Call(failed)) => {
+            let (error, usage) = (&failed.error, &failed.usage);
             assert!(
                 matches!(error, CallError::OutOfFuel { budget: 1_000 }),
                 "{error}"

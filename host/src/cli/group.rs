@@ -1,0 +1,299 @@
+//! `assignor-host group ...`: list, describe, set the operator configuration, rebalance.
+
+use std::collections::BTreeMap;
+
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use super::client::{Body, segment};
+use super::table::{Table, assignment, micros, pairs};
+use super::{ApiArgs, CliError, print_json, text};
+
+/// Inspect and configure consumer groups.
+#[derive(Debug, clap::Args)]
+pub struct GroupArgs {
+    #[command(flatten)]
+    pub api: ApiArgs,
+    #[command(subcommand)]
+    pub command: GroupCommand,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum GroupCommand {
+    /// List groups with their state, members and strategy.
+    #[command(alias = "list")]
+    Ls,
+    /// A group's members and assignment, strategy and module version, last assignor run and
+    /// recent rebalances.
+    Describe { group: String },
+    /// Change a group's configuration (applies at its next rebalance). The options change only
+    /// what they name; --clear starts from no configuration.
+    Set {
+        group: String,
+        /// Strategy (module) that computes the assignment, overriding the members' vote.
+        #[arg(long)]
+        strategy: Option<String>,
+        /// Pin this version of the strategy instead of its active one.
+        #[arg(long)]
+        version: Option<u32>,
+        /// A parameter for the module (`AssignRequest.params`); `k=` removes `k`. Repeatable.
+        #[arg(long = "param", value_name = "KEY=VALUE", value_parser = parse_param)]
+        params: Vec<(String, String)>,
+        /// Drop the current configuration first (with no other option: remove it).
+        #[arg(long)]
+        clear: bool,
+    },
+    /// Start a rebalance now (members rejoin after their next heartbeat).
+    Rebalance {
+        group: String,
+        /// Why, for the group's history.
+        #[arg(long)]
+        reason: Option<String>,
+    },
+}
+
+fn parse_param(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((k, v)) if !k.is_empty() => Ok((k.to_owned(), v.to_owned())),
+        _ => Err(format!("`{text}` is not KEY=VALUE")),
+    }
+}
+
+impl GroupArgs {
+    pub async fn run(self) -> Result<(), CliError> {
+        let client = self.api.client()?;
+        let (value, render): (Value, fn(&Value) -> String) = match self.command {
+            GroupCommand::Ls => (client.get("/v1/groups").await?, render_list),
+            GroupCommand::Describe { group } => (
+                client
+                    .get(&format!("/v1/groups/{}", segment(&group)))
+                    .await?,
+                render_describe,
+            ),
+            GroupCommand::Set {
+                group,
+                strategy,
+                version,
+                params,
+                clear,
+            } => {
+                if !clear && strategy.is_none() && version.is_none() && params.is_empty() {
+                    return Err(CliError::Usage(
+                        "nothing to set: give --strategy, --version, --param or --clear".into(),
+                    ));
+                }
+                let mut config = if clear {
+                    json!({})
+                } else {
+                    match current_config(&client, &group).await? {
+                        Some(config) => config,
+                        None => {
+                            eprintln!(
+                                "note: group {group} is not live on this host, so its current \
+                                 configuration cannot be read; the options given replace it"
+                            );
+                            json!({})
+                        }
+                    }
+                };
+                if let Some(strategy) = strategy {
+                    config["strategy"] = json!(strategy);
+                }
+                if let Some(version) = version {
+                    config["pinned_version"] = json!(version);
+                }
+                let mut merged: BTreeMap<String, Value> = config["params"]
+                    .as_object()
+                    .map(|m| m.clone().into_iter().collect())
+                    .unwrap_or_default();
+                for (k, v) in params {
+                    if v.is_empty() {
+                        merged.remove(&k);
+                    } else {
+                        merged.insert(k, json!(v));
+                    }
+                }
+                config["params"] = json!(merged);
+                let path = format!("/v1/groups/{}/config", segment(&group));
+                (
+                    client.call(Method::PUT, &path, Body::Json(config)).await?.1,
+                    render_set,
+                )
+            }
+            GroupCommand::Rebalance { group, reason } => {
+                let path = format!("/v1/groups/{}/rebalance", segment(&group));
+                let body = match reason {
+                    Some(reason) => Body::Json(json!({ "reason": reason })),
+                    None => Body::None,
+                };
+                (
+                    client.call(Method::POST, &path, body).await?.1,
+                    render_rebalance,
+                )
+            }
+        };
+        if self.api.json {
+            print_json(&value);
+        } else {
+            print!("{}", render(&value));
+        }
+        Ok(())
+    }
+}
+
+/// The group's configuration now; `None` when the host has no live group of that name.
+async fn current_config(
+    client: &super::AdminClient,
+    group: &str,
+) -> Result<Option<Value>, CliError> {
+    match client.get(&format!("/v1/groups/{}", segment(group))).await {
+        Ok(detail) => {
+            let mut config = detail["config"].clone();
+            if let Some(map) = config.as_object_mut() {
+                map.retain(|_, v| !v.is_null());
+            }
+            Ok(Some(config))
+        }
+        Err(CliError::Api { status: 404, .. }) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+fn render_list(v: &Value) -> String {
+    let mut table = Table::new(&["GROUP", "STATE", "MEMBERS", "STRATEGY", "TYPE"]);
+    for g in v["groups"].as_array().into_iter().flatten() {
+        table.row(vec![
+            text(&g["group_id"]),
+            text(&g["state"]),
+            text(&g["members"]),
+            text(&g["strategy"]),
+            text(&g["protocol_type"]),
+        ]);
+    }
+    table.render()
+}
+
+fn render_describe(v: &Value) -> String {
+    let config = &v["config"];
+    let params: Vec<String> = config["params"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| format!("{k}={}", text(v)))
+        .collect();
+    let override_text = match (
+        config["strategy"].as_str(),
+        config["pinned_version"].as_u64(),
+    ) {
+        (Some(s), Some(v)) => format!("{s} pinned to version {v}"),
+        (Some(s), None) => s.to_owned(),
+        _ => "none".to_owned(),
+    };
+    let mut out = pairs(&[
+        ("group", text(&v["group_id"])),
+        ("state", text(&v["state"])),
+        ("generation", text(&v["generation"])),
+        ("protocol", text(&v["protocol"])),
+        ("mode", text(&v["mode"])),
+        ("strategy", text(&v["strategy"])),
+        ("module version", text(&v["module_version"])),
+        ("override", override_text),
+        (
+            "params",
+            if params.is_empty() {
+                "none".into()
+            } else {
+                params.join(", ")
+            },
+        ),
+    ]);
+    if let Some(run) = v["last_run"].as_object() {
+        let outcome = &run["outcome"];
+        let outcome = match outcome["detail"].as_str() {
+            Some(detail) => format!("{} ({detail})", text(&outcome["kind"])),
+            None => text(&outcome["kind"]),
+        };
+        out.push_str(&format!(
+            "last run        generation {}: {} version {}, {}, {} fuel, {}{}\n",
+            run["generation"],
+            text(&run["module"]),
+            text(&run["version"]),
+            micros(run["duration_us"].as_u64().unwrap_or(0)),
+            run["fuel"],
+            outcome,
+            if run["fallback_used"] == true {
+                ", fallback used"
+            } else {
+                ""
+            },
+        ));
+    }
+    let mut members = Table::new(&["MEMBER", "INSTANCE", "CLIENT", "HOST", "ASSIGNMENT"]);
+    for m in v["members"].as_array().into_iter().flatten() {
+        members.row(vec![
+            text(&m["member_id"]),
+            text(&m["group_instance_id"]),
+            text(&m["client_id"]),
+            text(&m["client_host"]),
+            assignment(&m["assignment"]),
+        ]);
+    }
+    out.push_str(&format!("\n{}", members.render()));
+    let mut history = Table::new(&[
+        "GEN", "STRATEGY", "VERSION", "MEMBERS", "DURATION", "MOVED", "FALLBACK", "REASON",
+    ]);
+    for h in v["history"].as_array().into_iter().flatten() {
+        history.row(vec![
+            text(&h["generation"]),
+            text(&h["strategy"]),
+            text(&h["module_version"]),
+            text(&h["members"]),
+            format!("{} ms", h["duration_ms"]),
+            text(&h["partitions_moved"]),
+            if h["fallback_used"] == true {
+                "yes".into()
+            } else {
+                "no".into()
+            },
+            text(&h["reason"]),
+        ]);
+    }
+    if !history.is_empty() {
+        out.push_str(&format!("\nrecent rebalances:\n{}", history.render()));
+    }
+    out
+}
+
+fn render_set(v: &Value) -> String {
+    let config = &v["config"];
+    let params: Vec<String> = config["params"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| format!("{k}={}", text(v)))
+        .collect();
+    format!(
+        "{}: configuration set, applies at the group's next rebalance\n{}",
+        text(&v["group_id"]),
+        pairs(&[
+            ("strategy", text(&config["strategy"])),
+            ("pinned version", text(&config["pinned_version"])),
+            (
+                "params",
+                if params.is_empty() {
+                    "none".into()
+                } else {
+                    params.join(", ")
+                }
+            ),
+        ])
+    )
+}
+
+fn render_rebalance(v: &Value) -> String {
+    format!(
+        "{}: rebalance started ({}); members rejoin after their next heartbeat\n",
+        text(&v["group_id"]),
+        text(&v["reason"])
+    )
+}
