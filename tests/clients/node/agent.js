@@ -85,11 +85,18 @@ async function main () {
       partitions: partitionsOf(e.payload.memberAssignment)
     })
   })
+  // Every OffsetCommit kafkajs sends, the application's and its own (diagnostics).
+  consumer.on(consumer.events.COMMIT_OFFSETS, e =>
+    process.stderr.write(`[commit] generation=${e.payload.groupGenerationId} ${JSON.stringify(e.payload.topics)}\n`))
   consumer.on(consumer.events.CRASH, e => emit('error', { message: `crash: ${e.payload.error}` }))
 
   await consumer.connect()
   await consumer.subscribe({ topics: args.topics, fromBeginning: true })
-  await consumer.run({ eachMessage: async () => {} })
+  // Commits are the application's, as in the Python agents: with kafkajs's default autoCommit,
+  // the runner commits its own position for every partition whose fetch position differs from
+  // the committed offset (OffsetManager.uncommittedOffsets, src/consumer/offsetManager), which
+  // overwrites an explicit commitOffsets with the position it started from (0 here).
+  await consumer.run({ autoCommit: false, eachMessage: async () => {} })
 
   const lines = readline.createInterface({ input: process.stdin })
   let closing = false
