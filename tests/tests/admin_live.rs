@@ -56,6 +56,35 @@ async fn a_new_version_applies_at_the_next_rebalance_and_activate_restores_the_o
     let (_, detail) = admin.get("/v1/groups/app").await;
     assert_eq!(detail["module_version"], 1);
 
+    // A simulation of version 2 on the live members shows what the rebalance will do, and
+    // applies nothing.
+    let (status, report) = admin
+        .json(
+            Method::POST,
+            "/v1/simulate",
+            json!({"module": "my-strategy", "group": "app"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{report}");
+    assert_eq!(report["version"], 2);
+    assert_eq!(
+        report["members"][0]["assignment"],
+        json!({"orders": [0, 2]})
+    );
+    assert_eq!(
+        report["members"][1]["assignment"],
+        json!({"orders": [1, 3]})
+    );
+    assert_eq!(report["movement"]["moved"], 2);
+    assert_eq!(report["movement"]["kept"], 2);
+    for member in &mut members {
+        assert_eq!(
+            member.heartbeat().await,
+            0,
+            "a simulation starts no rebalance"
+        );
+    }
+
     let (status, answer) = admin
         .json(
             Method::POST,
