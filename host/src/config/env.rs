@@ -5,8 +5,8 @@
 //! Precedence: defaults < config file < these variables < command-line flags (whose own
 //! variables, `ASSIGNOR_HOST_LISTEN`, `ASSIGNOR_HOST_DATA_DIR`, ..., have no `__` and are read
 //! by the flags, not here). A value is read as a TOML value when it is one (`5`, `true`,
-//! `["a"]`, `{ secs = 5, nanos = 0 }`) and as a string otherwise (`0.0.0.0:9092`); quote a
-//! string that looks like a number (`'"1234"'`). A variable naming no setting, or with a
+//! `["a"]`) and as a string otherwise (`0.0.0.0:9092`, `5s`); quote a string that looks like
+//! a number (`'"1234"'`). A variable naming no setting, or with a
 //! value of the wrong type, refuses the start with the variable's name.
 
 use std::path::Path;
@@ -131,10 +131,7 @@ mod tests {
                 ("ASSIGNOR_HOST_KAFKA__MAX_CONNECTIONS", "2000"),
                 ("ASSIGNOR_HOST_KAFKA__LISTEN", "0.0.0.0:19092"),
                 ("ASSIGNOR_HOST_SANDBOX__LIMITS__FUEL", "500000000"),
-                (
-                    "ASSIGNOR_HOST_SANDBOX__LIMITS__TIMEOUT",
-                    "{ secs = 2, nanos = 0 }",
-                ),
+                ("ASSIGNOR_HOST_SANDBOX__LIMITS__TIMEOUT", "2s"),
                 ("ASSIGNOR_HOST_CATALOG__AUTO_CREATE_TOPICS", "true"),
                 ("ASSIGNOR_HOST_ADMIN__TOKEN", "\"1234\""),
                 ("ASSIGNOR_HOST_COORDINATOR__FALLBACK_STRATEGY", "roundrobin"),
