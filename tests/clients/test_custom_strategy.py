@@ -1,6 +1,6 @@
 """Issue 4: a custom strategy built from a Rust crate with the SDK
 (tests/fixtures/custom-strategy, built to wasm by tests/clients/run), uploaded to the running
-host through the registry, and selected by name by kafka-python, aiokafka and kafkajs
+host through the registry with `assignor-host module push`, and selected by name by kafka-python, aiokafka and kafkajs
 consumers, decides their assignment. Each client's assignor class of that name refuses to run
 (`assign` reports an error): the host leads, the clients only name the strategy."""
 
@@ -37,6 +37,9 @@ def test_uploaded_strategy_assigns_a_group_that_names_it(host, consumers, upload
 
     expected = wait_for_assignment(host, group, members, NAME, topics)
     assert host.describe(group)["protocol"] == NAME
+    detail = host.group_detail(group)  # the uploaded version is what ran
+    assert (detail["strategy"], detail["module_version"]) == (NAME, uploaded["version"]), detail
+    assert detail["last_run"]["outcome"]["kind"] == "ok" and not detail["last_run"]["fallback_used"]
     assert {e["protocol"] for m in members if m.client == "kafkajs" for e in m.assignments()} \
         == {NAME}
     # Visibly the custom rule: neither built-in would give this.

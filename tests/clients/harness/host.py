@@ -14,7 +14,6 @@ import os
 import signal
 import socket
 import subprocess
-import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -118,25 +117,14 @@ class Host:
     # -- modules (the admin API) ------------------------------------------------------------
 
     def push_module(self, name, wasm_path):
-        """Uploads a strategy through the registry, as an operator would: the CLI's
-        `module push` when this host binary has it, else the admin API it wraps
-        (`PUT /v1/modules/{name}`). Returns the upload's answer (JSON)."""
-        cli = subprocess.run([str(BINARY), "module", "push", "--help"], capture_output=True)
-        if cli.returncode == 0:
-            out = subprocess.run(
-                [str(BINARY), "module", "push", name, str(wasm_path), "--json",
-                 "--admin", self.admin_url],
-                capture_output=True, text=True, timeout=60)
-            assert out.returncode == 0, f"module push failed: {out.stderr}{out.stdout}"
-            return json.loads(out.stdout)
-        request = urllib.request.Request(
-            f"{self.admin_url}/v1/modules/{name}", data=Path(wasm_path).read_bytes(),
-            method="PUT", headers={"Content-Type": "application/wasm"})
-        try:
-            with urllib.request.urlopen(request, timeout=60) as response:
-                return json.loads(response.read())
-        except urllib.error.HTTPError as e:
-            raise AssertionError(f"upload of {name} refused: {e.code} {e.read().decode()}")
+        """Uploads a strategy through the registry as an operator does, with the CLI:
+        `assignor-host module push NAME FILE --admin URL --json`. Returns the upload's answer."""
+        out = subprocess.run(
+            [str(BINARY), "module", "push", name, str(wasm_path), "--json",
+             "--admin", self.admin_url],
+            capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, f"module push failed ({out.returncode}): {out.stderr}{out.stdout}"
+        return json.loads(out.stdout)
 
     def group_detail(self, group):
         """The admin API's view of a group (`GET /v1/groups/{group}`): strategy, module
