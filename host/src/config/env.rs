@@ -178,6 +178,18 @@ mod tests {
     }
 
     #[test]
+    fn the_documented_example_file_is_the_defaults() {
+        let example =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/assignor-host.example.toml");
+        let config = Config::load(Some(&example), Vec::new()).unwrap();
+        assert_eq!(
+            config,
+            Config::default(),
+            "docs/assignor-host.example.toml drifted"
+        );
+    }
+
+    #[test]
     fn no_file_and_no_variables_is_the_standalone_mode() {
         assert_eq!(Config::load(None, Vec::new()).unwrap(), Config::default());
     }
