@@ -269,3 +269,15 @@ fn toml_scenarios_read_like_json_ones() {
         "{error}"
     );
 }
+
+#[test]
+fn the_documented_scenario_example_is_valid() {
+    let doc = include_str!("../../../docs/operating.md");
+    let section = &doc[doc.find("## Scenario files").expect("the section")..];
+    let start = section.find("```json\n").expect("a JSON example") + "```json\n".len();
+    let example = &section[start..start + section[start..].find("```").unwrap()];
+    let scenario: Scenario = serde_json::from_str(example).expect("the example parses");
+    let request = scenario.to_request("range").expect("the example is valid");
+    assert_eq!(request.members.len(), 3);
+    assert_eq!(request.topics[0].partition_racks.len(), 6);
+}
