@@ -2,7 +2,7 @@
 
 The assignment reported is the one kafka-python passes to `on_partitions_assigned` (eager
 strategies: the whole assignment) with the member id and generation of
-`KafkaConsumer.group_metadata()`. A strategy name other than range/roundrobin becomes an
+`KafkaConsumer.group_metadata()`. A strategy name other than range/roundrobin/sticky becomes an
 assignor class of that name whose `assign` must never run: the host is the group's leader, so
 the client only proposes the name and takes the follower path.
 """
@@ -12,12 +12,16 @@ from kafka.consumer.subscription_state import ConsumerRebalanceListener
 from kafka.coordinator.assignors.abstract import AbstractPartitionAssignor
 from kafka.coordinator.assignors.range import RangePartitionAssignor
 from kafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
+from kafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAssignor
 from kafka.protocol.consumer.metadata import ConsumerProtocolSubscription
 from kafka.structs import OffsetAndMetadata, TopicPartition
 
 from common import command_queue, emit, parse_args, partitions_of
 
-BUILT_IN = {"range": RangePartitionAssignor, "roundrobin": RoundRobinPartitionAssignor}
+# The client's own assignors. `sticky` has no module on the host, so the host falls back to
+# Kafka's classic protocol for it: a member is leader and this class assigns.
+BUILT_IN = {"range": RangePartitionAssignor, "roundrobin": RoundRobinPartitionAssignor,
+            "sticky": StickyPartitionAssignor}
 
 
 def host_assigned(strategy):
