@@ -109,6 +109,7 @@
 
 pub mod abi;
 mod assignment;
+mod hash;
 mod request;
 
 #[cfg(feature = "guest")]

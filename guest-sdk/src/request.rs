@@ -10,6 +10,7 @@ use std::cmp::Ordering;
 use std::ops::Range;
 
 use crate::abi::{AssignRequest, Member, Topic, TopicPartitions};
+use crate::hash::FxHashMap;
 
 impl AssignRequest {
     /// The member with this `member_id`, if it is in the group.
@@ -43,6 +44,44 @@ impl AssignRequest {
             .collect();
         members.sort_by(|a, b| kafka_member_order(a, b));
         members
+    }
+
+    /// For each topic of `topics` (same index), the indices into `members` of its subscribers,
+    /// in Kafka's member order (see [`Self::members_in_kafka_order`]).
+    ///
+    /// One pass over every subscription with hashed topic lookups (and none at all for a
+    /// member whose subscription equals the previous one's, the usual case): the way to learn
+    /// who subscribes to what in a large group, where calling [`Self::subscribers`] per topic
+    /// would scan the whole group for every topic. A topic listed twice by a member counts it
+    /// once; subscribed topics missing from `topics` are left out.
+    pub fn subscribers_by_topic(&self) -> Vec<Vec<usize>> {
+        let index: FxHashMap<&str, usize> = self
+            .topics
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.name.as_str(), i))
+            .collect();
+        let mut order: Vec<usize> = (0..self.members.len()).collect();
+        order.sort_by(|&a, &b| kafka_member_order(&self.members[a], &self.members[b]));
+        let mut out = vec![Vec::new(); self.topics.len()];
+        let mut previous: Option<(&[String], Vec<usize>)> = None;
+        for m in order {
+            let subscription = self.members[m].topics.as_slice();
+            let resolved = match previous.take() {
+                Some((topics, resolved)) if topics == subscription => resolved,
+                _ => subscription
+                    .iter()
+                    .filter_map(|t| index.get(t.as_str()).copied())
+                    .collect(),
+            };
+            for &t in &resolved {
+                if out[t].last() != Some(&m) {
+                    out[t].push(m);
+                }
+            }
+            previous = Some((subscription, resolved));
+        }
+        out
     }
 
     /// The subscription of `member_id` (its topic names), or `None` if it is not in the group.
@@ -233,6 +272,35 @@ mod tests {
         assert!(req.subscribers("c").is_empty());
         assert_eq!(req.subscription("m2").unwrap(), ["a", "b"]);
         assert!(req.subscription("nobody").is_none());
+    }
+
+    #[test]
+    fn subscribers_by_topic_lists_member_indices_per_topic_in_kafka_order() {
+        let mut req = request(vec![
+            member("m1", None, &["a"]),
+            member("m2", Some("i2"), &["a", "b", "a"]),
+            member("m3", None, &["b", "ghost"]),
+            member("m4", Some("i1"), &["a"]),
+            member("m5", None, &["b", "ghost"]),
+        ]);
+        req.topics.push(Topic {
+            name: "c".into(),
+            partition_count: 1,
+            partition_racks: vec![],
+        });
+        // Topics a, b, c; members by index: m1=0, m2=1, m3=2, m4=3, m5=4.
+        assert_eq!(
+            req.subscribers_by_topic(),
+            [vec![3, 1, 0], vec![1, 2, 4], vec![]]
+        );
+        let by_helper: Vec<Vec<&str>> = ["a", "b", "c"]
+            .map(|t| ids(&req.subscribers(t)))
+            .into_iter()
+            .collect();
+        assert_eq!(
+            by_helper,
+            [vec!["m4", "m2", "m1"], vec!["m2", "m3", "m5"], vec![]]
+        );
     }
 
     #[test]

@@ -27,7 +27,7 @@
 
 use std::collections::BTreeMap;
 
-use assignor_sdk::{AssignError, AssignRequest, Assignment, Member, assignor, kafka_member_order};
+use assignor_sdk::{AssignError, AssignRequest, Assignment, assignor};
 
 #[cfg(test)]
 mod kafka_rack_tests;
@@ -71,31 +71,17 @@ fn topic_states(
     request: &AssignRequest,
     prefer_rack_aware_logic: bool,
 ) -> Vec<TopicAssignmentState<'_>> {
-    // Sorting the group once and walking it in order gives every topic's subscribers already
-    // in Kafka's order.
-    let mut members: Vec<&Member> = request.members.iter().collect();
-    members.sort_by(|a, b| kafka_member_order(a, b));
-    let mut subscribers: BTreeMap<&str, Vec<&Member>> = BTreeMap::new();
-    for member in members {
-        for topic in &member.topics {
-            let list = subscribers.entry(topic.as_str()).or_default();
-            // A topic listed twice in one subscription still counts its member once.
-            if !list.last().is_some_and(|m| std::ptr::eq(*m, member)) {
-                list.push(member);
-            }
-        }
-    }
     request
         .topics
         .iter()
-        .filter(|topic| topic.partition_count > 0)
-        .filter_map(|topic| {
-            let consumers = subscribers.remove(topic.name.as_str())?;
-            Some(TopicAssignmentState::new(
-                topic,
-                consumers,
-                prefer_rack_aware_logic,
-            ))
+        .zip(request.subscribers_by_topic())
+        .filter(|(topic, subscribers)| topic.partition_count > 0 && !subscribers.is_empty())
+        .map(|(topic, subscribers)| {
+            let consumers = subscribers
+                .into_iter()
+                .map(|m| &request.members[m])
+                .collect();
+            TopicAssignmentState::new(topic, consumers, prefer_rack_aware_logic)
         })
         .collect()
 }

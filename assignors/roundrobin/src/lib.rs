@@ -14,10 +14,8 @@
 //! Kafka's round robin is not rack-aware. Members that get nothing still get an (empty)
 //! assignment. Subscribed topics the host does not know (no partitions) are skipped.
 
-use std::collections::BTreeMap;
-
 use assignor_sdk::{
-    AssignError, AssignRequest, Assignment, Member, assignor, java_string_order, kafka_member_order,
+    AssignError, AssignRequest, Assignment, Topic, assignor, java_string_order, kafka_member_order,
 };
 
 #[cfg(test)]
@@ -31,40 +29,37 @@ mod kafka_tests;
     protocol = "eager"
 )]
 pub fn assign(request: &AssignRequest) -> Result<Assignment, AssignError> {
-    let mut members: Vec<&Member> = request.members.iter().collect();
-    members.sort_by(|a, b| kafka_member_order(a, b));
-    // Positions (in Kafka's member order) of each topic's subscribers.
-    let mut subscribers: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
-    for (position, member) in members.iter().enumerate() {
-        for topic in &member.topics {
-            subscribers
-                .entry(topic.as_str())
-                .or_default()
-                .push(position);
-        }
-    }
+    // The circle: member indices in Kafka's member order.
+    let mut circle: Vec<usize> = (0..request.members.len()).collect();
+    circle.sort_by(|&a, &b| kafka_member_order(&request.members[a], &request.members[b]));
     // Kafka's `allPartitionsSorted`: the subscribed topics in name order (a TreeSet of Java
     // strings), each with its partitions 0..n, for topics the host knows.
-    let mut topics: Vec<(&str, Vec<usize>)> = subscribers.into_iter().collect();
-    topics.sort_by(|a, b| java_string_order(a.0, b.0));
+    let mut topics: Vec<(&Topic, Vec<usize>)> = request
+        .topics
+        .iter()
+        .zip(request.subscribers_by_topic())
+        .filter(|(_, subscribers)| !subscribers.is_empty())
+        .collect();
+    topics.sort_by(|a, b| java_string_order(&a.0.name, &b.0.name));
 
     let mut assignment = Assignment::new(request);
-    let mut subscribed = vec![false; members.len()];
-    let mut next = 0; // Kafka's CircularIterator position
-    for (topic, positions) in topics {
-        let Some(partitions) = request.topic(topic).map(|t| t.partitions()) else {
-            continue;
-        };
-        positions.iter().for_each(|&i| subscribed[i] = true);
-        // The topic has a subscriber (it came from a subscription), so the skipping ends.
-        for partition in partitions {
-            while !subscribed[next] {
-                next = (next + 1) % members.len();
+    let mut subscribed = vec![false; request.members.len()];
+    let mut next = 0; // Kafka's CircularIterator position in `circle`
+    for (topic, subscribers) in topics {
+        subscribers.iter().for_each(|&m| subscribed[m] = true);
+        // The topic has a subscriber, so the skipping ends.
+        for partition in topic.partitions() {
+            while !subscribed[circle[next]] {
+                next = (next + 1) % circle.len();
             }
-            assignment.assign(&members[next].member_id, topic, partition);
-            next = (next + 1) % members.len();
+            assignment.assign(
+                &request.members[circle[next]].member_id,
+                &topic.name,
+                partition,
+            );
+            next = (next + 1) % circle.len();
         }
-        positions.iter().for_each(|&i| subscribed[i] = false);
+        subscribers.iter().for_each(|&m| subscribed[m] = false);
     }
     Ok(assignment)
 }
