@@ -1,8 +1,9 @@
 """Issue 4: a custom strategy built from a Rust crate with the SDK
 (tests/fixtures/custom-strategy, built to wasm by tests/clients/run), uploaded to the running
-host through the registry with `assignor-host module push`, and selected by name by kafka-python, aiokafka and kafkajs
-consumers, decides their assignment. Each client's assignor class of that name refuses to run
-(`assign` reports an error): the host leads, the clients only name the strategy."""
+host through the registry with `assignor-host module push`, and selected by name by
+kafka-python, aiokafka and kafkajs consumers, decides their assignment. Each client's assignor
+class of that name refuses to run (`assign` reports an error): the host leads, the clients only
+name the strategy."""
 
 import os
 from pathlib import Path

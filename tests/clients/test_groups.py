@@ -101,3 +101,22 @@ def test_kcat_resumes_from_offsets_committed_in_its_group(host, consumers):
         return seen == committed, seen
 
     wait_until(resumed, "kcat members at the committed offsets")
+
+
+@pytest.mark.parametrize("client,strategy", [("kafka-python", "range"),
+                                             ("kafkajs", "RoundRobinAssigner"),
+                                             ("confluent-kafka", "roundrobin")])
+def test_a_killed_member_expires_and_the_others_are_reassigned(host, consumers, client,
+                                                               strategy):
+    """A consumer that dies without leaving (SIGKILL) is removed when its session (6 s)
+    expires, and the others get its partitions."""
+    group = unique(f"{client}-crash")
+    topics = make_topics(host, group)
+    members = [consumers.start(client, group, sorted(topics), [strategy]) for _ in range(3)]
+    wait_for_assignment(host, group, members, strategy, topics)
+
+    members[1].kill()
+    rest = [members[0], members[2]]
+    wait_for_assignment(host, group, rest, strategy, topics)
+    reasons = [h["reason"] for h in host.group_detail(group)["history"]]
+    assert any("session expired" in r for r in reasons), reasons

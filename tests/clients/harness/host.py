@@ -123,7 +123,8 @@ class Host:
             [str(BINARY), "module", "push", name, str(wasm_path), "--json",
              "--admin", self.admin_url],
             capture_output=True, text=True, timeout=60)
-        assert out.returncode == 0, f"module push failed ({out.returncode}): {out.stderr}{out.stdout}"
+        assert out.returncode == 0, \
+            f"module push failed ({out.returncode}): {out.stderr}{out.stdout}"
         return json.loads(out.stdout)
 
     def group_detail(self, group):

@@ -26,5 +26,6 @@ def wait_until(check, what, timeout_s=DEFAULT_TIMEOUT_S, interval_s=0.1):
         if ok:
             return result
         if time.monotonic() >= deadline:
-            raise Timeout(f"timed out after {timeout_s:.0f}s waiting for {what}; last seen:\n{seen}")
+            raise Timeout(
+                f"timed out after {timeout_s:.0f}s waiting for {what}; last seen:\n{seen}")
         time.sleep(interval_s)

@@ -50,7 +50,11 @@ const hostAssigned = name => () => ({
   protocol ({ topics }) {
     return {
       name,
-      metadata: AssignerProtocol.MemberMetadata.encode({ version: 0, topics, userData: Buffer.alloc(0) })
+      metadata: AssignerProtocol.MemberMetadata.encode({
+        version: 0,
+        topics,
+        userData: Buffer.alloc(0)
+      })
     }
   }
 })
@@ -62,8 +66,8 @@ async function main () {
     clientId: args.client_id || 'kafkajs',
     brokers: [args.bootstrap],
     logLevel: logLevel.ERROR,
-    logCreator: () => ({ namespace, label, log }) =>
-      process.stderr.write(`[kafkajs ${label} ${namespace}] ${log.message} ${JSON.stringify(log)}\n`)
+    logCreator: () => ({ namespace, label, log }) => process.stderr.write(
+      `[kafkajs ${label} ${namespace}] ${log.message} ${JSON.stringify(log)}\n`)
   })
   const consumer = kafka.consumer({
     groupId: args.group,
@@ -87,7 +91,8 @@ async function main () {
   })
   // Every OffsetCommit kafkajs sends, the application's and its own (diagnostics).
   consumer.on(consumer.events.COMMIT_OFFSETS, e =>
-    process.stderr.write(`[commit] generation=${e.payload.groupGenerationId} ${JSON.stringify(e.payload.topics)}\n`))
+    process.stderr.write(
+      `[commit] generation=${e.payload.groupGenerationId} ${JSON.stringify(e.payload.topics)}\n`))
   consumer.on(consumer.events.CRASH, e => emit('error', { message: `crash: ${e.payload.error}` }))
 
   await consumer.connect()
