@@ -27,3 +27,21 @@ def test_mixed_clients_share_one_roundrobin_group(host, consumers):
         leaver.close()
         members.remove(leaver)
         wait_for_assignment(host, group, members, "roundrobin", topics)
+
+
+def test_members_with_different_subscriptions_get_only_their_topics(host, consumers):
+    """Heterogeneous subscriptions: round-robin skips members not subscribed to a topic, and
+    nobody is given a topic it did not subscribe to (aiokafka would kill its coordination
+    task on one: `Subscription._assign` asserts)."""
+    group = unique("subsets")
+    names = {k: f"{group}-{k}" for k in "abc"}
+    topics = {names["a"]: 3, names["b"]: 4, names["c"]: 2}
+    host.create_topics(topics)
+    plan = [("aiokafka", "roundrobin", "ab"), ("kafka-python", "roundrobin", "bc"),
+            ("kafkajs", "RoundRobinAssigner", "ca"), ("confluent-kafka", "roundrobin", "abc")]
+    members = [consumers.start(client, group, sorted(names[k] for k in subset), [strategy])
+               for client, strategy, subset in plan]
+
+    expected = wait_for_assignment(host, group, members, "roundrobin", topics)
+    for member, (_, _, subset) in zip(members, plan):
+        assert {t for t, _ in expected[member.member_id]} <= {names[k] for k in subset}
