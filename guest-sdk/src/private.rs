@@ -7,7 +7,7 @@
 //!
 //! Memory: the host runs every call in a fresh instance and drops it afterwards (DESIGN.md,
 //! "Sandbox and registry"), so nothing here is ever freed: the input buffer from
-//! [`alloc`] and the output buffer of [`assign`]/[`describe`] are leaked on purpose and stay
+//! `alloc` and the output buffer of `assign`/`describe` are leaked on purpose and stay
 //! valid until the instance is gone, which is exactly as long as the host needs to read them.
 
 pub use crate::abi::RebalanceProtocol;

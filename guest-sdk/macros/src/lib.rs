@@ -10,7 +10,7 @@
 //! `fn(&AssignRequest) -> Result<Assignment, AssignError>`, and a
 //! `#[cfg(target_arch = "wasm32")]` module with the four ABI v1 exports, each a one-line call
 //! into `assignor_sdk::__private`. All behaviour lives in the SDK; this crate only checks the
-//! input ([`args`], [`signature`]) and writes the wiring. Misuse is a `syn::Error` on the
+//! input (modules `args` and `signature`) and writes the wiring. Misuse is a `syn::Error` on the
 //! offending tokens, never a panic; the UI tests in `guest-sdk/tests/ui` lock the messages.
 
 use proc_macro::TokenStream;
