@@ -297,3 +297,47 @@ fn render_rebalance(v: &Value) -> String {
         text(&v["reason"])
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn describe_shows_the_run_members_and_history() {
+        let detail = json!({
+            "group_id": "orders-app", "state": "Stable", "generation": 5,
+            "protocol_type": "consumer", "protocol": "my-strategy", "mode": "host",
+            "strategy": "my-strategy", "module_version": 2,
+            "config": {"strategy": "my-strategy", "pinned_version": 2, "params": {"k": "v"}},
+            "members": [{"member_id": "c-1-7d0c", "group_instance_id": null, "client_id": "c-1",
+                         "client_host": "/10.0.0.7", "protocol_name": "my-strategy",
+                         "subscription": ["orders"], "assignment": {"orders": [0, 1]}}],
+            "last_run": {"generation": 5, "module": "my-strategy", "version": 2,
+                         "duration_us": 41, "fuel": 92501, "outcome": {"kind": "ok"},
+                         "fallback_used": false},
+            "history": [{"generation": 5, "reason": "operator request: try v2",
+                         "strategy": "my-strategy", "module_version": 2, "members": 1,
+                         "duration_ms": 12, "partitions_moved": 2, "fallback_used": false}]
+        });
+        let text = render_describe(&detail);
+        assert!(
+            text.contains("override        my-strategy pinned to version 2\n"),
+            "{text}"
+        );
+        assert!(text.contains("params          k=v\n"), "{text}");
+        assert!(
+            text.contains(
+                "last run        generation 5: my-strategy version 2, 41 us, 92501 fuel, ok\n"
+            ),
+            "{text}"
+        );
+        let member = text.lines().find(|l| l.starts_with("c-1-7d0c")).unwrap();
+        assert!(member.ends_with("/10.0.0.7  orders[0,1]"), "{member}");
+        let history = text.lines().last().unwrap();
+        assert!(
+            history.starts_with("5    my-strategy  2")
+                && history.ends_with("operator request: try v2"),
+            "{history}"
+        );
+    }
+}
