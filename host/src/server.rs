@@ -49,7 +49,7 @@ pub enum ServerError {
         addr: SocketAddr,
         source: std::io::Error,
     },
-    #[error("admin API: {0}")]
+    #[error(transparent)]
     Admin(#[from] AdminConfigError),
     #[error("configuration: {0}")]
     Config(String),
