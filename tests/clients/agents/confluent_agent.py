@@ -1,7 +1,7 @@
 """One confluent-kafka (librdkafka) consumer speaking the agent protocol of common.py.
 
-The assignment reported is what librdkafka hands the application in `on_assign` (eager
-strategies: the whole assignment), with `Consumer.memberid()` as the member id. librdkafka
+The assignment reported is the consumer's whole assignment (`assignment()`) once the partitions
+librdkafka hands `on_assign` are applied, with `Consumer.memberid()` as the member id. librdkafka
 does not expose the generation to Python, so it is reported as null.
 """
 
@@ -27,11 +27,24 @@ def main():
         conf["client.id"] = args.client_id
     consumer = Consumer(conf)
 
+    # librdkafka hands `on_assign` the whole assignment under an eager protocol and only the
+    # additions under cooperative-sticky: the agent applies them itself and reports the
+    # consumer's whole assignment afterwards (`assignment()`), the same in both cases.
+    cooperative = "cooperative-sticky" in args.strategy
+
     def on_assign(c, partitions):
+        if cooperative:
+            c.incremental_assign(partitions)
+        else:
+            c.assign(partitions)
         emit("assigned", member_id=c.memberid(), generation=None,
-             partitions=partitions_of(partitions))
+             partitions=partitions_of(c.assignment()))
 
     def on_revoke(c, partitions):
+        if cooperative:
+            c.incremental_unassign(partitions)
+        else:
+            c.unassign()
         emit("revoked", member_id=c.memberid(), partitions=partitions_of(partitions))
 
     consumer.subscribe(args.topics, on_assign=on_assign, on_revoke=on_revoke)
