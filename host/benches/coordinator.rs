@@ -182,7 +182,13 @@ fn stable_group(h: &mut Harness, n: usize, topics: usize) -> (Vec<String>, i32) 
     let replies: Vec<ReplyTo> = (0..n)
         .map(|_| h.send(3, GroupRequest::JoinGroup(join_request("", &metadata))))
         .collect();
-    h.fire(assignor_host::coordinator::TimerKey::Join { group: G.into() });
+    // The initial delay (0 here) is extended once because members kept arriving.
+    for _ in 0..10 {
+        if replies.iter().all(|r| h.answers.contains_key(r)) {
+            break;
+        }
+        h.fire(assignor_host::coordinator::TimerKey::Join { group: G.into() });
+    }
     let mut ids = Vec::with_capacity(n);
     let mut generation = 0;
     for r in &replies {

@@ -210,17 +210,26 @@ async fn driver_session_expiry_fires_on_the_timer_and_survivors_see_a_rebalance(
     panic!("the silent member never expired");
 }
 
-/// Lets other tasks and the blocking pool make progress without moving the paused clock:
-/// yields (no sleeping) a bounded number of times until `task` is finished.
-async fn finishes<T>(task: &tokio::task::JoinHandle<T>) -> bool {
-    for _ in 0..200_000 {
-        if task.is_finished() {
-            return true;
+/// Moves the paused clock by hand (a blocked assignor thread stops tokio's auto-advance) in
+/// 250 ms steps, letting tasks and the blocking pool progress between steps by yielding (no
+/// sleeping), until `task` finishes or `limit` of virtual time has passed. Returns the virtual
+/// time it took.
+async fn run_until_finished<T>(
+    task: &tokio::task::JoinHandle<T>,
+    limit: Duration,
+) -> Option<Duration> {
+    let begun = tokio::time::Instant::now();
+    while begun.elapsed() <= limit {
+        for _ in 0..5_000 {
+            if task.is_finished() {
+                return Some(begun.elapsed());
+            }
+            tokio::task::yield_now().await;
+            std::thread::yield_now();
         }
-        tokio::task::yield_now().await;
-        std::thread::yield_now();
+        tokio::time::advance(Duration::from_millis(250)).await;
     }
-    task.is_finished()
+    None
 }
 
 #[tokio::test(start_paused = true)]
@@ -231,47 +240,51 @@ async fn driver_a_stuck_module_does_not_delay_other_groups() {
         release: Mutex::new(Some(rx)),
         calls: AtomicUsize::new(0),
     });
-    let f = start(runner, None, Arc::new(TracingNotices));
+    let f = start(runner.clone(), None, Arc::new(TracingNotices));
     let driver = f.driver.clone();
     let stuck = tokio::spawn(async move {
         let r = join_member(&driver, Join::new("stuck").names(&["roundrobin"])).await;
         let s = sync(&driver, "stuck", &r).await;
         (r, s, tokio::time::Instant::now())
     });
-    // Let the stuck group reach its assignor call (a blocked thread pauses auto-advance, so
-    // the clock is moved by hand from here on).
-    for _ in 0..4 {
-        tokio::time::advance(Duration::from_millis(1_000)).await;
+    // Let the stuck group reach its assignor call (then a blocked thread holds a permit).
+    let mut reached = false;
+    for _ in 0..40 {
+        for _ in 0..5_000 {
+            if runner.calls.load(Ordering::SeqCst) > 0 {
+                reached = true;
+                break;
+            }
+            tokio::task::yield_now().await;
+            std::thread::yield_now();
+        }
+        if reached {
+            break;
+        }
+        tokio::time::advance(Duration::from_millis(250)).await;
     }
+    assert!(reached, "the stuck group's module was called");
     let driver = f.driver.clone();
     let other = tokio::spawn(async move {
         let r = join_member(&driver, Join::new("other").names(&["roundrobin"])).await;
         sync(&driver, "other", &r).await
     });
     let begun = tokio::time::Instant::now();
-    // The other group's join phase (its initial delay) needs the clock; its assignor call runs
-    // on another blocking thread and needs none.
-    tokio::time::advance(Duration::from_millis(4_000)).await;
+    let took = run_until_finished(&other, Duration::from_millis(9_000)).await;
+    let took = took.expect("the other group completed while the module was stuck");
     assert!(
-        finishes(&other).await,
-        "the other group completed while the module was stuck"
+        took < Duration::from_millis(6_000),
+        "only its own join phase: {took:?}"
     );
-    let took = begun.elapsed();
     assert!(
-        took < Duration::from_millis(10_000),
-        "no deadline wait: {took:?}"
+        !stuck.is_finished(),
+        "the stuck group is still waiting for its module"
     );
     assert_eq!(other.await.unwrap().error_code, 0);
     // The stuck group is answered by the fallback at its deadline (half of 20 s).
-    let mut answered = false;
-    for _ in 0..15 {
-        tokio::time::advance(Duration::from_millis(1_000)).await;
-        if finishes(&stuck).await {
-            answered = true;
-            break;
-        }
-    }
-    assert!(answered, "the fallback answered the stuck group");
+    let answered = run_until_finished(&stuck, Duration::from_millis(15_000)).await;
+    assert!(answered.is_some(), "the fallback answered the stuck group");
+    let _ = begun;
     let (_, s, _) = stuck.await.unwrap();
     assert_eq!(s.error_code, 0);
     assert_eq!(assigned(&s.assignment)["t"].len(), 6);
