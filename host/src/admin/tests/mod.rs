@@ -1,0 +1,130 @@
+//! The admin API's contract, route by route, through the router itself (no socket): the
+//! status and `code` of every error path, the token rules, the body caps, and the happy paths
+//! whose answers the CLI relies on. Live groups are exercised by the black-box tests in
+//! `tests/tests/admin_*.rs`.
+//!
+//! `auth` (tokens, caps), `modules` (uploads and versions), `resources` (groups, topics,
+//! simulate, metrics); this file holds the fixture.
+
+mod auth;
+mod modules;
+mod resources;
+
+use std::sync::{Arc, OnceLock};
+
+use axum::body::Body;
+use axum::http::{Method, Request, StatusCode, header};
+use serde_json::Value;
+use tower::ServiceExt;
+
+use super::*;
+use crate::config::CatalogConfig;
+use crate::driver::DriverConfig;
+use crate::registry::{BuiltinSource, RegistryConfig};
+use crate::sandbox::{PoolConfig, Sandbox, SandboxLimits};
+
+pub(super) fn sandbox() -> Sandbox {
+    static SANDBOX: OnceLock<Sandbox> = OnceLock::new();
+    SANDBOX
+        .get_or_init(|| {
+            let pool = PoolConfig {
+                max_instances: 8,
+                ..PoolConfig::default()
+            };
+            Sandbox::new(pool, SandboxLimits::default()).expect("sandbox")
+        })
+        .clone()
+}
+
+pub(super) fn range_wasm() -> &'static [u8] {
+    crate::builtins::builtin("range").unwrap().wasm
+}
+
+pub(super) fn roundrobin_wasm() -> &'static [u8] {
+    crate::builtins::builtin("roundrobin").unwrap().wasm
+}
+
+/// A host's admin state: built-in `range` only, no store, a running driver.
+pub(super) fn state(edit: impl FnOnce(&mut AdminConfig, &mut usize)) -> AdminState {
+    let registry_config = RegistryConfig {
+        builtins: BuiltinSource::embedded()
+            .into_iter()
+            .filter(|b| b.name == "range")
+            .collect(),
+        ..RegistryConfig::default()
+    };
+    let registry = Arc::new(Registry::open(sandbox(), None, registry_config).unwrap());
+    let catalog = Catalog::open(&CatalogConfig::default(), None).unwrap();
+    let metrics = Arc::new(Metrics::new());
+    let driver_config = DriverConfig {
+        shards: 2,
+        notices: metrics.clone(),
+        ..DriverConfig::default()
+    };
+    let driver = Driver::start(driver_config, registry.clone(), catalog.subscribe(), None).unwrap();
+    let mut config = AdminConfig::default();
+    let mut max_module_bytes = 16 << 20;
+    edit(&mut config, &mut max_module_bytes);
+    AdminState {
+        registry,
+        driver: Some(driver),
+        catalog,
+        metrics,
+        config: Arc::new(config),
+        max_module_bytes,
+    }
+}
+
+pub(super) struct Api {
+    pub(super) router: axum::Router,
+    pub(super) token: Option<String>,
+}
+
+impl Api {
+    pub(super) fn new(state: AdminState) -> Api {
+        Api {
+            router: router(state),
+            token: None,
+        }
+    }
+
+    pub(super) async fn send(
+        &self,
+        method: Method,
+        uri: &str,
+        body: Vec<u8>,
+    ) -> (StatusCode, Value) {
+        let mut request = Request::builder().method(method).uri(uri);
+        if let Some(token) = &self.token {
+            request = request.header(header::AUTHORIZATION, format!("Bearer {token}"));
+        }
+        let response = self
+            .router
+            .clone()
+            .oneshot(request.body(Body::from(body)).unwrap())
+            .await
+            .unwrap();
+        let status = response.status();
+        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .unwrap();
+        let value = serde_json::from_slice(&bytes)
+            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
+        (status, value)
+    }
+
+    pub(super) async fn get(&self, uri: &str) -> (StatusCode, Value) {
+        self.send(Method::GET, uri, Vec::new()).await
+    }
+
+    pub(super) async fn json(&self, method: Method, uri: &str, body: Value) -> (StatusCode, Value) {
+        self.send(method, uri, body.to_string().into_bytes()).await
+    }
+}
+
+/// The `code` of an error answer (panics with the answer if it is not one).
+pub(super) fn code(answer: &(StatusCode, Value)) -> &str {
+    answer.1["error"]["code"]
+        .as_str()
+        .unwrap_or_else(|| panic!("not an error answer: {answer:?}"))
+}

@@ -1,0 +1,238 @@
+//! Groups, topics, simulations and the metrics endpoint.
+
+use axum::http::{Method, StatusCode};
+use serde_json::json;
+
+use super::*;
+
+#[tokio::test]
+async fn group_errors() {
+    let api = Api::new(state(|_, _| {}));
+    let answer = api.get("/v1/groups/ghost").await;
+    assert_eq!(
+        (answer.0, code(&answer)),
+        (StatusCode::NOT_FOUND, "group_not_found")
+    );
+    let answer = api
+        .send(Method::POST, "/v1/groups/ghost/rebalance", Vec::new())
+        .await;
+    assert_eq!(
+        (answer.0, code(&answer)),
+        (StatusCode::NOT_FOUND, "group_not_found")
+    );
+    let config = |body| api.json(Method::PUT, "/v1/groups/g/config", body);
+    let answer = config(json!({"strategy": "nope"})).await;
+    assert_eq!(
+        (answer.0, code(&answer)),
+        (StatusCode::NOT_FOUND, "module_not_found")
+    );
+    let answer = config(json!({"strategy": "range", "pinned_version": 4})).await;
+    assert_eq!(
+        (answer.0, code(&answer)),
+        (StatusCode::NOT_FOUND, "version_not_found")
+    );
+    let answer = config(json!({"pinned_version": 0})).await;
+    assert_eq!(
+        (answer.0, code(&answer)),
+        (StatusCode::BAD_REQUEST, "bad_request")
+    );
+    let (status, set) = config(json!({"strategy": "range", "params": {"k": "v"}})).await;
+    assert_eq!(
+        status,
+        StatusCode::OK,
+        "a group need not exist to be configured: {set}"
+    );
+    let (status, list) = api.get("/v1/groups").await;
+    assert_eq!(
+        (status, list["groups"].clone()),
+        (StatusCode::OK, json!([]))
+    );
+}
+
+#[tokio::test]
+async fn a_host_without_a_coordinator_answers_503_for_groups() {
+    let mut state = state(|_, _| {});
+    state.driver = None;
+    let api = Api::new(state);
+    let answer = api.get("/v1/groups").await;
+    assert_eq!(
+        (answer.0, code(&answer)),
+        (StatusCode::SERVICE_UNAVAILABLE, "coordinator_unavailable")
+    );
+}
+
+#[tokio::test]
+async fn topics_are_created_listed_grown_and_deleted() {
+    let api = Api::new(state(|_, _| {}));
+    let (status, created) = api
+        .json(
+            Method::POST,
+            "/v1/topics",
+            json!({"name": "orders", "partitions": 3}),
+        )
+        .await;
+    assert_eq!(
+        (status, created["partitions"].as_i64()),
+        (StatusCode::CREATED, Some(3))
+    );
+    let again = api
+        .json(
+            Method::POST,
+            "/v1/topics",
+            json!({"name": "orders", "partitions": 3}),
+        )
+        .await;
+    assert_eq!(
+        (again.0, code(&again)),
+        (StatusCode::CONFLICT, "topic_exists")
+    );
+    let bad = api
+        .json(
+            Method::POST,
+            "/v1/topics",
+            json!({"name": "bad/name", "partitions": 1}),
+        )
+        .await;
+    assert_eq!(
+        (bad.0, code(&bad)),
+        (StatusCode::BAD_REQUEST, "invalid_topic")
+    );
+    let zero = api
+        .json(
+            Method::POST,
+            "/v1/topics",
+            json!({"name": "z", "partitions": 0}),
+        )
+        .await;
+    assert_eq!(code(&zero), "invalid_partitions");
+    let (status, grown) = api
+        .json(
+            Method::POST,
+            "/v1/topics/orders/partitions",
+            json!({"count": 5}),
+        )
+        .await;
+    assert_eq!(
+        (status, grown["partitions"].as_i64()),
+        (StatusCode::OK, Some(5))
+    );
+    let shrink = api
+        .json(
+            Method::POST,
+            "/v1/topics/orders/partitions",
+            json!({"count": 2}),
+        )
+        .await;
+    assert_eq!(code(&shrink), "invalid_partitions");
+    let (_, list) = api.get("/v1/topics").await;
+    assert_eq!(list["topics"], json!([{"name": "orders", "partitions": 5}]));
+    let missing = api.get("/v1/topics/ghost").await;
+    assert_eq!(
+        (missing.0, code(&missing)),
+        (StatusCode::NOT_FOUND, "topic_not_found")
+    );
+    let (status, _) = api
+        .send(Method::DELETE, "/v1/topics/orders", Vec::new())
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(api.get("/v1/topics/orders").await.0, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn simulate_a_scenario_and_its_errors() {
+    let api = Api::new(state(|_, _| {}));
+    let scenario = json!({
+        "topics": [{"name": "t", "partitions": 4}],
+        "members": [
+            {"id": "a", "subscription": ["t"], "current": {"t": [0, 1, 2, 3]}},
+            {"id": "b", "subscription": ["t"]}
+        ]
+    });
+    let (status, report) = api
+        .json(
+            Method::POST,
+            "/v1/simulate",
+            json!({"module": "range", "scenario": scenario}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{report}");
+    assert_eq!(report["members"][0]["assignment"], json!({"t": [0, 1]}));
+    assert_eq!(report["members"][1]["assignment"], json!({"t": [2, 3]}));
+    assert_eq!(report["movement"]["moved"], 2);
+    assert_eq!(report["version"], 0);
+
+    let answer = api
+        .json(
+            Method::POST,
+            "/v1/simulate",
+            json!({"module": "nope", "scenario": scenario}),
+        )
+        .await;
+    assert_eq!(
+        (answer.0, code(&answer)),
+        (StatusCode::NOT_FOUND, "module_not_found")
+    );
+    let answer = api
+        .json(
+            Method::POST,
+            "/v1/simulate",
+            json!({"module": "range", "version": 3, "scenario": scenario}),
+        )
+        .await;
+    assert_eq!(code(&answer), "version_not_found");
+    let answer = api
+        .json(Method::POST, "/v1/simulate", json!({"module": "range"}))
+        .await;
+    assert_eq!(
+        (answer.0, code(&answer)),
+        (StatusCode::BAD_REQUEST, "bad_request")
+    );
+    let answer = api
+        .json(Method::POST, "/v1/simulate", json!({"group": "ghost"}))
+        .await;
+    assert_eq!(code(&answer), "group_not_found");
+    let mut broken = scenario.clone();
+    broken["members"][1]["subscription"] = json!(["missing"]);
+    let answer = api
+        .json(
+            Method::POST,
+            "/v1/simulate",
+            json!({"module": "range", "scenario": broken}),
+        )
+        .await;
+    assert_eq!(answer.0, StatusCode::BAD_REQUEST);
+    assert!(
+        answer.1["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("missing")
+    );
+}
+
+#[tokio::test]
+async fn metrics_are_scraped_as_openmetrics_text() {
+    let api = Api::new(state(|_, _| {}));
+    let request = Request::get("/metrics").body(Body::empty()).unwrap();
+    let response = api.router.clone().oneshot(request).await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(
+        response.headers()[header::CONTENT_TYPE],
+        metrics::CONTENT_TYPE
+    );
+    let text = String::from_utf8(
+        axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .unwrap()
+            .to_vec(),
+    )
+    .unwrap();
+    assert!(
+        text.contains("assignor_host_module_active_version{module=\"range\"} 0"),
+        "{text}"
+    );
+    assert!(
+        text.contains("assignor_host_groups{state=\"Stable\"} 0"),
+        "{text}"
+    );
+    assert!(text.ends_with("# EOF\n"));
+}
