@@ -4,7 +4,10 @@
 //!
 //! Each part of the host owns one section (`[kafka]`, `[admin]`, `[catalog]`, ...), so adding a
 //! part's settings is one field here. Unknown keys are refused with the key's name, because a
-//! misspelt setting silently ignored is worse than a refused start.
+//! misspelt setting silently ignored is worse than a refused start. Every key can also come
+//! from the environment as `ASSIGNOR_HOST_<SECTION>__<KEY>` ([`Config::load`], `env`), and
+//! `docs/assignor-host.example.toml` lists every setting with its default (a test keeps the
+//! two equal).
 //!
 //! ```toml
 //! data_dir = "/var/lib/assignor-host"
