@@ -215,7 +215,10 @@ impl Sandbox {
 
     /// Runs `module` on `request` in a fresh instance and checks the answer. `cooperative`
     /// turns on the KIP-429 safety check. Marshalling and checks are included in the stats.
-    #[allow(clippy::result_large_err, reason = "failures are rare (one per failed rebalance) and carry what an operator needs; boxing buys nothing")]
+    #[allow(
+        clippy::result_large_err,
+        reason = "failures are rare (one per failed rebalance) and carry what an operator needs; boxing buys nothing"
+    )]
     pub fn assign(
         &self,
         module: &CompiledModule,
@@ -237,6 +240,19 @@ impl Sandbox {
                 return Err(failure(error, CallStats::default(), Vec::new()));
             }
         };
+        let cap = self.limits.max_input_bytes;
+        if input.len() as u64 > cap {
+            // Refused before an instance is taken from the pool.
+            let stats = CallStats {
+                input_bytes: input.len() as u64,
+                ..CallStats::default()
+            };
+            let error = CallError::InputTooLarge {
+                bytes: input.len() as u64,
+                cap,
+            };
+            return Err(failure(error, stats, Vec::new()));
+        }
         let mut session = match self.session(module) {
             Ok(session) => session,
             Err(error) => {
