@@ -332,8 +332,7 @@ fn next_step(env: &mut Env, group: &mut Group, now: Millis, failed: PendingRun, 
         .map(str::to_string);
     match fallback {
         Some(name)
-            if !failed.fallback
-                && !(name == failed.strategy && failed.pinned_version.is_none()) =>
+            if !failed.fallback && (name != failed.strategy || failed.pinned_version.is_some()) =>
         {
             let pending = PendingRun {
                 strategy: name,

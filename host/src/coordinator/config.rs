@@ -45,7 +45,7 @@ impl Default for CoordinatorConfig {
             new_member_join_timeout_ms: 300_000,
             fallback_strategy: "range".to_string(),
             assignor_deadline_ms: 10_000,
-            seed: 0x5eed_0f_a551_9e0e,
+            seed: 0x5eed_0fa5_519e_0e00,
         }
     }
 }

@@ -358,8 +358,7 @@ fn replace_static_member(
         GroupState::Stable => {
             let config = env.config_of(&group.id).cloned().unwrap_or_default();
             let next = protocol::select(group, &config, &env.strategies).map(|s| s.key);
-            if next.is_some() && next == group.protocol_key {
-                let key = next.expect("checked");
+            if let Some(key) = next.filter(|k| group.protocol_key.as_ref() == Some(k)) {
                 let spelling = group.members[&new_id]
                     .spelling_for(&key)
                     .map(str::to_string);

@@ -46,10 +46,9 @@ impl AssignorRunner for FakeRunner {
         self.calls.fetch_add(1, Ordering::SeqCst);
         if self.block_group.as_deref() == Some(request.group_id.as_str())
             && strategy == "roundrobin"
+            && let Some(rx) = self.release.lock().unwrap().take()
         {
-            if let Some(rx) = self.release.lock().unwrap().take() {
-                let _ = rx.recv(); // a stuck module
-            }
+            let _ = rx.recv(); // a stuck module
         }
         native(strategy, request)
             .map(|response| AssignorOutput {

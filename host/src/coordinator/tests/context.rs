@@ -227,6 +227,9 @@ impl Sync {
     }
 }
 
+/// A scripted assignor: the answer to one run.
+pub type Script = dyn FnMut(&AssignorRun) -> Result<AssignResponse, String>;
+
 /// How the context answers `RunAssignor`.
 pub enum Runner {
     /// The native strategy crates, at once.
@@ -238,7 +241,7 @@ pub enum Runner {
     /// Runs of this strategy are held (a stuck module); other strategies run natively.
     Hang(String),
     /// A test-supplied function per run.
-    Script(Box<dyn FnMut(&AssignorRun) -> Result<AssignResponse, String>>),
+    Script(Box<Script>),
 }
 
 /// Runs a strategy natively: `range` and `roundrobin` with their crates.
@@ -367,10 +370,6 @@ impl TestContext {
             runner: Runner::Native,
             held: Vec::new(),
         }
-    }
-
-    pub fn config(&self) -> CoordinatorConfig {
-        self.coordinator.config().clone()
     }
 
     /// Feeds an event and executes its effects (assignor runs included) until quiet.

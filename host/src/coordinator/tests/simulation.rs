@@ -219,8 +219,8 @@ impl Sim {
                 0 | 1 => {
                     // A new client (every fifth one static, some on JoinGroup v3).
                     let n = self.clients.len();
-                    let version = if n % 7 == 0 { 3 } else { 9 };
-                    let instance = (n % 5 == 0).then(|| format!("instance-{n}"));
+                    let version = if n.is_multiple_of(7) { 3 } else { 9 };
+                    let instance = n.is_multiple_of(5).then(|| format!("instance-{n}"));
                     self.clients.push(Client {
                         name: format!("c{n}"),
                         member_id: String::new(),
@@ -283,12 +283,12 @@ fn simulation_hundreds_of_members_churn_and_the_group_converges() {
         owners: HashMap::new(),
     };
     sim.ctx.event(topics(64));
-    for n in 0..200 {
+    for n in 0..200usize {
         sim.clients.push(Client {
             name: format!("c{n}"),
             member_id: String::new(),
-            instance: (n % 5 == 0).then(|| format!("instance-{n}")),
-            version: if n % 7 == 0 { 3 } else { 9 },
+            instance: n.is_multiple_of(5).then(|| format!("instance-{n}")),
+            version: if n.is_multiple_of(7) { 3 } else { 9 },
             phase: Phase::Idle,
             live: true,
             next_heartbeat: 0,
