@@ -250,55 +250,10 @@ pub fn native(strategy: &str, request: &AssignRequest) -> Result<AssignResponse,
         "range" => assignor_range::assign(request)
             .map(|a| a.into_response())
             .map_err(|e| e.to_string()),
-        "roundrobin" => Ok(roundrobin(request)),
+        "roundrobin" => assignor_roundrobin::assign(request)
+            .map(|a| a.into_response())
+            .map_err(|e| e.to_string()),
         other => Err(format!("no native strategy {other}")),
-    }
-}
-
-/// Kafka's round robin over all partitions (members sorted by id, topics by name).
-fn roundrobin(request: &AssignRequest) -> AssignResponse {
-    let mut out: BTreeMap<&str, BTreeMap<&str, Vec<i32>>> = request
-        .members
-        .iter()
-        .map(|m| (m.member_id.as_str(), BTreeMap::new()))
-        .collect();
-    let ids: Vec<&str> = out.keys().copied().collect();
-    let mut i = 0;
-    for topic in &request.topics {
-        for p in 0..topic.partition_count {
-            for _ in 0..ids.len() {
-                let id = ids[i % ids.len()];
-                i += 1;
-                let member = request.members.iter().find(|m| m.member_id == id).unwrap();
-                if member.topics.contains(&topic.name) {
-                    out.get_mut(id)
-                        .unwrap()
-                        .entry(topic.name.as_str())
-                        .or_default()
-                        .push(p);
-                    break;
-                }
-            }
-        }
-    }
-    AssignResponse {
-        error: None,
-        assignments: out
-            .into_iter()
-            .map(|(id, topics)| assignor_sdk::MemberAssignment {
-                member_id: id.to_string(),
-                partitions: topics
-                    .into_iter()
-                    .map(|(t, ps)| assignor_sdk::TopicPartitions {
-                        topic: t.to_string(),
-                        partitions: ps,
-                    })
-                    .collect(),
-                user_data: None,
-                metadata: None,
-            })
-            .collect(),
-        rebalance_after_ms: None,
     }
 }
 
