@@ -16,6 +16,7 @@
 
 pub mod admin;
 pub mod assignment;
+pub mod checks;
 pub mod config;
 mod describe;
 pub mod event;

@@ -1,8 +1,10 @@
 //! Coordinator tests: the conformance checklist of `kafka-coordinator-spec.md` section 13 (one
 //! test per item, named after it), the host-side differences, and a deterministic simulation.
 
+mod builders;
 pub(crate) mod context;
 mod host;
+mod host_admin;
 mod items_join;
 mod items_offsets;
 mod items_static;
