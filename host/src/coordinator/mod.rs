@@ -13,6 +13,32 @@
 //! name several groups (DescribeGroups, DeleteGroups, OffsetFetch v8+) are split per group by
 //! the wire layer; ListGroups is fanned out to every shard by the driver. Request bodies are the
 //! `kafka-protocol` structs, carried verbatim, so field names are Kafka's.
+//!
+//! # Where the host differs from Kafka, on purpose
+//!
+//! Everything else follows Kafka's classic coordinator (`GroupMetadataManager`); the checklist
+//! tests in `tests/` are named after `kafka-coordinator-spec.md` section 13.
+//! - **Host mode**: when a module serves the selected protocol, JoinGroup names
+//!   [`HOST_LEADER`] (never a member id) and nobody gets the member list, so every client is
+//!   a follower; a member's identical rejoin in Stable never forces a rebalance (there is no
+//!   client leader to ask for one); the assignment comes from [`Effect::RunAssignor`]
+//!   (`assignment.rs`), each member answered with its own protocol spelling and a complete
+//!   Assignment (never zero bytes, only subscribed topics, written with the member's
+//!   Subscription version).
+//! - **Relay mode**: when no module serves the common protocol, a real member leads and its
+//!   SyncGroup assignments are relayed exactly as Kafka does (`sync_group.rs`).
+//! - **Strategy choice** (`protocol.rs`): Kafka's vote over alias-normalised names, restricted
+//!   to names with a module; an operator override computes the assignment while members keep
+//!   their voted spelling; ties go to the smallest name.
+//! - **Fallback chain** (`assignment.rs`): module, then the configured fallback, then a native
+//!   range, each step bounded so the chain ends within the rebalance timeout; results for an
+//!   old generation or run are dropped.
+//! - **Invalid consumer metadata** (`subscription.rs`): the member stays and subscribes to
+//!   nothing (an empty, well-formed assignment); in relay mode the bytes are relayed untouched.
+//! - **Host-started rebalances**: a subscribed topic's partition count changing, a topic the
+//!   group subscribes to appearing, a module's `rebalance_after_ms`, an operator trigger.
+//! - Parked requests superseded by a resent JoinGroup or SyncGroup are answered
+//!   REBALANCE_IN_PROGRESS (Kafka drops them), so the driver never holds a dead reply.
 
 pub mod admin;
 pub mod assignment;
