@@ -8,9 +8,9 @@
 //! 1. the selected module (or the operator's override);
 //! 2. the configured fallback strategy (default `range`), run with `cooperative: false`; for a
 //!    cooperative group every partition another member still owns is then stripped from its
-//!    new owner ([`strip_owned`](super::checks::strip_owned)) so the hand-over happens in the next round, after the owner
+//!    new owner ([`strip_owned`]) so the hand-over happens in the next round, after the owner
 //!    revoked it and rejoined (KIP-429 clients rejoin by themselves after a revocation);
-//! 3. a native range assignment computed here ([`native_range`](super::checks::native_range)), stripped the same way.
+//! 3. a native range assignment ([`native_range`]), stripped the same way.
 //!
 //! The output checks, the stripping and the native range live in [`super::checks`].
 
