@@ -57,16 +57,21 @@ fn mixed_group() -> AssignRequest {
 #[test]
 fn builtins_are_registered_as_version_zero() {
     let registry = registry();
-    let names: Vec<String> = registry.list().into_iter().map(|m| m.name).collect();
-    assert_eq!(names, ["range", "roundrobin"]);
-    for name in ["range", "roundrobin"] {
+    let embedded: Vec<&str> = assignor_host::builtins::BUILTINS
+        .iter()
+        .map(|b| b.name)
+        .collect();
+    let listed: Vec<String> = registry.list().into_iter().map(|m| m.name).collect();
+    assert_eq!(listed, embedded, "every embedded strategy is registered");
+    assert!(registry.load_problems().is_empty());
+    for name in &embedded {
         let version = &registry.versions(name).unwrap()[0];
         assert_eq!((version.version, version.meta.builtin), (0, true));
-        assert_eq!(version.meta.info.name, name);
-        assert_eq!(
-            version.meta.info.rebalance_protocol,
-            RebalanceProtocol::Eager
-        );
+        assert_eq!(version.meta.info.name, *name);
+    }
+    for name in ["range", "roundrobin"] {
+        let info = &registry.versions(name).unwrap()[0].meta.info;
+        assert_eq!(info.rebalance_protocol, RebalanceProtocol::Eager);
     }
 }
 

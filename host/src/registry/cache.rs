@@ -4,7 +4,8 @@
 //! A file is `<dir>/<wasm sha256>-<engine hash>.cwasm`, where the engine hash comes from
 //! `Engine::precompile_compatibility_hash` (wasmtime version, compiler flags, enabled
 //! features), so a host with another wasmtime or configuration never picks up a stale file. The
-//! file is `Module::serialize` output followed by the sha256 of that output.
+//! file is `Module::serialize` output followed by the CRC32C of that output (4 bytes, little
+//! endian).
 //!
 //! # Safety invariant
 //!
@@ -12,15 +13,15 @@
 //! output. This cache only ever deserializes files that (1) this host wrote into its own cache
 //! directory with [`PrecompiledCache::put`], and (2) still match the checksum written with
 //! them, so a truncated or bit-flipped file is detected and recompiled rather than executed.
-//! Whoever can write the cache directory can also replace the host binary; the directory must
-//! have the same protection as the data directory. The checksum is why the file is read and
-//! verified in memory instead of with `Module::deserialize_file` (which would map the file
-//! unchecked): reading a 600 KB artifact and hashing it costs about a millisecond.
+//! The checksum guards against accidents (disk errors, a torn write), not attackers: whoever
+//! can write the cache directory can also replace the host binary, so the directory must have
+//! the same protection as the data directory, and a fast hardware CRC32C (Kafka's record-batch
+//! checksum) is enough. The checksum is why the file is read and verified in memory instead
+//! of mapped with `Module::deserialize_file`, which would run a flipped bit unchecked.
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::{Path, PathBuf};
 
-use sha2::{Digest, Sha256};
 use wasmtime::{Engine, Module};
 
 /// The cache directory and the running engine's fingerprint.
@@ -30,7 +31,7 @@ pub(crate) struct PrecompiledCache {
     engine_hash: String,
 }
 
-const CHECKSUM: usize = 32;
+const CHECKSUM: usize = 4;
 
 impl PrecompiledCache {
     /// Uses (and creates) `dir` for the artifacts of `engine`.
@@ -57,7 +58,7 @@ impl PrecompiledCache {
         let bytes = std::fs::read(&path).ok()?;
         let valid = bytes.len() > CHECKSUM && {
             let (artifact, checksum) = bytes.split_at(bytes.len() - CHECKSUM);
-            Sha256::digest(artifact).as_slice() == checksum
+            crc32c::crc32c(artifact).to_le_bytes() == checksum
         };
         if !valid {
             tracing::warn!(path = %path.display(), "precompiled module is corrupt; recompiling");
@@ -89,8 +90,8 @@ impl PrecompiledCache {
             .serialize()
             .map_err(|e| e.to_string())
             .and_then(|mut bytes| {
-                let checksum = Sha256::digest(&bytes);
-                bytes.extend_from_slice(&checksum);
+                let checksum = crc32c::crc32c(&bytes);
+                bytes.extend_from_slice(&checksum.to_le_bytes());
                 let tmp = path.with_extension(format!("tmp{}", std::process::id()));
                 std::fs::write(&tmp, &bytes)
                     .and_then(|()| std::fs::rename(&tmp, &path))

@@ -173,7 +173,22 @@ impl Registry {
             view_tx,
             problems: Vec::new(),
         };
+        let started = std::time::Instant::now();
         let catalog = registry.restore()?;
+        let versions: usize = catalog.names.values().map(|e| e.versions.len()).sum();
+        let precompiled = catalog
+            .names
+            .values()
+            .flat_map(|e| e.versions.values())
+            .filter(|v| v.meta.precompiled)
+            .count();
+        tracing::info!(
+            versions,
+            precompiled,
+            problems = registry.problems.len(),
+            elapsed_ms = started.elapsed().as_secs_f64() * 1e3,
+            "module registry restored"
+        );
         registry.publish(catalog);
         Ok(registry)
     }
@@ -190,7 +205,8 @@ impl Registry {
                 builtin: true,
                 precompiled: false,
             };
-            match self.load_version(&builtin.name, BUILTIN_VERSION, &builtin.wasm, meta) {
+            let sha256 = sha256_hex(&builtin.wasm);
+            match self.load_version(&builtin.name, BUILTIN_VERSION, &builtin.wasm, sha256, meta) {
                 Ok(version) => {
                     let versions = [(BUILTIN_VERSION, Arc::new(version))].into();
                     let entry = NameEntry {
@@ -216,7 +232,9 @@ impl Registry {
                 builtin: false,
                 precompiled: false,
             };
-            match self.load_version(&record.name, record.version, &record.wasm, meta) {
+            // The store's sha256 was computed at upload; no need to hash the bytes again.
+            let sha256 = record.meta.sha256.clone();
+            match self.load_version(&record.name, record.version, &record.wasm, sha256, meta) {
                 Ok(version) => {
                     let entry =
                         catalog
@@ -250,8 +268,9 @@ impl Registry {
         Ok(catalog)
     }
 
-    /// Loads `wasm` as `name` version `version`: from the precompiled cache when possible,
-    /// else compiled (and then cached). `meta` builds the metadata from the sha256.
+    /// Loads `wasm` (whose hex sha256 is `sha256`) as `name` version `version`: from the
+    /// precompiled cache when possible, else compiled (and then cached). `meta` builds the
+    /// metadata from the sha256.
     #[allow(
         clippy::result_large_err,
         reason = "failures are rare (one per failed rebalance) and carry what an operator needs; boxing buys nothing"
@@ -261,9 +280,9 @@ impl Registry {
         name: &str,
         version: u32,
         wasm: &[u8],
+        sha256: String,
         meta: impl FnOnce(String) -> VersionMeta,
     ) -> Result<ModuleVersion, LoadProblem> {
-        let sha256 = sha256_hex(wasm);
         let (compiled, precompiled) = self.compile(wasm, &sha256).map_err(|error| {
             tracing::error!(module = name, version, %error, "cannot load module version");
             LoadProblem {
