@@ -2,11 +2,13 @@
 starts (stopped at its end; on failure their reports and the host's log are printed)."""
 
 import itertools
+import signal
 
 import pytest
 
-from harness.agents import spawn
+from harness.agents import PYTHON_AGENTS, spawn
 from harness.host import start_host
+from harness.wait import Timeout, wait_until
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +41,18 @@ class Consumers:
         return agent
 
     def report(self):
-        return "\n".join(a.summary(events=20, stderr=20) for a in self.started)
+        """Each consumer's last events and stderr; live Python agents first dump their
+        threads' stacks (SIGUSR1, agents/common.py), to show where a client was stuck."""
+        for agent in self.started:
+            if agent.client in PYTHON_AGENTS and agent.proc.poll() is None:
+                agent.proc.send_signal(signal.SIGUSR1)
+                try:
+                    wait_until(lambda: any("most recent call first" in line
+                                           for line in list(agent.stderr)),
+                               f"{agent.name}: stack dump", timeout_s=5)
+                except Timeout:
+                    pass
+        return "\n".join(a.summary(events=20, stderr=60) for a in self.started)
 
 
 @pytest.fixture

@@ -18,10 +18,25 @@ stdin is read by a thread into a queue so the consumer's own loop never blocks o
 """
 
 import argparse
+import faulthandler
 import json
+import logging
+import os
 import queue
+import signal
 import sys
 import threading
+
+# SIGUSR1 dumps every thread's stack on stderr: the harness asks for it when a test fails, to
+# show where a client was stuck.
+faulthandler.register(signal.SIGUSR1, all_threads=True)
+
+# The clients' warnings go to stderr, which the harness keeps and prints for a failing test;
+# AGENT_DEBUG=kafka.coordinator,aiokafka (logger names) adds those loggers at DEBUG.
+logging.basicConfig(stream=sys.stderr, level=logging.WARNING,
+                    format="%(asctime)s %(threadName)s %(name)s %(levelname)s %(message)s")
+for _name in filter(None, os.environ.get("AGENT_DEBUG", "").split(",")):
+    logging.getLogger(_name).setLevel(logging.DEBUG)
 
 
 def parse_args():

@@ -73,6 +73,15 @@ def main():
             emit("assigned", member_id=meta.member_id, generation=meta.generation_id,
                  partitions=partitions_of(assigned))
 
+    # Topic metadata first. kafka-python 3.0.12 loses a join when it is the group's leader
+    # (only when the host relays a client-side strategy) and assigned without metadata: the
+    # leader then rejoins because "metadata changed", `need_rejoin()` turns False as soon as
+    # its new assignment is computed (kafka/coordinator/consumer.py), and if poll's wait ended
+    # before the SyncGroup answer, no later poll finishes the join task
+    # (kafka/coordinator/base.py `join_group_async`): heartbeats stay off until the session
+    # expires. With metadata known, the first assignment already has it.
+    for topic in args.topics:
+        consumer.partitions_for_topic(topic)
     consumer.subscribe(args.topics, listener=Listener())
     commands = command_queue()
     while True:
