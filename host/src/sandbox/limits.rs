@@ -10,11 +10,12 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-/// Fuel units wasmtime charges per millisecond of guest work, measured on the development
-/// machine (2-vCPU AMD EPYC VM) with the built-in `range` module on a 1,000-member group:
-/// see `host/benches/RESULTS.md`. Redpanda uses 2,000,000 for the same purpose. Only used to
-/// turn a budget into an approximate time in messages and docs; fuel itself is deterministic.
-pub const FUEL_PER_MS: u64 = 2_000_000;
+/// Fuel units a module burns per millisecond of guest work, measured on the development
+/// machine (2-vCPU AMD EPYC VM, wasmtime 48): the built-in `range` module on a 1,000-member
+/// group burns 4.2-5.8 million per millisecond at best, 2-3 million when the machine is busy
+/// (`host/benches/RESULTS.md`); Redpanda uses 2 million for a tight loop. Only used to turn a
+/// budget into an approximate time in messages and docs: fuel itself is deterministic.
+pub const FUEL_PER_MS: u64 = 4_000_000;
 
 /// The bounds of one assignor call. Every field has a default that suits a production host;
 /// `serde` names are the config-file keys.
@@ -28,8 +29,9 @@ pub struct SandboxLimits {
     pub memory_bytes: u64,
     /// CPU budget per call, in wasmtime fuel units (about one per wasm instruction). Fuel is
     /// deterministic: the same module on the same input passes or fails the same way on every
-    /// node. Default 2,000,000,000, about one second of guest work at [`FUEL_PER_MS`]: a
-    /// 10,000-member assignment takes tens of milliseconds, so only a runaway module gets near.
+    /// node. Default 4,000,000,000, about one second of guest work at [`FUEL_PER_MS`] (two on
+    /// a busy machine): `range` on 10,000 members and 100,000 partitions over 10 topics burns
+    /// 0.7 billion, so only a runaway module or an extreme group gets near it.
     pub fuel: u64,
     /// Wall-clock backstop per call (default 5 s): catches what fuel does not count well (bulk
     /// memory operations, host calls). Longer than the fuel budget's ~1 s so that on a loaded

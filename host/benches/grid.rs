@@ -1,0 +1,97 @@
+//! Wasm versus native, same strategy, same input, marshalling and checks included, on part of
+//! Kafka's benchmark grid: members {100, 1000, 10000} x partitions per member {5, 10, 50} x
+//! topics {10, 100}, homogeneous subscriptions, full assignment (no owned partitions).
+//!
+//! - wasm: `Sandbox::assign` on the embedded built-in, a fresh instance per call: encode the
+//!   request, instantiate, write, run, read, decode, check.
+//! - native: the same crate called directly with the same encode/decode/check around it
+//!   (`support::native`).
+//!
+//! Prints a Markdown table (median times, the ratio, request size, peak guest memory, fuel)
+//! and the fuel rate (fuel units per millisecond of guest time) used to calibrate the default
+//! fuel budget. Cells marked `*` exceed the default limits (64 MiB memory, 16 MiB input,
+//! 2e9 fuel) and ran with the bench's raised limits.
+//!
+//! `cargo bench -p assignor-host --bench grid` (`-- --quick` for one sample per cell).
+
+mod support;
+
+use std::time::Duration;
+
+use assignor_host::sandbox::{CallTag, SandboxLimits};
+use support::*;
+
+fn main() {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let sandbox = bench_sandbox();
+    let defaults = SandboxLimits::default();
+    println!(
+        "| strategy | members | partitions/member | topics | partitions | native ms | wasm ms | wasm/native | request | peak memory | fuel |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let mut rates = Vec::new();
+    for name in ["range", "roundrobin"] {
+        let wasm = assignor_host::builtins::builtin(name)
+            .expect("built-in")
+            .wasm;
+        let module = sandbox.load(wasm).expect("module loads");
+        let tag = CallTag {
+            module: name,
+            version: 0,
+        };
+        for members in [100, 1_000, 10_000] {
+            for per_member in [5, 10, 50] {
+                for topics in [10, 100] {
+                    let request = grid_group(members, per_member, topics);
+                    let partitions = members * per_member;
+                    // Few samples for the big cells: a full run stays within minutes.
+                    let (budget, min, max) = match (quick, partitions) {
+                        (true, _) => (Duration::ZERO, 1, 1),
+                        (false, p) if p >= 100_000 => (Duration::from_secs(2), 3, 5),
+                        _ => (Duration::from_millis(1500), 5, 200),
+                    };
+                    let (expected, _) = native(name, &request);
+                    let native_times = sample(budget, min, max, || {
+                        std::hint::black_box(native(name, &request));
+                    });
+                    let mut last = None;
+                    let wasm_times = sample(budget, min, max, || {
+                        let outcome = sandbox
+                            .assign(&module, tag, &request, false)
+                            .expect("wasm call");
+                        last = Some(outcome);
+                    });
+                    let outcome = last.expect("ran");
+                    assert_eq!(outcome.response, expected, "{name}: wasm and native agree");
+                    let (n, w) = (median(&native_times), median(&wasm_times));
+                    let stats = outcome.stats;
+                    let over = stats.peak_memory_bytes > defaults.memory_bytes
+                        || stats.input_bytes > defaults.max_input_bytes
+                        || stats.fuel_used > defaults.fuel;
+                    if w > Duration::from_millis(5) {
+                        rates.push(stats.fuel_used as f64 / ms(w));
+                    }
+                    println!(
+                        "| {name} | {members} | {per_member} | {topics} | {partitions} | {:.3} | {:.3} | {:.2} | {:.1} KB | {:.1} MiB{} | {:.1}M |",
+                        ms(n),
+                        ms(w),
+                        w.as_secs_f64() / n.as_secs_f64(),
+                        stats.input_bytes as f64 / 1e3,
+                        stats.peak_memory_bytes as f64 / (1 << 20) as f64,
+                        if over { " *" } else { "" },
+                        stats.fuel_used as f64 / 1e6,
+                    );
+                }
+            }
+        }
+    }
+    rates.sort_by(f64::total_cmp);
+    if !rates.is_empty() {
+        println!(
+            "\nfuel per ms of wasm call (cells over 5 ms): min {:.2}M, median {:.2}M, max {:.2}M",
+            rates[0] / 1e6,
+            rates[rates.len() / 2] / 1e6,
+            rates[rates.len() - 1] / 1e6
+        );
+    }
+}

@@ -1,0 +1,163 @@
+//! Module life-cycle costs (targets: upload -> active <= 300 ms for a 1 MiB module; restart
+//! with precompiled cache <= 20 ms):
+//!
+//! - upload -> active: `Registry::upload` from bytes to the version serving calls: size and
+//!   hash checks, Cranelift compile, ABI checks, smoke call, persist to redb, swap. Measured for
+//!   the built-in `range` module (~300 KB, release profile) and for a ~1.2 MiB module (the same
+//!   crate built in the dev profile, debug sections stripped: ~0.9 MB of code).
+//! - restart: `Registry::open` on a store holding those modules plus the two built-ins, all
+//!   read from the precompiled cache.
+//!
+//! `cargo bench -p assignor-host --bench lifecycle`. The 1 MiB module is built on first run
+//! into `target/wasm-bench` (about a minute and a half).
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use assignor_host::registry::{Registry, RegistryConfig, UploadOptions};
+use assignor_host::store::Store;
+use support::*;
+
+fn main() {
+    let sandbox = assignor_host::sandbox::Sandbox::new(
+        assignor_host::sandbox::PoolConfig::default(),
+        assignor_host::sandbox::SandboxLimits::default(),
+    )
+    .unwrap();
+    let range = assignor_host::builtins::builtin("range")
+        .unwrap()
+        .wasm
+        .to_vec();
+    let big = big_module();
+    println!("| what | module | median | runs |");
+    println!("|---|---:|---:|---:|");
+
+    for (label, wasm) in [("range (release)", &range), ("range (dev, stripped)", &big)] {
+        // A store on disk, no cache: every upload compiles. Distinct names so none is a
+        // duplicate of an earlier upload.
+        let dir = tempfile::tempdir().unwrap();
+        let registry = open(&sandbox, dir.path(), false);
+        let mut n = 0;
+        let times = sample(Duration::from_secs(5), 5, 20, || {
+            n += 1;
+            let outcome = registry
+                .upload(&format!("m{n}"), wasm, UploadOptions::default())
+                .expect("upload");
+            assert!(outcome.active);
+        });
+        row("upload -> active", label, wasm.len(), &times);
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let registry = open(&sandbox, dir.path(), true);
+        for (name, wasm) in [("a", &range), ("b", &big)] {
+            registry
+                .upload(name, wasm, UploadOptions::default())
+                .unwrap();
+        }
+    }
+    let times = sample(Duration::from_secs(3), 10, 50, || {
+        let started = Instant::now();
+        let registry = open(&sandbox, dir.path(), true);
+        let elapsed = started.elapsed();
+        assert!(
+            registry
+                .versions("b")
+                .unwrap()
+                .iter()
+                .all(|v| v.meta.precompiled)
+        );
+        std::hint::black_box(elapsed);
+    });
+    row(
+        "restart, precompiled cache (2 built-ins + 2 uploads)",
+        "all",
+        range.len() + big.len(),
+        &times,
+    );
+}
+
+fn open(sandbox: &assignor_host::sandbox::Sandbox, dir: &Path, cache: bool) -> Registry {
+    let config = RegistryConfig {
+        cache_dir: cache.then(|| dir.join("cache")),
+        ..RegistryConfig::default()
+    };
+    Registry::open(sandbox.clone(), Some(Store::open(dir).unwrap()), config).unwrap()
+}
+
+fn row(what: &str, module: &str, bytes: usize, times: &[Duration]) {
+    println!(
+        "| {what} | {module}, {:.0} KB | {:.2} ms | {} |",
+        bytes as f64 / 1e3,
+        ms(median(times)),
+        times.len()
+    );
+}
+
+/// `assignor-range` built in the dev profile (unoptimized: much more code) with its DWARF
+/// sections removed: a real ~1.2 MiB module.
+fn big_module() -> Vec<u8> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let target_dir: PathBuf = root.join("target/wasm-bench");
+    let artifact = target_dir.join("wasm32-unknown-unknown/debug/assignor_range.wasm");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut command = std::process::Command::new(cargo);
+    command
+        .current_dir(root)
+        .args([
+            "build",
+            "-p",
+            "assignor-range",
+            "--target",
+            "wasm32-unknown-unknown",
+        ])
+        .arg("--target-dir")
+        .arg(&target_dir);
+    for (key, _) in std::env::vars_os() {
+        let key = key.to_string_lossy().into_owned();
+        if (key.starts_with("CARGO_") && key != "CARGO_HOME") || key == "RUSTFLAGS" {
+            command.env_remove(key);
+        }
+    }
+    let status = command.status().expect("cargo");
+    assert!(
+        status.success(),
+        "building the dev-profile range module failed"
+    );
+    strip_debug_sections(&std::fs::read(artifact).unwrap())
+}
+
+/// Drops custom sections named `.debug*` from a wasm module.
+fn strip_debug_sections(wasm: &[u8]) -> Vec<u8> {
+    fn leb(bytes: &[u8], mut i: usize) -> (usize, usize) {
+        let (mut value, mut shift) = (0usize, 0);
+        loop {
+            let b = bytes[i];
+            i += 1;
+            value |= usize::from(b & 0x7f) << shift;
+            shift += 7;
+            if b < 0x80 {
+                return (value, i);
+            }
+        }
+    }
+    let mut out = wasm[..8].to_vec();
+    let mut i = 8;
+    while i < wasm.len() {
+        let start = i;
+        let id = wasm[i];
+        let (len, body) = leb(wasm, i + 1);
+        i = body + len;
+        if id == 0 {
+            let (name_len, name) = leb(wasm, body);
+            if wasm[name..name + name_len].starts_with(b".debug") {
+                continue;
+            }
+        }
+        out.extend_from_slice(&wasm[start..i]);
+    }
+    out
+}

@@ -1,0 +1,105 @@
+//! Shared by the benches: Kafka-grid groups, the native path of a strategy (the same work the
+//! module does, minus the sandbox), timing helpers, and the sandbox the benches run in.
+#![allow(dead_code)]
+
+use std::time::{Duration, Instant};
+
+use assignor_host::sandbox::{CheckSummary, PoolConfig, Sandbox, SandboxLimits, check_response};
+use assignor_sdk::{AssignRequest, AssignResponse, Member, Topic};
+
+/// A homogeneous group from Kafka's benchmark grid: `members` consumers all subscribed to
+/// `topics` topics holding `members * partitions_per_member` partitions, spread evenly.
+/// Member ids look like a Java consumer's (`consumer-<n>-<uuid>`), so strings weigh what they
+/// weigh in production; no protocol metadata is attached.
+pub fn grid_group(members: usize, partitions_per_member: usize, topics: usize) -> AssignRequest {
+    let names: Vec<String> = (0..topics).map(|t| format!("topic-{t:04}")).collect();
+    let per_topic = (members * partitions_per_member).div_ceil(topics) as i32;
+    AssignRequest {
+        abi_version: 1,
+        group_id: "bench-group".into(),
+        generation_id: 1,
+        protocol_type: "consumer".into(),
+        protocol_name: "range".into(),
+        now_ms: 0,
+        params: Default::default(),
+        members: (0..members)
+            .map(|i| Member {
+                member_id: format!("consumer-{i:05}-6f1c2a8e-4d7b-4b1e-9a3f-2c5d8e7f{i:04x}"),
+                client_id: format!("consumer-{i}"),
+                client_host: "/10.0.0.1".into(),
+                topics: names.clone(),
+                owned_generation: -1,
+                ..Member::default()
+            })
+            .collect(),
+        topics: names
+            .iter()
+            .map(|name| Topic {
+                name: name.clone(),
+                partition_count: per_topic,
+                partition_racks: Vec::new(),
+            })
+            .collect(),
+    }
+}
+
+/// The native path of a built-in, doing exactly what a sandboxed call does minus the
+/// sandbox: encode the request, decode it (the guest's side), assign, encode the response
+/// (guest), decode it (host) and run the same output checks.
+pub fn native(name: &str, request: &AssignRequest) -> (AssignResponse, CheckSummary) {
+    let input = assignor_sdk::encode(request).expect("encode");
+    let decoded: AssignRequest = assignor_sdk::decode(&input).expect("decode");
+    let assignment = match name {
+        "range" => assignor_range::assign(&decoded),
+        "roundrobin" => assignor_roundrobin::assign(&decoded),
+        other => panic!("no native strategy {other}"),
+    }
+    .expect("assign");
+    let output = assignor_sdk::encode(&assignment.into_response()).expect("encode");
+    let response: AssignResponse = assignor_sdk::decode(&output).expect("decode");
+    let summary = check_response(request, &response, false).expect("valid");
+    (response, summary)
+}
+
+/// A sandbox with production settings except limits raised so the largest grid cells fit
+/// (1 GiB memory, 256 MiB input/output, unbounded fuel); fuel is still metered, so the
+/// overhead is the production one. The grid reports which cells need the raised limits.
+pub fn bench_sandbox() -> Sandbox {
+    let pool = PoolConfig {
+        max_instances: 4,
+        max_memory_bytes: 1 << 30,
+        ..PoolConfig::default()
+    };
+    let limits = SandboxLimits {
+        memory_bytes: 1 << 30,
+        fuel: u64::MAX / 4,
+        timeout: Duration::from_secs(120),
+        max_input_bytes: 256 << 20,
+        max_output_bytes: 256 << 20,
+        ..SandboxLimits::default()
+    };
+    Sandbox::new(pool, limits).expect("sandbox")
+}
+
+/// Times `f` until `budget` is spent (at least `min`, at most `max` runs, after one warm-up)
+/// and returns the sorted durations.
+pub fn sample(budget: Duration, min: usize, max: usize, mut f: impl FnMut()) -> Vec<Duration> {
+    f();
+    let started = Instant::now();
+    let mut times = Vec::new();
+    while times.len() < min || (times.len() < max && started.elapsed() < budget) {
+        let t = Instant::now();
+        f();
+        times.push(t.elapsed());
+    }
+    times.sort();
+    times
+}
+
+pub fn median(times: &[Duration]) -> Duration {
+    times[times.len() / 2]
+}
+
+pub fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
