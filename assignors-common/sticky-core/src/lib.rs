@@ -1,0 +1,314 @@
+//! # assignor-sticky-core
+//!
+//! Apache Kafka's `AbstractStickyAssignor` (clients, `org.apache.kafka.clients.consumer`),
+//! shared by the built-in `sticky` (Kafka's `StickyAssignor`, eager) and `cooperative-sticky`
+//! (Kafka's `CooperativeStickyAssignor`, KIP-429) modules. It lives outside `assignors/`
+//! because every directory there is built into a strategy of its own.
+//!
+//! ## What it guarantees (Kafka's guarantees)
+//!
+//! 1. **Balance first**: partition counts differ by at most one, or no member with two fewer
+//!    partitions than another could take one of that member's partitions (it does not
+//!    subscribe to their topics).
+//! 2. **Then stickiness**: as many partitions as possible stay with their previous owner.
+//! 3. Every partition of a subscribed topic is assigned, once, to a subscriber (the
+//!    cooperative flavour leaves out, for one round, partitions changing owner).
+//!
+//! ## How (Kafka's algorithm, step for step)
+//!
+//! - Previous ownership and conflicting claims: [`ownership`] (user data for `sticky`,
+//!   `owned_partitions` + `owned_generation` for `cooperative-sticky`; the higher generation
+//!   wins, equal generations leave the partition unowned).
+//! - All subscriptions equal: the constrained builder (`constrained.rs`), linear in the
+//!   number of partitions; otherwise the general builder (`general.rs`), Kafka's slower
+//!   balancing loop.
+//! - Cooperative: Kafka's `adjustAssignment`, plus the host's safety rule ([`cooperative`]).
+//! - Rack awareness (KIP-881) is ported from Kafka, both builders: used when members send
+//!   `client.rack`, the host knows replica racks, and not every partition is on the same
+//!   racks. Balance still comes first; owned partitions on no replica of the member's rack may
+//!   move to improve locality.
+//!
+//! The answer is Kafka's for the same input: where Kafka's choices depend on the iteration
+//! order of Java `HashMap`s and `HashSet`s (which member keeps an extra partition, which of
+//! two partitions moves), that order is reproduced ([`java`]), and Kafka's own tests, ported
+//! as data, pin the results.
+//!
+//! ## Where it differs from Kafka, on purpose
+//!
+//! - `sticky` falls back to the host's `previous_assignment` (at generation
+//!   `generation_id - 1`) for a member that sent no user data, so a member whose client keeps
+//!   no sticky state (a restarted static member) still keeps its partitions.
+//! - `cooperative-sticky` also reads librdkafka's older user data (the `StickyAssignor` V1
+//!   record) for a generation when the Subscription carries none.
+//! - Conflicting claims compare the `MemberData` generation of both members (Kafka reads the
+//!   earlier claimant's from its Subscription field: the same value for every current client).
+//! - Input no Java client sends gets a valid answer instead of Kafka's: a partition claimed
+//!   twice by one member counts once; claims on partitions that do not exist are dropped; a
+//!   member with no subscribed topics makes the subscriptions unequal wherever it comes in
+//!   the iteration; the general builder never moves a partition back to a previous owner that
+//!   no longer subscribes to it.
+//! - Host-side topic filtering: the host leaves topics it does not know out of each member's
+//!   subscription, so two members differing only in such a topic count as equal here.
+//! - Kafka's `maxGeneration` is a field that keeps growing over the assignor's life; here it is
+//!   the highest generation in the request (the same whenever generations only grow).
+//!
+//! Errors: the constrained builder's internal consistency checks (Kafka's
+//! `IllegalStateException`s) come back as [`AssignError`]s; nothing here panics on input.
+
+use assignor_sdk::{AssignError, AssignRequest, Assignment};
+
+mod constrained;
+pub mod cooperative;
+mod general;
+mod group;
+pub mod java;
+#[cfg(feature = "kafka-test")]
+pub mod kafka_test;
+mod movements;
+pub mod ownership;
+mod rack;
+pub mod user_data;
+
+use group::{Group, NONE};
+
+/// Which of Kafka's two sticky assignors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flavor {
+    /// `StickyAssignor` (`sticky`): eager; previous ownership from user data.
+    Sticky,
+    /// `CooperativeStickyAssignor` (`cooperative-sticky`): KIP-429; previous ownership from
+    /// `owned_partitions`, and partitions changing owner wait a round.
+    CooperativeSticky,
+}
+
+/// Switches that are not part of the strategy.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options {
+    /// Kafka's test-only `AbstractPartitionAssignor.preferRackAwareLogic`: run the rack-aware
+    /// code whenever racks overlap, even if every partition is on every rack. The strategies
+    /// always run with it off; the ported Kafka tests turn it on where Kafka's do.
+    pub prefer_rack_aware_logic: bool,
+}
+
+/// Which builder Kafka's algorithm picked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Builder {
+    /// All subscriptions equal.
+    Constrained,
+    /// Different subscriptions.
+    General,
+}
+
+/// A run with what Kafka's tests look at besides the assignment.
+#[derive(Debug)]
+pub struct Outcome {
+    pub assignment: Assignment,
+    pub builder: Builder,
+    /// Kafka's `partitionsTransferringOwnership` as `(topic, partition, new owner)`, sorted:
+    /// recorded by the constrained builder, `None` after the general one (as in Kafka).
+    pub partitions_transferring_ownership: Option<Vec<(String, i32, String)>>,
+    /// Kafka's `isSticky()` after the general builder: no two members traded partitions of a
+    /// topic. `None` after the constrained builder.
+    pub is_sticky: Option<bool>,
+    /// Cooperative: partitions left out of this round, as `(topic, partition, member it would
+    /// have gone to)`, sorted.
+    pub withheld: Vec<(String, i32, String)>,
+    /// Conflicting ownership claims seen (two members claiming one partition).
+    pub conflicts: usize,
+}
+
+/// The strategy: Kafka's sticky assignment of `request` in `flavor`.
+pub fn assign(request: &AssignRequest, flavor: Flavor) -> Result<Assignment, AssignError> {
+    let outcome = run(request, flavor, Options::default())?;
+    if outcome.conflicts > 0 {
+        assignor_sdk::warn!(
+            "{} conflicting ownership claims (two members claiming one partition); the higher \
+             generation kept each, ties left it unowned",
+            outcome.conflicts
+        );
+    }
+    assignor_sdk::debug!(
+        "{:?} builder, {} partitions withheld for the next round",
+        outcome.builder,
+        outcome.withheld.len()
+    );
+    Ok(outcome.assignment)
+}
+
+/// [`assign`] with [`Options`], returning what Kafka's tests inspect too.
+pub fn run(
+    request: &AssignRequest,
+    flavor: Flavor,
+    options: Options,
+) -> Result<Outcome, AssignError> {
+    let group = Group::new(request);
+    if group.members() == 0 {
+        return Ok(Outcome {
+            assignment: Assignment::new(request),
+            builder: Builder::Constrained,
+            partitions_transferring_ownership: Some(Vec::new()),
+            is_sticky: None,
+            withheld: Vec::new(),
+            conflicts: 0,
+        });
+    }
+    let settled = ownership::settle(&group, flavor);
+    let racks = rack::RackInfo::new(&group, options.prefer_rack_aware_logic);
+    let mut attempt = Attempt::first(&group);
+    let (assignment, builder, partitions_transferring_ownership, is_sticky, withheld) = loop {
+        let Some(built) = attempt.build(&group, &racks, &settled)? else {
+            attempt = attempt.next();
+            continue;
+        };
+        let Built {
+            mut assignment,
+            transferring,
+            builder,
+            is_sticky,
+        } = built;
+        let reported = transferring.as_ref().map(|t| {
+            let pairs = t
+                .iter()
+                .enumerate()
+                .filter(|(_, m)| **m != NONE)
+                .map(|(gid, &m)| (gid as u32, m))
+                .collect();
+            named(&group, pairs)
+        });
+        let withheld = match flavor {
+            Flavor::Sticky => Vec::new(),
+            Flavor::CooperativeSticky => {
+                let transferring = transferring
+                    .unwrap_or_else(|| cooperative::transferring_ownership(&group, &assignment));
+                cooperative::adjust(&group, &mut assignment, &transferring)
+            }
+        };
+        if attempt == Attempt::Guarded || valid(&group, &assignment) {
+            break (
+                assignment,
+                builder,
+                reported,
+                is_sticky,
+                named(&group, withheld),
+            );
+        }
+        attempt = attempt.next();
+    };
+    let mut out = Assignment::new(request);
+    for (m, gids) in assignment.into_iter().enumerate() {
+        let member = &request.members[m].member_id;
+        for (topic, partitions) in group.grouped(gids) {
+            out.assign_all(member, topic, partitions);
+        }
+    }
+    Ok(Outcome {
+        assignment: out,
+        builder,
+        partitions_transferring_ownership,
+        is_sticky,
+        withheld,
+        conflicts: settled.conflicts,
+    })
+}
+
+/// Which of Kafka's answers is being tried. Kafka's own comes first; it is kept unless the
+/// host would refuse it (a partition for a member that does not subscribe to its topic) or
+/// Kafka would have thrown. See the crate docs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Attempt {
+    /// Kafka's constrained builder, chosen by Kafka's subscription check.
+    Constrained,
+    /// Kafka's general builder, move for move.
+    General,
+    /// The general builder without moves back to a previous owner that cannot take the
+    /// partition: always valid.
+    Guarded,
+}
+
+struct Built {
+    assignment: Vec<Vec<u32>>,
+    transferring: Option<Vec<u32>>,
+    builder: Builder,
+    is_sticky: Option<bool>,
+}
+
+impl Attempt {
+    fn first(group: &Group<'_>) -> Attempt {
+        if group.kafka_subscriptions_equal {
+            Attempt::Constrained
+        } else {
+            Attempt::General
+        }
+    }
+
+    fn next(self) -> Attempt {
+        match self {
+            Attempt::Constrained => Attempt::General,
+            Attempt::General | Attempt::Guarded => Attempt::Guarded,
+        }
+    }
+
+    /// This attempt's assignment, or `None` when Kafka would have thrown.
+    fn build(
+        self,
+        group: &Group<'_>,
+        racks: &rack::RackInfo,
+        settled: &ownership::Ownership,
+    ) -> Result<Option<Built>, AssignError> {
+        let mode = match self {
+            Attempt::Constrained => {
+                return match constrained::Constrained::new(group, racks, settled)
+                    .build(&settled.owned)
+                {
+                    Ok(built) => Ok(Some(Built {
+                        assignment: built.assignment,
+                        transferring: Some(built.transferring),
+                        builder: Builder::Constrained,
+                        is_sticky: None,
+                    })),
+                    Err(error) if group.all_subscriptions_equal => Err(error),
+                    // Kafka let a member with no subscription in and the quotas did not add up.
+                    Err(_) => Ok(None),
+                };
+            }
+            Attempt::General => general::Mode::Kafka,
+            Attempt::Guarded => general::Mode::Guarded,
+        };
+        let built = general::General::new(group, racks, settled, mode).build(&settled.owned);
+        if built.failed {
+            return Ok(None);
+        }
+        let is_sticky = Some(built.movements.is_sticky());
+        Ok(Some(Built {
+            assignment: built.current,
+            transferring: None,
+            builder: Builder::General,
+            is_sticky,
+        }))
+    }
+}
+
+/// Whether every member got only partitions of topics it subscribes to.
+fn valid(group: &Group<'_>, assignment: &[Vec<u32>]) -> bool {
+    assignment.iter().enumerate().all(|(m, list)| {
+        list.iter()
+            .all(|&gid| group.subscribes(m as u32, group.partition_topic[gid as usize]))
+    })
+}
+
+/// `(topic, partition, member)` triples, sorted.
+fn named(group: &Group<'_>, pairs: Vec<(u32, u32)>) -> Vec<(String, i32, String)> {
+    let mut out: Vec<(String, i32, String)> = pairs
+        .into_iter()
+        .map(|(gid, m)| {
+            let topic = group.topic_names[group.partition_topic[gid as usize] as usize];
+            (
+                topic.to_string(),
+                group.partition_number(gid),
+                group.request.members[m as usize].member_id.clone(),
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
