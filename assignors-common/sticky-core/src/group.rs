@@ -42,11 +42,8 @@ pub struct Group<'a> {
     /// Per member, a bitset of subscribed topic indices.
     subscribed: Vec<u64>,
     words: usize,
-    /// Every member subscribes to the same set of topics.
+    /// Kafka's `allSubscriptionsEqual`: every member subscribes to the same set of topics.
     pub all_subscriptions_equal: bool,
-    /// Kafka's `allSubscriptionsEqual`, which says yes also when the members before the first
-    /// non-empty subscription (in `HashMap` order) subscribe to nothing.
-    pub kafka_subscriptions_equal: bool,
 }
 
 impl<'a> Group<'a> {
@@ -127,8 +124,7 @@ impl<'a> Group<'a> {
             }
             previous = Some((member.topics.as_slice(), row));
         }
-        let (all_subscriptions_equal, kafka_subscriptions_equal) =
-            subscriptions_equal(request, &hash_order);
+        let all_subscriptions_equal = subscriptions_equal(request);
         Group {
             request,
             topic_names,
@@ -143,7 +139,6 @@ impl<'a> Group<'a> {
             subscribed,
             words,
             all_subscriptions_equal,
-            kafka_subscriptions_equal,
         }
     }
 
@@ -238,31 +233,21 @@ impl<'a> Group<'a> {
     }
 }
 
-/// Whether every member subscribes to the same set of topics (duplicates ignored), and what
-/// Kafka's loop over the members in `HashMap` order answers: it takes the first non-empty set
-/// it meets as the reference, so members before it with no subscription do not count.
-fn subscriptions_equal(request: &AssignRequest, hash_order: &[u32]) -> (bool, bool) {
-    let sets: Vec<Vec<&str>> = request
-        .members
-        .iter()
-        .map(|m| {
-            let mut topics: Vec<&str> = m.topics.iter().map(String::as_str).collect();
-            topics.sort_unstable();
-            topics.dedup();
-            topics
-        })
-        .collect();
-    let equal = sets.windows(2).all(|w| w[0] == w[1]);
-    let mut reference: &[&str] = &[];
-    let mut kafka = true;
-    for &m in hash_order {
-        let set = sets[m as usize].as_slice();
-        if reference.is_empty() {
-            reference = set;
-        } else if set != reference {
-            kafka = false;
-            break;
-        }
-    }
-    (equal, kafka)
+/// Whether every member subscribes to the same set of topics (duplicates ignored).
+///
+/// Kafka's loop differs in one case: it takes the first non-empty subscription it meets (in
+/// `HashMap` order) as the reference, so members before it with no subscription do not count,
+/// and the constrained builder then counts them in the quotas and may hand them partitions
+/// they do not subscribe to. Here a member with no subscription makes the group unequal.
+fn subscriptions_equal(request: &AssignRequest) -> bool {
+    let mut sets = request.members.iter().map(|m| {
+        let mut topics: Vec<&str> = m.topics.iter().map(String::as_str).collect();
+        topics.sort_unstable();
+        topics.dedup();
+        topics
+    });
+    let Some(first) = sets.next() else {
+        return true;
+    };
+    sets.all(|s| s == first)
 }

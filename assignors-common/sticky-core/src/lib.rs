@@ -35,22 +35,50 @@
 //!
 //! ## Where it differs from Kafka, on purpose
 //!
+//! Kafka's answer is kept wherever the host may send it. Where Kafka's would be refused, or
+//! Kafka would throw, the port answers differently, always with a valid assignment:
+//!
+//! - The general builder moves a partition back to a previous owner of an older generation
+//!   even when that member no longer subscribes to the topic, and throws when that member takes
+//!   no part in balancing. The port runs Kafka's moves first; if they end with a partition on a
+//!   member that does not subscribe to it (or would throw), it runs the builder again without
+//!   such moves and answers with that.
+//! - Kafka's subscription check takes the first non-empty subscription in `HashMap` order as
+//!   the reference, so a member subscribing to nothing can make the group "equal", and the
+//!   constrained builder then counts it in the quotas and may give it partitions. Here a member
+//!   with no subscription makes the group unequal (general builder).
+//! - Claims on partitions that do not exist are dropped (Kafka keeps them, hands them out or
+//!   throws), and a partition listed twice by one member counts once (Kafka makes it unowned).
+//! - `cooperative-sticky` also withholds, for a round, a partition two members claim at the
+//!   same highest generation when Kafka's general builder gives it to one of them (the host's
+//!   cooperative check would refuse Kafka's answer).
+//!
+//! And where the host knows more than a Java leader:
+//!
 //! - `sticky` falls back to the host's `previous_assignment` (at generation
 //!   `generation_id - 1`) for a member that sent no user data, so a member whose client keeps
 //!   no sticky state (a restarted static member) still keeps its partitions.
-//! - `cooperative-sticky` also reads librdkafka's older user data (the `StickyAssignor` V1
-//!   record) for a generation when the Subscription carries none.
+//! - `cooperative-sticky` reads librdkafka's older user data (a `StickyAssignor` V1 record) for
+//!   a generation when the Subscription carries none; Kafka's Java leader would read the first
+//!   four bytes (the topic count) as the generation.
+//!
+//! Smaller differences:
+//!
 //! - Conflicting claims compare the `MemberData` generation of both members (Kafka reads the
 //!   earlier claimant's from its Subscription field: the same value for every current client).
-//! - Input no Java client sends gets a valid answer instead of Kafka's: a partition claimed
-//!   twice by one member counts once; claims on partitions that do not exist are dropped; a
-//!   member with no subscribed topics makes the subscriptions unequal wherever it comes in
-//!   the iteration; the general builder never moves a partition back to a previous owner that
-//!   no longer subscribes to it.
-//! - Host-side topic filtering: the host leaves topics it does not know out of each member's
-//!   subscription, so two members differing only in such a topic count as equal here.
+//! - The host leaves topics it does not know out of each member's subscription, so two members
+//!   differing only in such a topic count as equal here (Kafka compares the raw lists).
 //! - Kafka's `maxGeneration` is a field that keeps growing over the assignor's life; here it is
 //!   the highest generation in the request (the same whenever generations only grow).
+//!
+//! Known Kafka behaviour the port keeps: with racks, an owned partition with no replica on its
+//! owner's rack is revoked; if balance then gives it to another such member, the cooperative
+//! flavour revokes it again next round, and a group can keep rebalancing (compare
+//! KAFKA-15106). Without racks, two rounds settle a group with equal subscriptions.
+//!
+//! How this is checked: Kafka's `AbstractStickyAssignorTest`, `StickyAssignorTest` and
+//! `CooperativeStickyAssignorTest` ported as data, answers recorded from Kafka's Java code on
+//! random groups (`oracle/README.md`), and property tests, in the two strategy crates.
 //!
 //! Errors: the constrained builder's internal consistency checks (Kafka's
 //! `IllegalStateException`s) come back as [`AssignError`]s; nothing here panics on input.
@@ -154,45 +182,31 @@ pub fn run(
     }
     let settled = ownership::settle(&group, flavor);
     let racks = rack::RackInfo::new(&group, options.prefer_rack_aware_logic);
-    let mut attempt = Attempt::first(&group);
-    let (assignment, builder, partitions_transferring_ownership, is_sticky, withheld) = loop {
-        let Some(built) = attempt.build(&group, &racks, &settled)? else {
-            attempt = attempt.next();
-            continue;
-        };
-        let Built {
-            mut assignment,
-            transferring,
-            builder,
-            is_sticky,
-        } = built;
-        let reported = transferring.as_ref().map(|t| {
-            let pairs = t
-                .iter()
-                .enumerate()
-                .filter(|(_, m)| **m != NONE)
-                .map(|(gid, &m)| (gid as u32, m))
-                .collect();
-            named(&group, pairs)
-        });
-        let withheld = match flavor {
-            Flavor::Sticky => Vec::new(),
-            Flavor::CooperativeSticky => {
-                let transferring = transferring
-                    .unwrap_or_else(|| cooperative::transferring_ownership(&group, &assignment));
-                cooperative::adjust(&group, &mut assignment, &transferring)
-            }
-        };
-        if attempt == Attempt::Guarded || valid(&group, &assignment) {
-            break (
-                assignment,
-                builder,
-                reported,
-                is_sticky,
-                named(&group, withheld),
-            );
+    let Built {
+        mut assignment,
+        transferring,
+        builder,
+        is_sticky,
+    } = build(&group, &racks, &settled)?;
+    let partitions_transferring_ownership = transferring.as_ref().map(|t| {
+        let pairs = t
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| **m != NONE)
+            .map(|(gid, &m)| (gid as u32, m))
+            .collect();
+        named(&group, pairs)
+    });
+    let withheld = match flavor {
+        Flavor::Sticky => Vec::new(),
+        Flavor::CooperativeSticky => {
+            let transferring = transferring
+                .unwrap_or_else(|| cooperative::transferring_ownership(&group, &assignment));
+            named(
+                &group,
+                cooperative::adjust(&group, &mut assignment, &transferring),
+            )
         }
-        attempt = attempt.next();
     };
     let mut out = Assignment::new(request);
     for (m, gids) in assignment.into_iter().enumerate() {
@@ -211,20 +225,6 @@ pub fn run(
     })
 }
 
-/// Which of Kafka's answers is being tried. Kafka's own comes first; it is kept unless the
-/// host would refuse it (a partition for a member that does not subscribe to its topic) or
-/// Kafka would have thrown. See the crate docs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Attempt {
-    /// Kafka's constrained builder, chosen by Kafka's subscription check.
-    Constrained,
-    /// Kafka's general builder, move for move.
-    General,
-    /// The general builder without moves back to a previous owner that cannot take the
-    /// partition: always valid.
-    Guarded,
-}
-
 struct Built {
     assignment: Vec<Vec<u32>>,
     transferring: Option<Vec<u32>>,
@@ -232,60 +232,36 @@ struct Built {
     is_sticky: Option<bool>,
 }
 
-impl Attempt {
-    fn first(group: &Group<'_>) -> Attempt {
-        if group.kafka_subscriptions_equal {
-            Attempt::Constrained
-        } else {
-            Attempt::General
-        }
+/// Kafka's builder for the group and Kafka's answer; for different subscriptions, if Kafka's
+/// general builder hands a partition to a member that does not subscribe to its topic (or
+/// would throw), the general builder without the moves that lead there (see the crate docs).
+fn build(
+    group: &Group<'_>,
+    racks: &rack::RackInfo,
+    settled: &ownership::Ownership,
+) -> Result<Built, AssignError> {
+    if group.all_subscriptions_equal {
+        let built = constrained::Constrained::new(group, racks, settled).build(&settled.owned)?;
+        return Ok(Built {
+            assignment: built.assignment,
+            transferring: Some(built.transferring),
+            builder: Builder::Constrained,
+            is_sticky: None,
+        });
     }
-
-    fn next(self) -> Attempt {
-        match self {
-            Attempt::Constrained => Attempt::General,
-            Attempt::General | Attempt::Guarded => Attempt::Guarded,
-        }
+    let mut built =
+        general::General::new(group, racks, settled, general::Mode::Kafka).build(&settled.owned);
+    if built.failed || !valid(group, &built.current) {
+        built = general::General::new(group, racks, settled, general::Mode::Guarded)
+            .build(&settled.owned);
     }
-
-    /// This attempt's assignment, or `None` when Kafka would have thrown.
-    fn build(
-        self,
-        group: &Group<'_>,
-        racks: &rack::RackInfo,
-        settled: &ownership::Ownership,
-    ) -> Result<Option<Built>, AssignError> {
-        let mode = match self {
-            Attempt::Constrained => {
-                return match constrained::Constrained::new(group, racks, settled)
-                    .build(&settled.owned)
-                {
-                    Ok(built) => Ok(Some(Built {
-                        assignment: built.assignment,
-                        transferring: Some(built.transferring),
-                        builder: Builder::Constrained,
-                        is_sticky: None,
-                    })),
-                    Err(error) if group.all_subscriptions_equal => Err(error),
-                    // Kafka let a member with no subscription in and the quotas did not add up.
-                    Err(_) => Ok(None),
-                };
-            }
-            Attempt::General => general::Mode::Kafka,
-            Attempt::Guarded => general::Mode::Guarded,
-        };
-        let built = general::General::new(group, racks, settled, mode).build(&settled.owned);
-        if built.failed {
-            return Ok(None);
-        }
-        let is_sticky = Some(built.movements.is_sticky());
-        Ok(Some(Built {
-            assignment: built.current,
-            transferring: None,
-            builder: Builder::General,
-            is_sticky,
-        }))
-    }
+    let is_sticky = Some(built.movements.is_sticky());
+    Ok(Built {
+        assignment: built.current,
+        transferring: None,
+        builder: Builder::General,
+        is_sticky,
+    })
 }
 
 /// Whether every member got only partitions of topics it subscribes to.
@@ -296,7 +272,6 @@ fn valid(group: &Group<'_>, assignment: &[Vec<u32>]) -> bool {
     })
 }
 
-/// `(topic, partition, member)` triples, sorted.
 fn named(group: &Group<'_>, pairs: Vec<(u32, u32)>) -> Vec<(String, i32, String)> {
     let mut out: Vec<(String, i32, String)> = pairs
         .into_iter()
