@@ -96,6 +96,33 @@ pub fn sample(budget: Duration, min: usize, max: usize, mut f: impl FnMut()) -> 
     times
 }
 
+/// Times `a` and `b` alternately (one run of each per round, after one warm-up each) until
+/// `budget` is spent, within `min..=max` rounds, so both see the same machine load; returns
+/// both sorted.
+pub fn sample_pair(
+    budget: Duration,
+    min: usize,
+    max: usize,
+    mut a: impl FnMut(),
+    mut b: impl FnMut(),
+) -> (Vec<Duration>, Vec<Duration>) {
+    a();
+    b();
+    let started = Instant::now();
+    let (mut ta, mut tb) = (Vec::new(), Vec::new());
+    while ta.len() < min || (ta.len() < max && started.elapsed() < budget) {
+        let t = Instant::now();
+        a();
+        ta.push(t.elapsed());
+        let t = Instant::now();
+        b();
+        tb.push(t.elapsed());
+    }
+    ta.sort();
+    tb.sort();
+    (ta, tb)
+}
+
 pub fn median(times: &[Duration]) -> Duration {
     times[times.len() / 2]
 }
