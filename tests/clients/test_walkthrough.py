@@ -1,0 +1,458 @@
+"""Issue 5: the README's walkthrough, run as written.
+
+The test reads the "Walkthrough" section of README.md, takes the code blocks marked
+`<!-- walkthrough:KIND [PATH] -->` in order, and does what a user does with them: the `host`
+block in terminal 1; the shell blocks (`setup`, `consumers`, `new`, `build`, `rebalance`) one
+after the other in one bash, "terminal 2", whose exports, `cd`s and background jobs carry over
+from block to block; the `file PATH` / `append PATH` blocks written to / appended to PATH
+relative to terminal 2's current directory at that point. It then checks what the README says
+the user sees: the consumers' own lines, `alice assigned orders [0, 1, 2]` / `bob assigned
+orders [3, 4, 5]` by range before the upload and `[0, 2, 4]` / `[1, 3, 5]` by the new module
+after `module push` and `group rebalance`; the host and the consumers are the same processes
+throughout; `group describe walkthrough --json` names `my-strategy` and the version uploaded,
+whose sha256 is the file the crate built.
+
+Substitutions, the only differences from a user following the README (each one checked, so
+that a README edit that makes one of them stale fails here rather than passing unnoticed):
+
+(a) The host. The `host` block must read `cargo run --release -p assignor-host -- serve`; it
+    runs as the suite's host (`harness/host.py`, the `host` fixture): the debug binary
+    `tests/clients/run` builds (`ASSIGNOR_HOST_BIN`), `serve --config FILE` with free ports and
+    a temporary data dir, so the test neither needs nor disturbs 127.0.0.1:9092/9644 (a
+    developer may be running the README's host there). Terminal 2 reaches the admin API through
+    the CLI's own environment variable `ASSIGNOR_HOST_ADMIN`, so the CLI commands of the blocks
+    run unchanged; the one literal address in a block, `bootstrap_servers="127.0.0.1:9092"` in
+    consume.py, is replaced by the host's (it must occur exactly once).
+(b) `$PWD/target/release` in the `setup` block (exactly once) becomes the directory of that
+    debug binary.
+(c) Python: terminal 2 runs with the suite's virtual environment activated (its `bin` first on
+    PATH, `VIRTUAL_ENV` set), as the README asks the user to do, so `pip install
+    kafka-python==3.0.12` finds it installed (requirements.txt pins the same version) and
+    `python` is that environment's.
+(d) The initial rebalance delay is 0 (the suite's host config, `harness/host.py`), so the
+    group forms without Kafka's 3 s wait.
+(e) The crate's `target` is a symlink to `<target dir>/walkthrough` under the repository's
+    shared target dir (`CARGO_TARGET_DIR` or `target/`), made right after the `new` block, so a
+    rerun reuses the SDK's dependencies (the README's relative `.wasm` path still resolves
+    through the link). Terminal 2's environment drops `CARGO_TARGET_DIR`,
+    `CARGO_BUILD_TARGET_DIR`, `RUSTFLAGS` and `CARGO_ENCODED_RUSTFLAGS`: a user's fresh
+    terminal has none of them, and they would redirect the build or override the crate's
+    `.cargo/config.toml`.
+(f) `TMPDIR` points into the test's temporary directory, so the `setup` block's
+    `cd "$(mktemp -d)"` (the scratch directory for consume.py and the crate) is cleaned up.
+
+Everything else runs as written: `cargo new`, `cargo add assignor-sdk --path ...`, the appended
+profile, `.cargo/config.toml`, `cargo test`, `cargo build --target wasm32-unknown-unknown
+--profile wasm`, `assignor-host module push ...`, `assignor-host group rebalance walkthrough`.
+Terminal 2 starts in the repository (the README says so, and `setup` uses `$PWD`); no block may
+write into the repository (checked). Every wait is a condition with a deadline; a failure
+prints terminal 2's transcript and the host's log.
+"""
+
+import hashlib
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from harness.host import BINARY, ROOT
+from harness.wait import wait_until
+
+README = ROOT / "README.md"
+GROUP = "walkthrough"
+STRATEGY = "my-strategy"
+HOST_COMMAND = "cargo run --release -p assignor-host -- serve"
+BOOTSTRAP = '"127.0.0.1:9092"'
+RELEASE_DIR = "$PWD/target/release"
+TARGET = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
+SHARED_CRATE_TARGET = TARGET / "walkthrough"
+
+# What the README says each consumer prints, before and after the upload.
+BY_RANGE = {"alice": "alice assigned orders [0, 1, 2]", "bob": "bob assigned orders [3, 4, 5]"}
+BY_MODULE = {"alice": "alice assigned orders [0, 2, 4]", "bob": "bob assigned orders [1, 3, 5]"}
+
+SHELL_KINDS = ["setup", "consumers", "new", "build", "rebalance"]
+FILE_KINDS = {"file", "append"}
+SHELL_LANGUAGES = {"sh", "bash", "shell"}
+
+# First build of the crate (the SDK, serde, syn natively and for wasm) takes about two minutes
+# on 2 cores; later runs reuse the shared target dir and take seconds.
+BLOCK_TIMEOUT_S = {"setup": 60, "consumers": 120, "new": 180, "build": 900, "rebalance": 60}
+
+
+# -- the README ------------------------------------------------------------------------------
+
+MARKER = re.compile(r"<!-- walkthrough:(?P<kind>[a-z]+)(?: (?P<path>\S+))? -->")
+
+
+@dataclass
+class Block:
+    kind: str
+    path: str | None  # for `file` / `append`
+    language: str
+    text: str
+    line: int  # 1-based line of the marker in README.md
+    prose_after: str  # the README text between this block and the next marker
+
+
+def parse_walkthrough(text):
+    """The marked blocks in README order. Fails naming the line of any malformed marker or
+    block, an unknown kind, or a missing / repeated / misordered step."""
+    lines = text.splitlines()
+    blocks = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if "walkthrough:" not in line or "<!--" not in line:
+            if blocks and not line.startswith("```"):
+                blocks[-1].prose_after += line + "\n"
+            i += 1
+            continue
+        where = f"README.md:{i + 1}"
+        m = MARKER.fullmatch(line.strip())
+        assert m, f"{where}: malformed walkthrough marker {line!r} " \
+                  "(expected `<!-- walkthrough:KIND -->` or `<!-- walkthrough:KIND PATH -->`)"
+        kind, path = m["kind"], m["path"]
+        if kind in FILE_KINDS:
+            assert path, f"{where}: `walkthrough:{kind}` needs a PATH"
+        else:
+            assert kind == "host" or kind in SHELL_KINDS, \
+                f"{where}: unknown walkthrough step `{kind}`"
+            assert path is None, f"{where}: `walkthrough:{kind}` takes no PATH"
+        j = i + 1
+        while j < len(lines) and not lines[j].strip():
+            j += 1
+        assert j < len(lines) and lines[j].startswith("```") and lines[j] != "```", \
+            f"{where}: the marker must be followed by a fenced block with a language (```sh)"
+        language = lines[j][3:].strip()
+        end = j + 1
+        while end < len(lines) and lines[end] != "```":
+            end += 1
+        assert end < len(lines), f"{where}: the block opened on line {j + 1} is never closed"
+        body = "\n".join(lines[j + 1:end]) + "\n"
+        if kind != "file" and kind != "append":
+            assert language in SHELL_LANGUAGES, \
+                f"{where}: `{kind}` is a shell step but its block is ```{language}"
+        blocks.append(Block(kind, path, language, body, i + 1, ""))
+        i = end + 1
+
+    kinds = [b.kind for b in blocks]
+    for kind in ["host"] + SHELL_KINDS:
+        assert kinds.count(kind) == 1, \
+            f"README.md: the walkthrough needs exactly one `walkthrough:{kind}` block, " \
+            f"found {kinds.count(kind)}"
+    assert kinds[0] == "host", "README.md: the walkthrough starts with the `host` block"
+    order = [kinds.index(k) for k in SHELL_KINDS]
+    assert order == sorted(order), \
+        f"README.md: the shell steps must come in the order {SHELL_KINDS}, found {kinds}"
+    files = {(b.kind, b.path): n for n, b in enumerate(blocks) if b.kind in FILE_KINDS}
+    for needed, before in [(("file", "consume.py"), "consumers"),
+                           (("append", "Cargo.toml"), "build"),
+                           (("file", ".cargo/config.toml"), "build"),
+                           (("file", "src/lib.rs"), "build")]:
+        assert needed in files, f"README.md: no `walkthrough:{needed[0]} {needed[1]}` block"
+        assert files[needed] < kinds.index(before), \
+            f"README.md: `walkthrough:{needed[0]} {needed[1]}` must come before `{before}`"
+    return blocks
+
+
+def block(blocks, kind):
+    return next(b for b in blocks if b.kind == kind)
+
+
+def says(prose, line):
+    """Whether the README's prose states `line` in a code span (its line breaks are spaces)."""
+    return f"`{line}`" in " ".join(prose.split())
+
+
+# -- terminal 2 ------------------------------------------------------------------------------
+
+class Terminal:
+    """One bash reading the walkthrough's shell blocks, as terminal 2. Each block is written to
+    a file and `source`d (so `export`, `cd` and `&` carry over), under `set -e`: a failing
+    command ends the shell, and the test with it. Everything it and its background jobs print
+    (stdout and stderr, as on a terminal) is recorded line by line."""
+
+    def __init__(self, cwd, env, workdir):
+        self.workdir = workdir
+        self.lines = []
+        self._lock = threading.Lock()
+        self._steps = 0
+        self.proc = subprocess.Popen(
+            ["bash", "--noprofile", "--norc"], cwd=cwd, env=env, text=True, bufsize=1,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            start_new_session=True)  # its own process group: the consumers are stopped with it
+        threading.Thread(target=self._read, daemon=True).start()
+        self._send("set -eo pipefail\nPS4='+ '\n")
+
+    def _read(self):
+        for line in self.proc.stdout:
+            with self._lock:
+                self.lines.append(line.rstrip("\n"))
+
+    def _send(self, text):
+        self.proc.stdin.write(text)
+        self.proc.stdin.flush()
+
+    def snapshot(self):
+        with self._lock:
+            return list(self.lines)
+
+    def tail(self, n=80):
+        return "\n".join(self.snapshot()[-n:])
+
+    def run(self, name, script, timeout_s=60):
+        """Runs `script` in the shell and waits for it to finish. Returns (the shell's current
+        directory afterwards, the lines printed meanwhile)."""
+        self._steps += 1
+        step = self._steps
+        path = self.workdir / f"{step:02d}-{name}.sh"
+        path.write_text("set -x\n" + script + "{ set +x; } 2>/dev/null\n")
+        start = len(self.snapshot())
+        done = f"__walkthrough_step__ {step} "
+        self._send(f"source {path} </dev/null\nprintf '\\n{done}%s\\n' \"$PWD\"\n")
+
+        def finished():
+            lines = self.snapshot()[start:]
+            for line in lines:
+                if line.startswith(done):
+                    return True, line[len(done):]
+            if self.proc.poll() is not None:
+                raise AssertionError(
+                    f"terminal 2 stopped with status {self.proc.returncode} in the `{name}` "
+                    f"block (a command failed):\n{script}\n--- output ---\n" + "\n".join(lines))
+            return False, "\n".join(lines[-30:])
+
+        _, cwd = wait_until(finished, f"the `{name}` block to finish", timeout_s=timeout_s)
+        lines = self.snapshot()[start:]
+        return Path(cwd), lines
+
+    def close(self):
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)  # bash and its background consumers
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+        else:  # bash is gone; its jobs may not be
+            try:
+                os.killpg(self.proc.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+
+
+def terminal_env(host, tmp):
+    """A user's terminal 2: their environment, with the suite's virtualenv activated (c), the
+    CLI pointed at the test's host (a), no target dir or rustflags overrides (e), and TMPDIR
+    under the test's temporary directory (f)."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in {"CARGO_TARGET_DIR", "CARGO_BUILD_TARGET_DIR", "RUSTFLAGS",
+                        "CARGO_ENCODED_RUSTFLAGS", "PYTHONHOME"}}
+    venv_bin = Path(sys.executable).parent
+    assert (venv_bin / "pip").exists(), f"{venv_bin} has no pip: run tests/clients/run"
+    env["VIRTUAL_ENV"] = str(venv_bin.parent)
+    env["PATH"] = f"{venv_bin}{os.pathsep}{env.get('PATH', '')}"
+    env["ASSIGNOR_HOST_ADMIN"] = host.admin_url
+    env["TMPDIR"] = str(tmp)
+    return env
+
+
+@pytest.fixture
+def terminal(host, tmp_path, request):
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    steps = tmp_path / "steps"
+    steps.mkdir()
+    t = Terminal(ROOT, terminal_env(host, tmp), steps)
+    yield t
+    failed = getattr(request.node, "rep_call", None)
+    if failed is not None and failed.failed:
+        print("\n--- terminal 2 (tail) ---\n" + t.tail(150))
+        print("--- host log (tail) ---\n" + host.log_tail(80))
+    t.close()
+
+
+# -- checks ----------------------------------------------------------------------------------
+
+LINE = re.compile(r"^(?P<who>\w+) assigned orders \[[0-9, ]*\]$")
+PUSHED = re.compile(rf"^pushed {STRATEGY} version (?P<version>\d+)\b")
+
+
+def last_lines(terminal):
+    """Each consumer's last `NAME assigned orders [...]` line."""
+    last = {}
+    for line in terminal.snapshot():
+        m = LINE.match(line)
+        if m:
+            last[m["who"]] = line
+    return last
+
+
+def wait_for_lines(terminal, expected, what):
+    def check():
+        last = last_lines(terminal)
+        return last == expected, last
+    wait_until(check, what)
+
+
+def cli_json(host, *args):
+    out = subprocess.run([str(BINARY), *args, "--json", "--admin", host.admin_url],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, f"assignor-host {' '.join(args)}: {out.stderr}{out.stdout}"
+    return json.loads(out.stdout)
+
+
+def running_consumer(pid):
+    """Whether `pid` is a live (not zombie) `python consume.py` process."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return state != "Z" and b"consume.py" in cmdline
+
+
+def outside_repository(path):
+    path = path.resolve()
+    assert ROOT != path and ROOT not in path.parents, \
+        f"the walkthrough would write {path} inside the repository"
+    return path
+
+
+def test_readme_walkthrough(host, terminal):
+    blocks = parse_walkthrough(README.read_text())
+
+    # (a) terminal 1: the suite's host stands for the README's command.
+    assert block(blocks, "host").text.strip() == HOST_COMMAND, \
+        f"the host block changed; the test runs {BINARY} serve in its place"
+    host_pid = host.proc.pid
+
+    consumers_pids, crate, uploaded = [], None, None
+    cwd = ROOT
+    for b in blocks:
+        if b.kind == "host":
+            continue
+        if b.kind in FILE_KINDS:
+            target = outside_repository(cwd / b.path)
+            content = b.text
+            if b.path == "consume.py":
+                assert content.count(BOOTSTRAP) == 1, \
+                    f"consume.py should name the host once as {BOOTSTRAP}"
+                content = content.replace(BOOTSTRAP, f'"{host.bootstrap}"')  # (a)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if b.kind == "file":
+                target.write_text(content)
+            else:
+                assert target.is_file(), f"README.md:{b.line}: nothing to append to at {target}"
+                existing = target.read_text()
+                target.write_text(existing + ("" if existing.endswith("\n") else "\n") + content)
+            continue
+
+        script = b.text
+        if b.kind == "setup":
+            assert script.count(RELEASE_DIR) == 1, \
+                f"the setup block should put {RELEASE_DIR} on PATH once"
+            script = script.replace(RELEASE_DIR, str(BINARY.parent))  # (b)
+        cwd, printed = terminal.run(b.kind, script, BLOCK_TIMEOUT_S[b.kind])
+
+        if b.kind == "setup":
+            outside_repository(cwd)  # the files the user writes next land outside the repo
+        elif b.kind == "consumers":
+            jobs = terminal.workdir / "jobs"
+            terminal.run("jobs", f"jobs -p > {jobs}\n")
+            consumers_pids = [int(p) for p in jobs.read_text().split()]
+            assert len(consumers_pids) == 2, f"expected two background jobs: {consumers_pids}"
+            # 1. By range, since the host has no `my-strategy` yet.
+            for line in BY_RANGE.values():
+                assert says(b.prose_after, line), f"the README no longer says `{line}`"
+            wait_for_lines(terminal, BY_RANGE, "alice and bob assigned by range")
+            before = cli_json(host, "group", "describe", GROUP)
+            assert before["strategy"] == "range", before
+        elif b.kind == "new":
+            crate = outside_repository(cwd)
+            assert (crate / "Cargo.toml").is_file(), \
+                f"`new` should leave terminal 2 in the new crate, not in {cwd}"
+            SHARED_CRATE_TARGET.mkdir(parents=True, exist_ok=True)
+            (crate / "target").symlink_to(SHARED_CRATE_TARGET, target_is_directory=True)  # (e)
+        elif b.kind == "build":
+            # `cargo test` ran the strategy's own test natively, and it passed.
+            assert any(re.match(r"test result: ok\. [1-9]\d* passed", l) for l in printed), \
+                "cargo test ran no test:\n" + "\n".join(printed[-40:])
+            pushed = [m for l in printed if (m := PUSHED.match(l))]
+            assert pushed, "module push printed no version:\n" + "\n".join(printed[-20:])
+            uploaded = int(pushed[-1]["version"])
+
+    # 4. The group now agrees on my-strategy, and the new module assigns it.
+    for line in BY_MODULE.values():
+        assert says(block(blocks, "rebalance").prose_after, line), \
+            f"the README no longer says `{line}`"
+    wait_for_lines(terminal, BY_MODULE, "alice and bob assigned by my-strategy")
+
+    wasm = crate / "target" / "wasm32-unknown-unknown" / "wasm" / "my_strategy.wasm"
+    module = cli_json(host, "module", "show", STRATEGY)
+    assert module["active_version"] == uploaded, module
+    assert module["active"]["sha256"] == hashlib.sha256(wasm.read_bytes()).hexdigest(), \
+        "the active my-strategy is not the module the crate built"
+    detail = cli_json(host, "group", "describe", GROUP)
+    assert (detail["strategy"], detail["module_version"]) == (STRATEGY, uploaded), detail
+    last_run = detail["last_run"]
+    assert (last_run["module"], last_run["version"], last_run["outcome"]["kind"],
+            last_run["fallback_used"]) == (STRATEGY, uploaded, "ok", False), last_run
+    # The host's view agrees with what the consumers printed, and the README's reason for who
+    # gets what holds: member ids start with the client id.
+    held = {m["client_id"]: f"{m['client_id']} assigned orders {m['assignment'].get('orders', [])}"
+            for m in detail["members"]}
+    assert held == BY_MODULE, detail["members"]
+    assert all(m["member_id"].startswith(m["client_id"] + "-") for m in detail["members"])
+
+    # Nothing was restarted: the host process started before the first block never exited
+    # (an unreaped child keeps its pid), and the two consumers are the processes the
+    # `consumers` block started.
+    assert host.proc.poll() is None, f"the host (pid {host_pid}) exited during the walkthrough"
+    for pid in consumers_pids:
+        assert running_consumer(pid), f"consumer pid {pid} exited during the walkthrough"
+
+
+# -- the parser refuses a walkthrough it cannot run faithfully ---------------------------------
+
+def swap(old, new):
+    return lambda text: text.replace(old, new)
+
+
+def unclosed_rebalance(text):
+    marker = "<!-- walkthrough:rebalance -->"
+    return text[:text.index(marker)] + marker + "\n```sh\nassignor-host group ls\n"
+
+
+@pytest.mark.parametrize("mutilate, message", [
+    (swap("<!-- walkthrough:new -->", "<!-- walkthrough: new -->"),
+     "malformed walkthrough marker"),
+    (swap("<!-- walkthrough:build -->\n```sh", "<!-- walkthrough:build -->\nthen\n```sh"),
+     "must be followed by a fenced block"),
+    (swap("<!-- walkthrough:rebalance -->", ""),
+     "exactly one `walkthrough:rebalance` block"),
+    (swap("<!-- walkthrough:file src/lib.rs -->", "<!-- walkthrough:file -->"),
+     "`walkthrough:file` needs a PATH"),
+    (swap("<!-- walkthrough:setup -->", "<!-- walkthrough:setpu -->"),
+     "unknown walkthrough step `setpu`"),
+    (swap("<!-- walkthrough:file consume.py -->", "<!-- walkthrough:file consumer.py -->"),
+     "no `walkthrough:file consume.py` block"),
+    (swap("<!-- walkthrough:consumers -->\n```sh", "<!-- walkthrough:consumers -->\n```python"),
+     "`consumers` is a shell step but its block is ```python"),
+    (unclosed_rebalance, "is never closed"),
+])
+def test_a_malformed_walkthrough_is_refused_naming_the_problem(mutilate, message):
+    text = README.read_text()
+    parse_walkthrough(text)  # the real one parses
+    broken = mutilate(text)
+    assert broken != text, "the mutilation no longer applies to README.md"
+    with pytest.raises(AssertionError, match=re.escape(message)):
+        parse_walkthrough(broken)
