@@ -27,9 +27,10 @@ fn main() {
     let sandbox = bench_sandbox();
     let defaults = SandboxLimits::default();
     println!(
-        "| strategy | members | partitions/member | topics | partitions | native ms | wasm ms | wasm/native | request | peak memory | fuel |"
+        "| strategy | members | partitions/member | topics | partitions | native ms | wasm ms \
+         | wasm/native | native best | wasm best | best ratio | request | peak memory | fuel |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     let mut rates = Vec::new();
     for name in ["range", "roundrobin"] {
         let wasm = assignor_host::builtins::builtin(name)
