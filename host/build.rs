@@ -45,6 +45,8 @@ fn run() -> Result<(), String> {
     for watched in [
         "guest-sdk",
         "assignors",
+        // Code the built-ins share (the sticky core) lives outside `assignors/`.
+        "assignors-common",
         ".cargo/config.toml",
         "Cargo.toml",
         "Cargo.lock",

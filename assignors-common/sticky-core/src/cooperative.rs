@@ -15,8 +15,6 @@
 //! The members whose partitions were revoked rejoin at once (a KIP-429 client does that after
 //! losing a partition), and the next round assigns what was left out.
 
-use std::collections::HashMap;
-
 use crate::group::{Group, NONE};
 
 /// Partition -> the member it would have gone to, for the partitions left out this round.
@@ -73,33 +71,43 @@ pub fn adjust(group: &Group<'_>, assignment: &mut [Vec<u32>], transferring: &[u3
     withheld
 }
 
-/// The claims the host's cooperative check counts: for each claimed partition, the members
-/// claiming it at the highest `owned_generation` among its claimants.
+/// The claims the host's cooperative check counts: for each partition, the members claiming
+/// it at the highest `owned_generation` among its claimants (one of them, and how many).
 struct Claims {
-    top: HashMap<u32, (i32, Vec<u32>)>,
+    generation: Vec<i32>,
+    owner: Vec<u32>,
+    /// Claimants at `generation`, counting up to 2.
+    count: Vec<u8>,
 }
 
 impl Claims {
     fn new(group: &Group<'_>) -> Claims {
-        let mut top: HashMap<u32, (i32, Vec<u32>)> = HashMap::new();
-        let mut seen = vec![NONE; group.partitions()];
+        let n = group.partitions();
+        let mut claims = Claims {
+            generation: vec![i32::MIN; n],
+            owner: vec![NONE; n],
+            count: vec![0; n],
+        };
+        let mut seen = vec![NONE; n];
         for (m, member) in group.request.members.iter().enumerate() {
             let generation = member.owned_generation;
             for gid in group.resolve(&member.owned_partitions, &mut seen, m as u32) {
-                let entry = top.entry(gid).or_insert((generation, Vec::new()));
-                if generation > entry.0 {
-                    *entry = (generation, vec![m as u32]);
-                } else if generation == entry.0 {
-                    entry.1.push(m as u32);
+                let p = gid as usize;
+                if claims.count[p] == 0 || generation > claims.generation[p] {
+                    claims.generation[p] = generation;
+                    claims.owner[p] = m as u32;
+                    claims.count[p] = 1;
+                } else if generation == claims.generation[p] {
+                    claims.count[p] = 2;
                 }
             }
         }
-        Claims { top }
+        claims
     }
 
+    /// Whether a member other than `member` claims `gid` at the highest generation.
     fn held_by_other(&self, gid: u32, member: u32) -> bool {
-        self.top
-            .get(&gid)
-            .is_some_and(|(_, owners)| owners.iter().any(|&o| o != member))
+        let p = gid as usize;
+        self.count[p] >= 2 || (self.count[p] == 1 && self.owner[p] != member)
     }
 }

@@ -51,9 +51,14 @@ impl<'a> Group<'a> {
         let members = &request.members;
         // partitionsPerTopic: subscribed topics that exist, by Java name order.
         let mut wanted: HashMap<&str, ()> = HashMap::new();
+        let mut previous: &[String] = &[];
         for m in members {
-            for t in &m.topics {
-                wanted.insert(t.as_str(), ());
+            // Members mostly share one subscription: look at each distinct list once.
+            if m.topics.as_slice() != previous {
+                for t in &m.topics {
+                    wanted.insert(t.as_str(), ());
+                }
+                previous = m.topics.as_slice();
             }
         }
         let mut topic_source: Vec<usize> = request
@@ -216,21 +221,6 @@ impl<'a> Group<'a> {
         }
         out
     }
-
-    /// The member's partitions grouped by topic, for the [`assignor_sdk::Assignment`] builder.
-    pub fn grouped(&self, mut gids: Vec<u32>) -> Vec<(&'a str, Vec<i32>)> {
-        gids.sort_unstable();
-        let mut out: Vec<(&str, Vec<i32>)> = Vec::new();
-        for gid in gids {
-            let t = self.partition_topic[gid as usize];
-            let p = self.partition_number(gid);
-            match out.last_mut() {
-                Some((name, list)) if *name == self.topic_names[t as usize] => list.push(p),
-                _ => out.push((self.topic_names[t as usize], vec![p])),
-            }
-        }
-        out
-    }
 }
 
 /// Whether every member subscribes to the same set of topics (duplicates ignored).
@@ -240,14 +230,19 @@ impl<'a> Group<'a> {
 /// and the constrained builder then counts them in the quotas and may hand them partitions
 /// they do not subscribe to. Here a member with no subscription makes the group unequal.
 fn subscriptions_equal(request: &AssignRequest) -> bool {
-    let mut sets = request.members.iter().map(|m| {
-        let mut topics: Vec<&str> = m.topics.iter().map(String::as_str).collect();
-        topics.sort_unstable();
-        topics.dedup();
-        topics
-    });
-    let Some(first) = sets.next() else {
+    let Some(first) = request.members.first() else {
         return true;
     };
-    sets.all(|s| s == first)
+    let first_set = topic_set(&first.topics);
+    // Clients send their topics sorted, so equal subscriptions are mostly equal lists.
+    request.members[1..]
+        .iter()
+        .all(|m| m.topics == first.topics || topic_set(&m.topics) == first_set)
+}
+
+fn topic_set(topics: &[String]) -> Vec<&str> {
+    let mut set: Vec<&str> = topics.iter().map(String::as_str).collect();
+    set.sort_unstable();
+    set.dedup();
+    set
 }

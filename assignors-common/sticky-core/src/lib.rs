@@ -209,10 +209,19 @@ pub fn run(
         }
     };
     let mut out = Assignment::new(request);
-    for (m, gids) in assignment.into_iter().enumerate() {
+    for (m, mut gids) in assignment.into_iter().enumerate() {
         let member = &request.members[m].member_id;
-        for (topic, partitions) in group.grouped(gids) {
-            out.assign_all(member, topic, partitions);
+        gids.sort_unstable();
+        for run in gids.chunk_by(|a, b| {
+            group.partition_topic[*a as usize] == group.partition_topic[*b as usize]
+        }) {
+            let t = group.partition_topic[run[0] as usize];
+            let first = group.offsets[t as usize];
+            out.assign_all(
+                member,
+                group.topic_names[t as usize],
+                run.iter().map(|&gid| (gid - first) as i32),
+            );
         }
     }
     Ok(Outcome {

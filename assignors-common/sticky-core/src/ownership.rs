@@ -27,6 +27,7 @@ use crate::Flavor;
 use crate::group::{Group, NONE};
 use crate::user_data::{
     DEFAULT_GENERATION, MemberData, read_cooperative, read_sticky, read_sticky_v1_exactly,
+    read_sticky_with,
 };
 
 /// Previous ownership after conflicts are settled.
@@ -70,6 +71,54 @@ pub fn member_data(request: &AssignRequest, member: &Member, flavor: Flavor) -> 
     }
 }
 
+/// [`member_data`] resolved to partition ids (valid ones, each once) without building the
+/// lists: the same data, read in place.
+fn resolved_member_data(
+    group: &Group<'_>,
+    member: &Member,
+    flavor: Flavor,
+    seen: &mut [u32],
+    stamp: u32,
+) -> (Vec<u32>, i32) {
+    match flavor {
+        Flavor::Sticky => match member.user_data.as_deref() {
+            Some(bytes) if !bytes.is_empty() => {
+                let mut out = Vec::new();
+                let generation = read_sticky_with(bytes, |topic, p| {
+                    if let Some(gid) = group.gid(topic, p)
+                        && seen[gid as usize] != stamp
+                    {
+                        seen[gid as usize] = stamp;
+                        out.push(gid);
+                    }
+                });
+                match generation {
+                    Some(generation) => (out, generation),
+                    None => (Vec::new(), DEFAULT_GENERATION),
+                }
+            }
+            _ if !member.previous_assignment.is_empty() => (
+                group.resolve(&member.previous_assignment, seen, stamp),
+                previous_assignment_generation(group.request),
+            ),
+            _ => (Vec::new(), DEFAULT_GENERATION),
+        },
+        Flavor::CooperativeSticky => (
+            group.resolve(&member.owned_partitions, seen, stamp),
+            cooperative_generation(member),
+        ),
+    }
+}
+
+/// The generation the host's `previous_assignment` counts at: the one before the generation
+/// being formed.
+fn previous_assignment_generation(request: &AssignRequest) -> i32 {
+    request
+        .generation_id
+        .saturating_sub(1)
+        .max(DEFAULT_GENERATION)
+}
+
 /// `CooperativeStickyAssignor.memberData`'s generation.
 fn cooperative_generation(member: &Member) -> i32 {
     if member.owned_generation >= 0 {
@@ -90,9 +139,9 @@ pub fn settle(group: &Group<'_>, flavor: Flavor) -> Ownership {
     let mut claims = Vec::with_capacity(n);
     let mut generation = Vec::with_capacity(n);
     for (m, member) in request.members.iter().enumerate() {
-        let data = member_data(request, member, flavor);
-        claims.push(group.resolve(&data.partitions, &mut seen, m as u32));
-        generation.push(data.generation);
+        let (list, g) = resolved_member_data(group, member, flavor, &mut seen, m as u32);
+        claims.push(list);
+        generation.push(g);
     }
 
     // allPreviousPartitionsToOwner, and whether that member really holds it (not after a tie).

@@ -29,30 +29,50 @@ pub const DEFAULT_GENERATION: i32 = -1;
 /// `StickyAssignor.deserializeTopicPartitionAssignment`: V1, else V0 (no generation), else
 /// nothing owned at generation -1 (Kafka ignores user data it cannot parse).
 pub fn read_sticky(bytes: &[u8]) -> MemberData {
-    let mut v1 = Reader { bytes, at: 0 };
-    if let Some(partitions) = v1.topic_partitions()
-        && let Some(generation) = v1.i32()
-    {
-        return MemberData {
+    let mut partitions: Vec<TopicPartitions> = Vec::new();
+    let generation = read_sticky_with(bytes, |topic, p| match partitions.last_mut() {
+        Some(last) if last.topic == topic => last.partitions.push(p),
+        _ => partitions.push(TopicPartitions {
+            topic: topic.to_string(),
+            partitions: vec![p],
+        }),
+    });
+    match generation {
+        Some(generation) => MemberData {
             partitions,
             generation,
-        };
-    }
-    let mut v0 = Reader { bytes, at: 0 };
-    match v0.topic_partitions() {
-        Some(partitions) => MemberData {
-            partitions,
-            generation: DEFAULT_GENERATION,
         },
         None => MemberData::default_generation(),
     }
+}
+
+/// [`read_sticky`] without building the lists: calls `each(topic, partition)` for every
+/// partition of a readable record and returns its generation (-1 for V0), or `None` (and no
+/// calls) when the user data cannot be read. A topic name that is not UTF-8 is passed as Java
+/// decodes it, with replacement characters.
+pub fn read_sticky_with(bytes: &[u8], mut each: impl FnMut(&str, i32)) -> Option<i32> {
+    // The V0 record is V1's prefix: check the whole record first, then read it.
+    let mut check = Reader { bytes, at: 0 };
+    check.skip_topic_partitions()?;
+    let generation = check.i32().unwrap_or(DEFAULT_GENERATION);
+    let mut reader = Reader { bytes, at: 0 };
+    let topics = reader.count()?;
+    for _ in 0..topics {
+        let raw = reader.raw_string()?;
+        let topic = String::from_utf8_lossy(raw);
+        let n = reader.count()?;
+        for _ in 0..n {
+            each(&topic, reader.i32()?);
+        }
+    }
+    Some(generation)
 }
 
 /// The generation of librdkafka's `cooperative-sticky` user data (the V1 format above), if
 /// `bytes` is exactly that: a V1 record with nothing after it.
 pub fn read_sticky_v1_exactly(bytes: &[u8]) -> Option<i32> {
     let mut reader = Reader { bytes, at: 0 };
-    reader.topic_partitions()?;
+    reader.skip_topic_partitions()?;
     let generation = reader.i32()?;
     (reader.at == bytes.len()).then_some(generation)
 }
@@ -100,10 +120,11 @@ struct Reader<'a> {
     at: usize,
 }
 
-impl Reader<'_> {
-    fn take(&mut self, n: usize) -> Option<&[u8]> {
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
         let end = self.at.checked_add(n)?;
-        let slice = self.bytes.get(self.at..end)?;
+        let bytes: &'a [u8] = self.bytes;
+        let slice = bytes.get(self.at..end)?;
         self.at = end;
         Some(slice)
     }
@@ -122,25 +143,20 @@ impl Reader<'_> {
         (n <= self.bytes.len() - self.at).then_some(n)
     }
 
-    fn string(&mut self) -> Option<String> {
+    fn raw_string(&mut self) -> Option<&'a [u8]> {
         let len = usize::try_from(self.i16()?).ok()?;
-        // Java decodes invalid UTF-8 with replacement characters rather than failing.
-        Some(String::from_utf8_lossy(self.take(len)?).into_owned())
+        self.take(len)
     }
 
-    fn topic_partitions(&mut self) -> Option<Vec<TopicPartitions>> {
+    /// Reads past a `[topic [partition]]` array, checking every length.
+    fn skip_topic_partitions(&mut self) -> Option<()> {
         let topics = self.count()?;
-        let mut out = Vec::with_capacity(topics);
         for _ in 0..topics {
-            let topic = self.string()?;
+            self.raw_string()?;
             let n = self.count()?;
-            let mut partitions = Vec::with_capacity(n);
-            for _ in 0..n {
-                partitions.push(self.i32()?);
-            }
-            out.push(TopicPartitions { topic, partitions });
+            self.take(n.checked_mul(4)?)?;
         }
-        Some(out)
+        Some(())
     }
 }
 

@@ -16,6 +16,7 @@ pub mod abstract_cases;
 pub mod abstract_ownership_cases;
 pub mod abstract_rack_cases;
 pub mod arbitrary;
+pub mod large;
 pub mod oracle;
 mod random;
 
