@@ -9,8 +9,13 @@ use assignor_host::sandbox::check_response;
 use assignor_sdk::{AssignRequest, AssignResponse, RebalanceProtocol};
 use sandbox_support::*;
 
-fn registry() -> Registry {
-    Registry::open(sandbox(), None, RegistryConfig::default()).expect("registry")
+/// One registry with the embedded built-ins for the whole binary: compiling them is the
+/// expensive part, and every test here only runs them.
+fn registry() -> &'static Registry {
+    static REGISTRY: std::sync::OnceLock<Registry> = std::sync::OnceLock::new();
+    REGISTRY.get_or_init(|| {
+        Registry::open(sandbox(), None, RegistryConfig::default()).expect("registry")
+    })
 }
 
 /// The native path: what the module does, without the sandbox (decode, assign, encode).
@@ -94,4 +99,76 @@ fn builtins_in_the_sandbox_match_the_native_crates() {
 
 fn smoke_group() -> AssignRequest {
     assignor_host::registry::smoke_request("range")
+}
+
+/// The built-in `cooperative-sticky` and the host's cooperative safety check agree: when a
+/// member joins, the first round withholds the partitions that must move (their owners still
+/// hold them), and the next round hands them over, each round passing the check.
+#[test]
+fn cooperative_sticky_hands_partitions_over_in_two_rounds_under_the_safety_check() {
+    let registry = registry();
+    let module = registry.resolve("cooperative-sticky", None).unwrap();
+    assert!(module.is_cooperative(), "described as cooperative");
+    let owned_after = |request: &AssignRequest, report: &assignor_host::registry::RunReport| {
+        let mut next = request.clone();
+        next.generation_id += 1;
+        for member in &mut next.members {
+            member.owned_generation = request.generation_id;
+            member.owned_partitions = report
+                .response
+                .assignments
+                .iter()
+                .find(|a| a.member_id == member.member_id)
+                .map(|a| a.partitions.clone())
+                .unwrap_or_default();
+        }
+        next
+    };
+    let count = |report: &assignor_host::registry::RunReport, member: &str| -> usize {
+        report
+            .response
+            .assignments
+            .iter()
+            .filter(|a| a.member_id == member)
+            .flat_map(|a| a.partitions.iter().map(|tp| tp.partitions.len()))
+            .sum()
+    };
+
+    let mut first = request();
+    first.members = vec![member("m1", &["t"]), member("m2", &["t"])];
+    first.topics = vec![topic("t", 6)];
+    let round0 = registry
+        .run("cooperative-sticky", None, &first, true)
+        .unwrap();
+    assert_eq!((count(&round0, "m1"), count(&round0, "m2")), (3, 3));
+
+    // m3 joins; m1 and m2 still own three partitions each.
+    let mut joined = owned_after(&first, &round0);
+    joined.members.push(member("m3", &["t"]));
+    let round1 = registry
+        .run("cooperative-sticky", None, &joined, true)
+        .expect("the first round passes the cooperative check");
+    assert_eq!(
+        count(&round1, "m3"),
+        0,
+        "nothing moves while owners hold it"
+    );
+    assert_eq!(
+        round1.unassigned_partitions, 2,
+        "two partitions are being revoked"
+    );
+
+    let settled = owned_after(&joined, &round1);
+    let round2 = registry
+        .run("cooperative-sticky", None, &settled, true)
+        .expect("the second round passes the cooperative check");
+    assert_eq!(round2.unassigned_partitions, 0);
+    assert_eq!(
+        (
+            count(&round2, "m1"),
+            count(&round2, "m2"),
+            count(&round2, "m3")
+        ),
+        (2, 2, 2)
+    );
 }
