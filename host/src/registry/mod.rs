@@ -6,14 +6,14 @@
 //!   the binary, registered at start) is version 0. An upload supersedes the built-in; rolling
 //!   back from version 1, or deleting every uploaded version, returns to it. The built-in
 //!   itself cannot be deleted.
-//! - **Hot swap.** The [`catalog::Catalog`] is an immutable snapshot behind an `ArcSwap`: a call
-//!   resolves its `Arc<ModuleVersion>` once and runs exactly that version to the end, whatever
-//!   happens meanwhile. Writers compile and smoke-test off any lock, then take a writer lock
+//! - **Hot swap.** The catalog (`catalog::Catalog`) is an immutable snapshot behind an
+//!   `ArcSwap`: a call resolves its `Arc<ModuleVersion>` once and runs exactly that version to
+//!   the end, whatever happens meanwhile. Writers compile and smoke-test off any lock, then take a writer lock
 //!   only to persist and swap, so uploads never block calls.
 //! - **Health.** [`Registry::run`] records per-version counters and recent failures and
 //!   quarantines a version that keeps failing ([`health`]).
 //! - **Durability.** With a [`Store`], every version and active pointer is persisted, and
-//!   compiled code is cached on disk ([`cache`]), so a restart restores the registry without
+//!   compiled code is cached on disk (`cache`), so a restart restores the registry without
 //!   recompiling. Without one (tests) everything lives in memory.
 //!
 //! Layout: `catalog` (the data), `upload` (checks), `manage` (activate, roll back, delete),

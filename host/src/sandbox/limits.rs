@@ -190,7 +190,7 @@ pub(crate) mod duration {
     pub(crate) fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
         let text = if d.subsec_nanos() == 0 {
             format!("{}s", d.as_secs())
-        } else if d.subsec_nanos() % 1_000_000 == 0 {
+        } else if d.subsec_nanos().is_multiple_of(1_000_000) {
             format!("{}ms", d.as_millis())
         } else {
             format!("{}us", d.as_micros())
