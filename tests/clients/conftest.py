@@ -11,9 +11,14 @@ from harness.host import start_host
 from harness.wait import Timeout, wait_until
 
 
+@pytest.fixture(scope="session")
+def precompiled_cache(tmp_path_factory):
+    return tmp_path_factory.mktemp("precompiled")
+
+
 @pytest.fixture(scope="module")
-def host(tmp_path_factory):
-    h = start_host(tmp_path_factory.mktemp("host"))
+def host(tmp_path_factory, precompiled_cache):
+    h = start_host(tmp_path_factory.mktemp("host"), shared_cache=precompiled_cache)
     yield h
     h.stop()
 

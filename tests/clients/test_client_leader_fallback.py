@@ -1,9 +1,11 @@
-"""DESIGN.md strategy choice (3): when the group's common protocol has no module on the host
-(kafka-python's `sticky`, librdkafka's `cooperative-sticky` here), the host falls back to Kafka's classic protocol: it elects a
-member as leader, whose client computes the assignment, and relays it in SyncGroup. Checked:
-every client holds what the host reports for it, the union covers each partition once, and
-after a member leaves the others keep their partitions (the client's sticky assignor ran, with
-its user data relayed through the host)."""
+"""DESIGN.md strategy choice (3): when the group's common protocol has no module on the host,
+the host falls back to Kafka's classic protocol: it elects a member as leader, whose client
+computes the assignment, and relays it in SyncGroup. The strategy is aiokafka's sticky
+assignor under a name no module has (`client-sticky`). (Not kafka-python's: kafka-python
+3.0.12 can lose a join as leader, see README "Client quirks".) Checked: every client holds what the
+host reports for it, the union covers each partition once, and after a member leaves the
+others keep their partitions (the client's sticky assignor ran, with its user data relayed
+through the host)."""
 
 from conftest import unique
 from harness.expect import all_partitions
@@ -11,6 +13,8 @@ from harness.wait import wait_until
 
 
 def settled(host, group, members, partition_counts):
+    """The host reports a Stable group of exactly `members`, each holding what the host says
+    it was assigned, together covering every partition once."""
     d = host.describe(group)
     seen = f"{d}\n" + "\n".join(m.summary() for m in members)
     if d["state"] != "Stable" or set(d["members"]) != {m.member_id for m in members}:
@@ -22,15 +26,15 @@ def settled(host, group, members, partition_counts):
 
 
 def test_strategy_without_a_module_is_assigned_by_a_client_leader(host, consumers):
-    group = unique("sticky")
+    group = unique("client-sticky")
     topics = {f"{group}-a": 4, f"{group}-b": 3}
     host.create_topics(topics)
-    members = [consumers.start("kafka-python", group, sorted(topics), ["sticky"])
+    members = [consumers.start("aiokafka", group, sorted(topics), ["client-sticky"])
                for _ in range(3)]
     wait_until(lambda: settled(host, group, members, topics), f"{group} assigned by a member")
     detail = host.group_detail(group)
     mode = (detail["protocol"], detail["mode"], detail["strategy"])
-    assert mode == ("sticky", "relay", None), detail
+    assert mode == ("client-sticky", "relay", None), detail
     assert sorted(len(m.current) for m in members) == [2, 2, 3]
     before = {m.member_id: m.current for m in members}
 
@@ -38,31 +42,6 @@ def test_strategy_without_a_module_is_assigned_by_a_client_leader(host, consumer
     rest = members[1:]
     wait_until(lambda: settled(host, group, rest, topics), f"{group} reassigned by a member")
     for m in rest:  # sticky: nothing a remaining member had was taken away
-        kept = set(map(tuple, before[m.member_id]))
-        assert kept <= set(map(tuple, m.current)), (before, m.current)
-    for m in members:
-        assert not m.errors(), m.errors()
-
-
-def test_cooperative_sticky_without_a_module_rebalances_incrementally(host, consumers):
-    """librdkafka's cooperative-sticky (KIP-429) through a client leader: a member leaving
-    revokes nothing from the others, they only gain its partitions."""
-    group = unique("coop")
-    topics = {f"{group}-a": 4, f"{group}-b": 3}
-    host.create_topics(topics)
-    members = [consumers.start("confluent-kafka", group, sorted(topics), ["cooperative-sticky"])
-               for _ in range(3)]
-    wait_until(lambda: settled(host, group, members, topics), f"{group} assigned by a member")
-    assert host.group_detail(group)["mode"] == "relay"
-    before = {m.member_id: m.current for m in members}
-    marks = [len(m.events) for m in members]
-
-    members[0].close()
-    rest = members[1:]
-    wait_until(lambda: settled(host, group, rest, topics), f"{group} reassigned by a member")
-    for m, mark in zip(rest, marks[1:]):
-        revoked = [e for e in m.events[mark:] if e.get("event") == "revoked" and e["partitions"]]
-        assert not revoked, f"{m.name} had partitions revoked: {revoked}"
         kept = set(map(tuple, before[m.member_id]))
         assert kept <= set(map(tuple, m.current)), (before, m.current)
     for m in members:

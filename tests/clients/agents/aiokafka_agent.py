@@ -4,24 +4,37 @@ The assignment reported is the one aiokafka passes to `on_partitions_assigned` (
 eager strategies: the whole assignment). aiokafka has no public accessor for the member id or
 the generation, so they are read from the consumer's coordinator (`_coordinator.member_id`,
 `_coordinator.generation`, aiokafka/consumer/group_coordinator.py). A strategy name other than
-range/roundrobin becomes an assignor class of that name whose `assign` must never run.
+the client's own assignors (`BUILT_IN`) becomes an assignor class of that name whose `assign`
+must never run.
 """
 
 import asyncio
-import threading
 import json
 import sys
+import threading
 
 from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener
 from aiokafka.coordinator.assignors.abstract import AbstractPartitionAssignor
 from aiokafka.coordinator.assignors.range import RangePartitionAssignor
 from aiokafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
+from aiokafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAssignor
 from aiokafka.coordinator.protocol import ConsumerProtocolMemberMetadata
 from aiokafka.structs import OffsetAndMetadata, TopicPartition
 
 from common import emit, parse_args, partitions_of
 
-BUILT_IN = {"range": RangePartitionAssignor, "roundrobin": RoundRobinPartitionAssignor}
+
+
+class ClientSticky(StickyPartitionAssignor):
+    """aiokafka's sticky assignor under a name no host module has: the host falls back to
+    Kafka's classic protocol for it (a member is leader and this class assigns)."""
+
+    name = "client-sticky"
+
+
+# The client's own assignors, by the protocol name they propose.
+BUILT_IN = {a.name: a for a in (RangePartitionAssignor, RoundRobinPartitionAssignor,
+                                StickyPartitionAssignor, ClientSticky)}
 
 
 def host_assigned(strategy):

@@ -1,15 +1,16 @@
 """One kafka-python (3.x) consumer speaking the agent protocol of common.py.
 
-The assignment reported is the one kafka-python passes to `on_partitions_assigned` (eager
-strategies: the whole assignment) with the member id and generation of
-`KafkaConsumer.group_metadata()`. A strategy name other than range/roundrobin/sticky becomes an
-assignor class of that name whose `assign` must never run: the host is the group's leader, so
-the client only proposes the name and takes the follower path.
+The assignment reported is the consumer's whole assignment (`assignment()`) when kafka-python
+calls `on_partitions_assigned`, with the member id and generation of
+`KafkaConsumer.group_metadata()`. A strategy name other than the client's own assignors
+(`BUILT_IN`) becomes an assignor class of that name whose `assign` must never run: the host is
+the group's leader, so the client only proposes the name and takes the follower path.
 """
 
 from kafka import KafkaConsumer
 from kafka.consumer.subscription_state import ConsumerRebalanceListener
 from kafka.coordinator.assignors.abstract import AbstractPartitionAssignor
+from kafka.coordinator.assignors.cooperative_sticky import CooperativeStickyAssignor
 from kafka.coordinator.assignors.range import RangePartitionAssignor
 from kafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
 from kafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAssignor
@@ -18,10 +19,18 @@ from kafka.structs import OffsetAndMetadata, TopicPartition
 
 from common import command_queue, emit, parse_args, partitions_of
 
-# The client's own assignors. `sticky` has no module on the host, so the host falls back to
-# Kafka's classic protocol for it: a member is leader and this class assigns.
-BUILT_IN = {"range": RangePartitionAssignor, "roundrobin": RoundRobinPartitionAssignor,
-            "sticky": StickyPartitionAssignor}
+
+class ClientSticky(StickyPartitionAssignor):
+    """kafka-python's sticky assignor under a name no host module has: the host falls back to
+    Kafka's classic protocol for it (a member is leader and this class assigns)."""
+
+    name = "client-sticky"
+
+
+# The client's own assignors, by the protocol name they propose.
+BUILT_IN = {a.name: a for a in (RangePartitionAssignor, RoundRobinPartitionAssignor,
+                                StickyPartitionAssignor, CooperativeStickyAssignor,
+                                ClientSticky)}
 
 
 def host_assigned(strategy):
@@ -69,17 +78,16 @@ def main():
                  partitions=partitions_of(revoked))
 
         def on_partitions_assigned(self, assigned):
+            # Eager: `assigned` is the whole assignment; cooperative: only the additions, with
+            # the whole set already installed. Report the whole set in both cases.
             meta = consumer.group_metadata()
             emit("assigned", member_id=meta.member_id, generation=meta.generation_id,
-                 partitions=partitions_of(assigned))
+                 partitions=partitions_of(consumer.assignment()))
 
-    # Topic metadata first. kafka-python 3.0.12 loses a join when it is the group's leader
-    # (only when the host relays a client-side strategy) and assigned without metadata: the
-    # leader then rejoins because "metadata changed", `need_rejoin()` turns False as soon as
-    # its new assignment is computed (kafka/coordinator/consumer.py), and if poll's wait ended
-    # before the SyncGroup answer, no later poll finishes the join task
-    # (kafka/coordinator/base.py `join_group_async`): heartbeats stay off until the session
-    # expires. With metadata known, the first assignment already has it.
+    # Topic metadata first: kafka-python 3.0.12 can lose a join when it is a client-side
+    # leader (only when the host relays a strategy it has no module for) that rejoins because
+    # its metadata snapshot changed (README, "Client quirks"); a first assignment made with the
+    # metadata known avoids the most common such rejoin.
     for topic in args.topics:
         consumer.partitions_for_topic(topic)
     consumer.subscribe(args.topics, listener=Listener())

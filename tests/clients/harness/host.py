@@ -33,8 +33,15 @@ def free_port():
 
 
 class Host:
-    def __init__(self, workdir: Path, coordinator=None):
+    def __init__(self, workdir: Path, coordinator=None, shared_cache: Path = None):
         self.workdir = workdir
+        if shared_cache is not None:
+            # The registry keeps precompiled modules in <data_dir>/cache, keyed by content hash
+            # and engine: hosts started one after another share it, so only the first compiles
+            # the built-ins (seconds each in a debug build).
+            shared_cache.mkdir(parents=True, exist_ok=True)
+            (workdir / "data").mkdir(parents=True, exist_ok=True)
+            (workdir / "data" / "cache").symlink_to(shared_cache, target_is_directory=True)
         self.kafka_port = free_port()
         self.admin_port = free_port()
         self.bootstrap = f"127.0.0.1:{self.kafka_port}"
@@ -158,6 +165,6 @@ class Host:
         return {"state": g["group_state"], "protocol": g["protocol_data"], "members": members}
 
 
-def start_host(workdir: Path, coordinator=None) -> Host:
-    host = Host(workdir, coordinator)
+def start_host(workdir: Path, coordinator=None, shared_cache: Path = None) -> Host:
+    host = Host(workdir, coordinator, shared_cache)
     return host.start()
