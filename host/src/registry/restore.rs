@@ -1,0 +1,141 @@
+//! Bringing the registry back at start: the built-ins first (version 0 of their names), then
+//! every stored version and the active pointers, each module from the precompiled cache when a
+//! valid artifact is there and compiled (then cached) otherwise.
+
+use std::sync::Arc;
+
+use assignor_sdk::AssignorInfo;
+
+use super::catalog::{BUILTIN_VERSION, Catalog, ModuleVersion, NameEntry, VersionMeta};
+use super::{LoadProblem, Registry, RegistryError, info_or_default, sha256_hex};
+use crate::sandbox::{CompiledModule, LoadError};
+
+impl Registry {
+    pub(super) fn restore(&mut self) -> Result<Catalog, RegistryError> {
+        let now = self.config.clock.now_ms();
+        let mut catalog = Catalog::default();
+        for builtin in &self.config.builtins.clone() {
+            let meta = |sha256: String| VersionMeta {
+                sha256,
+                size: builtin.wasm.len() as u64,
+                uploaded_ms: now,
+                info: AssignorInfo::default(),
+                builtin: true,
+                precompiled: false,
+            };
+            let sha256 = sha256_hex(&builtin.wasm);
+            match self.load_version(&builtin.name, BUILTIN_VERSION, &builtin.wasm, sha256, meta) {
+                Ok(version) => {
+                    let versions = [(BUILTIN_VERSION, Arc::new(version))].into();
+                    let entry = NameEntry {
+                        versions,
+                        active: BUILTIN_VERSION,
+                    };
+                    catalog.names.insert(builtin.name.clone(), entry);
+                }
+                Err(problem) => self.problems.push(problem),
+            }
+        }
+        let Some(store) = self.store.clone() else {
+            return Ok(catalog);
+        };
+        let stored = store.load_modules()?;
+        catalog.next = stored.next;
+        for record in stored.versions {
+            let meta = |sha256: String| VersionMeta {
+                sha256,
+                size: record.meta.size,
+                uploaded_ms: record.meta.uploaded_ms,
+                info: AssignorInfo::default(),
+                builtin: false,
+                precompiled: false,
+            };
+            // The store's sha256 was computed at upload; no need to hash the bytes again.
+            let sha256 = record.meta.sha256.clone();
+            match self.load_version(&record.name, record.version, &record.wasm, sha256, meta) {
+                Ok(version) => {
+                    let entry =
+                        catalog
+                            .names
+                            .entry(record.name.clone())
+                            .or_insert_with(|| NameEntry {
+                                versions: Default::default(),
+                                active: record.version,
+                            });
+                    entry.versions.insert(record.version, Arc::new(version));
+                }
+                Err(problem) => self.problems.push(problem),
+            }
+        }
+        for (name, entry) in catalog.names.iter_mut() {
+            let highest = *entry
+                .versions
+                .keys()
+                .next_back()
+                .expect("entries are not empty");
+            entry.active = match stored.active.get(name) {
+                Some(v) if entry.versions.contains_key(v) => *v,
+                Some(v) => {
+                    tracing::error!(module = %name, version = v, fallback = highest,
+                        "active version could not be loaded; running the highest loaded version");
+                    highest
+                }
+                None => highest,
+            };
+        }
+        Ok(catalog)
+    }
+
+    /// Loads `wasm` (whose hex sha256 is `sha256`) as `name` version `version`: from the
+    /// precompiled cache when possible, else compiled (and then cached). `meta` builds the
+    /// metadata from the sha256.
+    #[allow(
+        clippy::result_large_err,
+        reason = "failures are rare (one per failed rebalance) and carry what an operator needs; boxing buys nothing"
+    )]
+    fn load_version(
+        &self,
+        name: &str,
+        version: u32,
+        wasm: &[u8],
+        sha256: String,
+        meta: impl FnOnce(String) -> VersionMeta,
+    ) -> Result<ModuleVersion, LoadProblem> {
+        let (compiled, precompiled) = self.compile(wasm, &sha256).map_err(|error| {
+            tracing::error!(module = name, version, %error, "cannot load module version");
+            LoadProblem {
+                name: name.to_owned(),
+                version,
+                error,
+            }
+        })?;
+        if !precompiled && let Some(cache) = &self.cache {
+            cache.put(compiled.module(), &sha256);
+        }
+        let mut meta = meta(sha256);
+        meta.info = info_or_default(&compiled, name);
+        meta.precompiled = precompiled;
+        Ok(ModuleVersion {
+            name: name.to_owned(),
+            version,
+            meta,
+            compiled,
+            health: Default::default(),
+        })
+    }
+
+    /// The compiled module for `wasm`: the cached artifact if there is a valid one (then
+    /// `true`), else a fresh compile. Either way checked against ABI v1.
+    pub(super) fn compile(
+        &self,
+        wasm: &[u8],
+        sha256: &str,
+    ) -> Result<(CompiledModule, bool), LoadError> {
+        let engine = self.sandbox.engine();
+        if let Some(module) = self.cache.as_ref().and_then(|c| c.get(engine, sha256)) {
+            return Ok((self.sandbox.prepare(module)?, true));
+        }
+        let module = self.sandbox.compile(wasm)?;
+        Ok((self.sandbox.prepare(module)?, false))
+    }
+}
