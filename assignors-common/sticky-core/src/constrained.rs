@@ -191,14 +191,16 @@ impl<'g, 'a> Constrained<'g, 'a> {
             let (consumer, slot) = if pos < self.under_min.len() {
                 pos += 1;
                 (self.under_min[pos - 1], Some(pos - 1))
-            } else if alive == 0 && self.exactly_min.is_empty() {
-                return Err(AssignError::new(format!(
-                    "sticky (constrained): no more unfilled consumers to be assigned; {} partitions \
-                     left (a bug in the assignor, please report it)",
-                    unassigned.len() - i
-                )));
             } else if alive == 0 {
-                (self.exactly_min.pop_front().unwrap_or(NONE), None)
+                // Kafka: the members at minQuota that may still take one more, in order.
+                let Some(consumer) = self.exactly_min.pop_front() else {
+                    return Err(AssignError::new(format!(
+                        "sticky (constrained): no more unfilled consumers to be assigned; {} \
+                         partitions left (a bug in the assignor, please report it)",
+                        unassigned.len() - i
+                    )));
+                };
+                (consumer, None)
             } else {
                 // Start over on the members still under minQuota.
                 let mut compacted = Vec::with_capacity(alive);

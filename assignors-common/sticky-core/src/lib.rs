@@ -169,6 +169,17 @@ pub fn run(
     flavor: Flavor,
     options: Options,
 ) -> Result<Outcome, AssignError> {
+    let partitions: u64 = request
+        .topics
+        .iter()
+        .map(|t| u64::try_from(t.partition_count).unwrap_or(0))
+        .sum();
+    if partitions >= u64::from(NONE) {
+        return Err(AssignError::new(format!(
+            "sticky: the group's topics have {partitions} partitions; at most {} are supported",
+            NONE - 1
+        )));
+    }
     let group = Group::new(request);
     if group.members() == 0 {
         return Ok(Outcome {

@@ -1,22 +1,27 @@
-//! Test support (feature `kafka-test`): Kafka's `AbstractStickyAssignorTest` fixture, so that
-//! the Java tests read almost line for line in Rust. Both strategy crates run the shared cases
-//! ([`abstract_cases`], through [`abstract_sticky_assignor_test!`](crate::abstract_sticky_assignor_test))
-//! with their flavour, and their own `StickyAssignorTest` / `CooperativeStickyAssignorTest`
-//! cases on the same [`Harness`].
+//! Test support (feature `kafka-test`) for the strategy crates' tests; not part of any module.
 //!
-//! The harness mirrors the Java fixture's state: the subscriptions map, the last assignment,
-//! `partitionsTransferringOwnership`, the rack configuration and the cooperative assignor's
-//! remembered generation. Subscriptions are built as each flavour's Java test builds them
-//! (`buildSubscriptionV0/V1/V2Above`), and `verify_validity_and_balance` is the cooperative
-//! override (rebalance until nothing is revoked, asserting no partition moves directly) or the
-//! base check. Java compares `List`s in Kafka's internal order; the strategy's output is
-//! sorted, so the ported assertions compare sorted lists.
+//! - [`Harness`]: Kafka's `AbstractStickyAssignorTest` fixture, so the Java tests read almost
+//!   line for line in Rust. It mirrors the fixture's state: the subscriptions map, the last
+//!   assignment, `partitionsTransferringOwnership`, the rack configuration and the cooperative
+//!   assignor's remembered generation. Subscriptions are built as each flavour's Java test
+//!   builds them (`buildSubscriptionV0/V1/V2Above`), and `verify_validity_and_balance` is the
+//!   cooperative override (rebalance until nothing is revoked, asserting no partition moves
+//!   directly) or the base check. Java compares `List`s in Kafka's internal order; the
+//!   strategy's output is sorted, so the ported assertions compare sorted lists.
+//! - [`abstract_cases`], [`abstract_ownership_cases`], [`abstract_large_cases`],
+//!   [`abstract_rack_cases`]: every case of `AbstractStickyAssignorTest`, turned into `#[test]`s
+//!   by [`abstract_sticky_assignor_test!`](crate::abstract_sticky_assignor_test).
+//! - [`oracle`]: answers recorded from Kafka's Java assignor, and the check against them.
+//! - [`arbitrary`]: random groups (proptest) and the invariants every answer must keep.
+//! - [`large`]: the 2,000-member, 200,000-partition group of the size tests.
 
 pub mod abstract_cases;
+pub mod abstract_large_cases;
 pub mod abstract_ownership_cases;
 pub mod abstract_rack_cases;
 pub mod arbitrary;
 pub mod large;
+mod macros;
 pub mod oracle;
 mod random;
 
@@ -368,6 +373,61 @@ impl Harness {
         self.verify_base_validity_and_balance();
     }
 
+    /// A check that scales to a million partitions (not a Kafka one): every partition of
+    /// `ppt` a member subscribes to is assigned exactly once, to a subscriber.
+    pub fn verify_complete_and_valid(&self, ppt: &PartitionsPerTopic) {
+        let mut seen = std::collections::HashSet::new();
+        for (consumer, partitions) in &self.assignment {
+            let topics = &self.subscriptions[consumer].topics;
+            for (topic, p) in partitions {
+                assert!(
+                    topics.contains(topic),
+                    "{consumer} got {topic}-{p} without subscribing"
+                );
+                assert!(
+                    seen.insert((topic.as_str(), *p)),
+                    "{topic}-{p} assigned twice"
+                );
+            }
+        }
+        let subscribed: std::collections::HashSet<&String> = self
+            .subscriptions
+            .values()
+            .flat_map(|s| &s.topics)
+            .collect();
+        let expected: usize = ppt
+            .values()
+            .filter(|t| subscribed.contains(&t.name))
+            .map(|t| t.partition_count.max(0) as usize)
+            .sum();
+        assert_eq!(seen.len(), expected, "partitions assigned");
+    }
+
+    /// [`Self::verify_complete_and_valid`], after handing out (cooperative flavour) what
+    /// waited a round: members rejoin owning what they got until nothing is withheld.
+    pub fn verify_complete_and_valid_after_rounds(&mut self, ppt: &PartitionsPerTopic) {
+        for _ in 0..4 {
+            let waiting = self.last.as_ref().is_some_and(|o| !o.withheld.is_empty());
+            if !waiting {
+                break;
+            }
+            let g = self.generation_id;
+            let next: Vec<(String, Subscription)> = self
+                .assignment
+                .iter()
+                .map(|(c, owned)| {
+                    let old = &self.subscriptions[c];
+                    let mut sub = self.v2(&old.topics, owned, g, 0);
+                    sub.rack = old.rack.clone();
+                    (c.clone(), sub)
+                })
+                .collect();
+            self.subscriptions.extend(next);
+            self.assign(ppt);
+        }
+        self.verify_complete_and_valid(ppt);
+    }
+
     /// `CooperativeStickyAssignorTest.verifyCooperativeValidity`: whether something is revoked.
     fn verify_cooperative_validity(&self) -> bool {
         let mut added = std::collections::BTreeSet::new();
@@ -493,159 +553,4 @@ pub fn member(id: &str, s: &Subscription) -> Member {
         rack_id: s.rack.clone(),
         ..Member::default()
     }
-}
-
-/// Generates the `#[test]`s of Kafka's `AbstractStickyAssignorTest` for one flavour:
-/// `assignor_sticky_core::abstract_sticky_assignor_test!(assignor_sticky_core::Flavor::Sticky);`
-/// Parametrized Java tests become a module with one test per parameter.
-#[macro_export]
-macro_rules! abstract_sticky_assignor_test {
-    ($flavor:expr) => {
-        #[test]
-        fn test_member_data() {
-            $crate::kafka_test::abstract_cases::test_member_data($flavor)
-        }
-        $crate::__by_consumer_rack!($flavor, abstract_cases::test_one_consumer_no_topic);
-        $crate::__by_consumer_rack!($flavor, abstract_cases::test_one_consumer_nonexistent_topic);
-        $crate::__by_rack_config!($flavor, abstract_cases::test_one_consumer_one_topic);
-        $crate::__by_rack_config!($flavor, abstract_cases::test_only_assigns_partitions_from_subscribed_topics);
-        $crate::__by_rack_config!($flavor, abstract_cases::test_one_consumer_multiple_topics);
-        $crate::__by_rack_config!($flavor, abstract_cases::test_two_consumers_one_topic_one_partition);
-        $crate::__by_rack_config!($flavor, abstract_cases::test_two_consumers_one_topic_two_partitions);
-        $crate::__by_rack_config!($flavor, abstract_cases::test_multiple_consumers_mixed_topic_subscriptions);
-        $crate::__by_rack_config!($flavor, abstract_cases::test_two_consumers_two_topics_six_partitions);
-        $crate::__by_rack_config!($flavor, abstract_cases::test_consumer_owning_min_quota_expected_max_quota);
-        $crate::__by_rack_config!($flavor, abstract_cases::test_max_quota_consumer_more_than_num_expected_max_capacity_members);
-        $crate::__by_rack_config!($flavor, abstract_cases::test_all_consumers_are_under_min_quota);
-        $crate::__by_rack_config!($flavor, abstract_cases::test_add_remove_consumer_one_topic);
-        $crate::__by_rack_config!($flavor, abstract_cases::test_topic_balance_after_reassignment);
-        $crate::__by_rack_config!($flavor, abstract_cases::test_add_remove_two_consumers_two_topics);
-        $crate::__by_rack_config!($flavor, abstract_cases::test_poor_round_robin_assignment_scenario);
-        $crate::__by_rack_config!($flavor, abstract_cases::test_add_remove_topic_two_consumers);
-        $crate::__by_rack_config!($flavor, abstract_cases::test_reassignment_after_one_consumer_leaves);
-        $crate::__by_rack_config!($flavor, abstract_cases::test_reassignment_after_one_consumer_added);
-        $crate::__by_rack_config!($flavor, abstract_cases::test_same_subscriptions);
-        mod test_large_assignment_and_group_with_uniform_subscription {
-            use $crate::kafka_test::abstract_ownership_cases as cases;
-            #[test]
-            #[ignore = "a million partitions; run with --release -- --ignored"]
-            fn without_consumer_rack() {
-                cases::test_large_assignment_and_group_with_uniform_subscription($flavor, false)
-            }
-            #[test]
-            #[ignore = "100,000 partitions, rack-aware; run with --release -- --ignored"]
-            fn with_consumer_rack() {
-                cases::test_large_assignment_and_group_with_uniform_subscription($flavor, true)
-            }
-        }
-        mod test_large_assignment_and_group_with_non_equal_subscription {
-            use $crate::kafka_test::abstract_ownership_cases as cases;
-            #[test]
-            #[ignore = "a million partitions, general builder; run with --release -- --ignored"]
-            fn without_consumer_rack() {
-                cases::test_large_assignment_and_group_with_non_equal_subscription($flavor, false)
-            }
-            #[test]
-            #[ignore = "100,000 partitions, general builder, rack-aware; run with --release -- --ignored"]
-            fn with_consumer_rack() {
-                cases::test_large_assignment_and_group_with_non_equal_subscription($flavor, true)
-            }
-        }
-        $crate::__by_consumer_rack!($flavor, abstract_ownership_cases::test_assignment_and_group_with_non_equal_subscription_not_timeout);
-        #[test]
-        fn test_subscription_not_equal_and_assign_same_partition_with3_generation() {
-            $crate::kafka_test::abstract_ownership_cases::test_subscription_not_equal_and_assign_same_partition_with3_generation($flavor)
-        }
-        mod test_large_assignment_with_multiple_consumers_leaving_and_random_subscription {
-            use $crate::kafka_test::abstract_ownership_cases as cases;
-            #[test]
-            fn without_consumer_rack() {
-                for seed in [1, 2, 3] {
-                    cases::test_large_assignment_with_multiple_consumers_leaving_and_random_subscription($flavor, false, seed)
-                }
-            }
-            #[test]
-            fn with_consumer_rack() {
-                for seed in [1, 2, 3] {
-                    cases::test_large_assignment_with_multiple_consumers_leaving_and_random_subscription($flavor, true, seed)
-                }
-            }
-        }
-        $crate::__by_rack_config!($flavor, abstract_ownership_cases::test_new_subscription);
-        $crate::__by_rack_config!($flavor, abstract_ownership_cases::test_move_existing_assignments);
-        $crate::__by_rack_config!($flavor, abstract_ownership_cases::test_stickiness);
-        $crate::__by_rack_config!($flavor, abstract_ownership_cases::test_assignment_updated_for_deleted_topic);
-        $crate::__by_rack_config!($flavor, abstract_ownership_cases::test_no_exception_thrown_when_only_subscribed_topic_deleted);
-        mod test_reassignment_with_random_subscriptions_and_changes {
-            use $crate::kafka_test::{RackConfig, abstract_ownership_cases as cases};
-            #[test]
-            fn no_broker_rack() {
-                cases::test_reassignment_with_random_subscriptions_and_changes($flavor, RackConfig::NoBrokerRack, 11)
-            }
-            #[test]
-            fn no_consumer_rack() {
-                cases::test_reassignment_with_random_subscriptions_and_changes($flavor, RackConfig::NoConsumerRack, 12)
-            }
-            #[test]
-            fn broker_and_consumer_rack() {
-                cases::test_reassignment_with_random_subscriptions_and_changes($flavor, RackConfig::BrokerAndConsumerRack, 13)
-            }
-        }
-        $crate::__by_rack_config!($flavor, abstract_ownership_cases::test_all_consumers_reach_expected_quota_and_are_considered_filled);
-        $crate::__by_rack_config!($flavor, abstract_ownership_cases::test_owned_partitions_are_invalidated_for_consumer_with_stale_generation);
-        $crate::__by_rack_config!($flavor, abstract_ownership_cases::test_owned_partitions_are_invalidated_for_consumer_with_no_generation);
-        $crate::__by_rack_config!($flavor, abstract_ownership_cases::test_partitions_transferring_ownership_include_the_partition_claimed_by_multiple_consumers_in_same_generation);
-        $crate::__by_rack_config!($flavor, abstract_ownership_cases::test_ensure_partitions_assigned_to_highest_generation);
-        $crate::__by_rack_config!($flavor, abstract_ownership_cases::test_no_reassignment_on_current_members);
-        $crate::__by_rack_config!($flavor, abstract_ownership_cases::test_owned_partitions_are_invalidated_for_consumer_with_multiple_generation);
-        #[test]
-        fn test_rack_aware_assignment_with_uniform_subscription() {
-            $crate::kafka_test::abstract_rack_cases::test_rack_aware_assignment_with_uniform_subscription($flavor)
-        }
-        #[test]
-        fn test_rack_aware_assignment_with_non_equal_subscription() {
-            $crate::kafka_test::abstract_rack_cases::test_rack_aware_assignment_with_non_equal_subscription($flavor)
-        }
-    };
-}
-
-/// One test per `RackConfig` of a `@EnumSource(RackConfig.class)` Java test.
-#[doc(hidden)]
-#[macro_export]
-macro_rules! __by_rack_config {
-    ($flavor:expr, $module:ident :: $name:ident) => {
-        mod $name {
-            use $crate::kafka_test::RackConfig;
-            #[test]
-            fn no_broker_rack() {
-                $crate::kafka_test::$module::$name($flavor, RackConfig::NoBrokerRack)
-            }
-            #[test]
-            fn no_consumer_rack() {
-                $crate::kafka_test::$module::$name($flavor, RackConfig::NoConsumerRack)
-            }
-            #[test]
-            fn broker_and_consumer_rack() {
-                $crate::kafka_test::$module::$name($flavor, RackConfig::BrokerAndConsumerRack)
-            }
-        }
-    };
-}
-
-/// One test per value of a `hasConsumerRack` boolean Java test.
-#[doc(hidden)]
-#[macro_export]
-macro_rules! __by_consumer_rack {
-    ($flavor:expr, $module:ident :: $name:ident) => {
-        mod $name {
-            #[test]
-            fn without_consumer_rack() {
-                $crate::kafka_test::$module::$name($flavor, false)
-            }
-            #[test]
-            fn with_consumer_rack() {
-                $crate::kafka_test::$module::$name($flavor, true)
-            }
-        }
-    };
 }
