@@ -142,7 +142,7 @@ async fn a_new_version_applies_at_the_next_rebalance_and_activate_restores_the_o
 /// no parameters) and fails on a group configured with that parameter.
 fn exploding_module() -> Vec<u8> {
     // `{"assignments": []}` in MessagePack: fixmap(1), fixstr(11) "assignments", fixarray(0).
-    r#"(module
+    let wat = r#"(module
   (memory (export "memory") 1)
   (data (i32.const 0) "\81\abassignments\90")
   (func (export "assignor_abi_version") (result i32) (i32.const 1))
@@ -169,9 +169,8 @@ fn exploding_module() -> Vec<u8> {
           (then unreachable))
         (local.set $i (i32.add (local.get $i) (i32.const 1)))
         (br $scan)))
-    (i64.const 14)))"#
-        .as_bytes()
-        .to_vec()
+    (i64.const 14)))"#;
+    wat::parse_str(wat).expect("the exploding module's WAT parses")
 }
 
 #[tokio::test]

@@ -161,10 +161,10 @@ pub fn assigning(body: &str) -> String {
     )
 }
 
-/// The bytes to hand to the sandbox or the registry: wasmtime's `wat` feature compiles WAT
-/// text directly, so the text itself is the module.
+/// The bytes to hand to the sandbox or the registry: `wat` compiled to a binary module (the host
+/// takes binary wasm only, as an operator uploads it).
 pub fn wasm(wat: &str) -> Vec<u8> {
-    wat.as_bytes().to_vec()
+    wat::parse_str(wat).unwrap_or_else(|e| panic!("test WAT does not parse: {e}"))
 }
 
 /// The marker the plain-abi fixture writes into every member's `user_data`.
