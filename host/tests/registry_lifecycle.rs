@@ -185,6 +185,22 @@ fn refused_uploads_leave_the_active_version_unchanged() {
     ));
     unchanged("bytes that do not compile");
 
+    // The text of a module that would pass every check once assembled.
+    let text = marked_text(8);
+    assert!(wasm(&text).starts_with(b"\0asm"), "the text assembles");
+    match up(text.as_bytes()) {
+        Err(UploadError::Load(LoadError::Text)) => {}
+        other => panic!("expected WebAssembly text to be refused, got {other:?}"),
+    }
+    let message = up(format!("\u{feff}\n  ;; a comment\n{text}").as_bytes())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        message.contains("WebAssembly text (WAT)") && message.contains("binary .wasm"),
+        "{message}"
+    );
+    unchanged("WebAssembly text");
+
     let wasi = returning(b"").replace(
         "(module",
         r#"(module (import "wasi_snapshot_preview1" "fd_write" (func (param i32 i32 i32 i32) (result i32)))"#,

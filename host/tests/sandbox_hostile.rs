@@ -140,6 +140,41 @@ fn missing_export_is_refused_at_load() {
 }
 
 #[test]
+fn webassembly_text_is_refused_with_how_to_get_the_binary() {
+    let sandbox = sandbox();
+    let text = returning_response(&valid_response());
+    // The same module assembled loads; its text does not, however it starts.
+    assert!(sandbox.load(&wasm(&text)).is_ok());
+    for variant in [
+        text.clone(),
+        format!("\n\t {text}"),
+        format!(";; strategy\n{text}"),
+        format!("(; block ;) {text}"),
+        format!("\u{feff}{text}"),
+    ] {
+        let error = sandbox.load(variant.as_bytes()).err();
+        assert_eq!(error, Some(LoadError::Text), "{variant:.40}");
+        assert!(matches!(
+            sandbox.compile(variant.as_bytes()),
+            Err(LoadError::Text)
+        ));
+    }
+    let message = LoadError::Text.to_string();
+    assert!(
+        message.starts_with("this is WebAssembly text (WAT); upload the binary .wasm")
+            && message.contains("wat2wasm")
+            && message.contains("wasm-tools parse"),
+        "{message}"
+    );
+    // Other non-wasm bytes are the compiler's to describe (a bad magic header).
+    match sandbox.load(b"MZ\x90\0 not a module") {
+        Err(LoadError::Compile { message }) => assert!(message.contains("magic"), "{message}"),
+        other => panic!("expected a compile error, got {:?}", other.err()),
+    }
+    assert_still_works(&sandbox);
+}
+
+#[test]
 fn export_with_the_wrong_signature_is_refused_at_load() {
     let sandbox = sandbox();
     let wat = abi_module(

@@ -150,7 +150,7 @@ impl From<UploadError> for ApiError {
 /// The upload check a load error belongs to.
 pub fn load_check(e: &LoadError) -> &'static str {
     match e {
-        LoadError::Compile { .. } | LoadError::Deserialize { .. } => "compile",
+        LoadError::Text | LoadError::Compile { .. } | LoadError::Deserialize { .. } => "compile",
         LoadError::ForbiddenImport { .. } | LoadError::WrongImportSignature { .. } => "imports",
         LoadError::MissingExport { .. } | LoadError::WrongExportType { .. } => "exports",
         LoadError::MemoryTooLarge { .. } => "memory",

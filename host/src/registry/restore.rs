@@ -8,7 +8,7 @@ use assignor_sdk::AssignorInfo;
 
 use super::catalog::{BUILTIN_VERSION, Catalog, ModuleVersion, NameEntry, VersionMeta};
 use super::{LoadProblem, Registry, RegistryError, info_or_default, sha256_hex};
-use crate::sandbox::{CompiledModule, LoadError};
+use crate::sandbox::{CompiledModule, LoadError, Sandbox};
 
 impl Registry {
     pub(super) fn restore(&mut self) -> Result<Catalog, RegistryError> {
@@ -131,6 +131,8 @@ impl Registry {
         wasm: &[u8],
         sha256: &str,
     ) -> Result<(CompiledModule, bool), LoadError> {
+        // Text first: a cached artifact must not let a text upload in by its sha256.
+        Sandbox::check_binary(wasm)?;
         let engine = self.sandbox.engine();
         if let Some(module) = self.cache.as_ref().and_then(|c| c.get(engine, sha256)) {
             return Ok((self.sandbox.prepare(module)?, true));

@@ -15,6 +15,12 @@ use super::log::GuestLogLine;
 /// [`super::Sandbox::prepare`]; the registry turns it into a refused upload.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LoadError {
+    /// The bytes are WebAssembly text: the host takes binary modules only.
+    #[error(
+        "this is WebAssembly text (WAT); upload the binary .wasm, e.g. `wat2wasm module.wat` / \
+         `wasm-tools parse module.wat -o module.wasm`"
+    )]
+    Text,
     #[error("the module does not compile: {message}")]
     Compile { message: String },
     #[error(

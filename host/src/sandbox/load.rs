@@ -1,4 +1,5 @@
-//! Static checks of a compiled module against ABI v1, before anything runs: the only import is
+//! Static checks of a module before anything runs: the bytes are a binary module (not
+//! WebAssembly text), and, once compiled, the module matches ABI v1: the only import is
 //! `assignor.log(i32, i32, i32)`, the required exports exist with their exact types, and the
 //! memory is a plain 32-bit memory that starts within the memory cap.
 //!
@@ -15,6 +16,32 @@ use super::error::LoadError;
 
 /// Size of a wasm page.
 const PAGE: u64 = 64 << 10;
+
+/// The first four bytes of every binary module.
+const WASM_MAGIC: &[u8; 4] = b"\0asm";
+
+/// Refuses WebAssembly text before compiling. A module's identity is its bytes (the sha256 an
+/// operator pins and the store keeps), so it must be the binary that runs, not one of the many
+/// texts that assemble to it; and text would only compile with wasmtime's `wat` feature, which
+/// the host leaves off. Anything else that is not a binary module is left to the compiler,
+/// whose message names the bad header.
+pub(crate) fn check_binary(wasm: &[u8]) -> Result<(), LoadError> {
+    if !wasm.starts_with(WASM_MAGIC) && looks_like_text(wasm) {
+        return Err(LoadError::Text);
+    }
+    Ok(())
+}
+
+/// Whether `bytes` start like a WAT file: after an optional UTF-8 byte-order mark and
+/// whitespace, an s-expression `(` or a `;;` line comment (`(;` block comments start with `(`).
+fn looks_like_text(bytes: &[u8]) -> bool {
+    let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
+    let start = bytes.iter().position(|b| !b.is_ascii_whitespace());
+    match start.map(|i| &bytes[i..]) {
+        Some(rest) => rest.starts_with(b"(") || rest.starts_with(b";;"),
+        None => false,
+    }
+}
 
 /// A function export of ABI v1: name, parameters, results, and the type as a person reads it.
 struct FuncExport {

@@ -159,12 +159,21 @@ impl Sandbox {
         &self.shared.engine
     }
 
-    /// Compiles wasm bytes (Cranelift); slow (~0.2 s for a 200 KB module), so callers keep the
-    /// result. Nothing is checked beyond validity; see [`Sandbox::prepare`].
+    /// Compiles a binary module (Cranelift); slow (~0.2 s for a 200 KB module), so callers keep
+    /// the result. WebAssembly text is refused ([`LoadError::Text`]): only the binary format is
+    /// accepted, so a module's sha256 is that of the code that runs. Nothing is checked beyond
+    /// validity; see [`Sandbox::prepare`].
     pub fn compile(&self, wasm: &[u8]) -> Result<Module, LoadError> {
-        Module::new(&self.shared.engine, wasm).map_err(|e| LoadError::Compile {
+        load::check_binary(wasm)?;
+        Module::from_binary(&self.shared.engine, wasm).map_err(|e| LoadError::Compile {
             message: format!("{e:#}"),
         })
+    }
+
+    /// Refuses bytes that are not a binary module by their look alone (WebAssembly text), before
+    /// any cache lookup or compile; [`Sandbox::compile`] does the same check.
+    pub fn check_binary(wasm: &[u8]) -> Result<(), LoadError> {
+        load::check_binary(wasm)
     }
 
     /// Makes a compiled module callable: checks imports, exports and memory against ABI v1,

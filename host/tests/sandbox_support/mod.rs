@@ -241,8 +241,13 @@ pub fn plain_abi_marker(n: u32) -> Vec<u8> {
 /// A module answering every group with no assignments and `rebalance_after_ms = marker`, so a
 /// response says which module produced it. Valid for any group, the smoke group included.
 pub fn marked(marker: u64) -> Vec<u8> {
-    wasm(&returning_response(&AssignResponse {
+    wasm(&marked_text(marker))
+}
+
+/// [`marked`] as WebAssembly text.
+pub fn marked_text(marker: u64) -> String {
+    returning_response(&AssignResponse {
         rebalance_after_ms: Some(marker),
         ..AssignResponse::default()
-    }))
+    })
 }

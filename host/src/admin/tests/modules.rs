@@ -15,6 +15,26 @@ async fn uploads_refused_by_a_check_name_the_check() {
     assert_eq!(code(&answer), "module_refused");
     assert_eq!(answer.1["error"]["check"], "compile");
 
+    // WebAssembly text is refused by name, with how to get the binary.
+    let text = "(module (memory (export \"memory\") 1))";
+    assert!(
+        wat::parse_str(text).is_ok(),
+        "the text itself is a valid module"
+    );
+    let answer = api
+        .send(Method::PUT, "/v1/modules/mine", text.as_bytes().to_vec())
+        .await;
+    assert_eq!(
+        (answer.0, code(&answer)),
+        (StatusCode::UNPROCESSABLE_ENTITY, "module_refused")
+    );
+    assert_eq!(answer.1["error"]["check"], "compile");
+    let message = answer.1["error"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("this is WebAssembly text (WAT); upload the binary .wasm"),
+        "{message}"
+    );
+
     let wrong_sha = format!("/v1/modules/mine?sha256={}", "0".repeat(64));
     let answer = api
         .send(Method::PUT, &wrong_sha, range_wasm().to_vec())
