@@ -10,8 +10,8 @@
 //! Native and wasm runs alternate, so both see the same machine load. Prints a Markdown table
 //! (median and best times with their ratios, request size, peak guest memory, fuel) and the
 //! fuel rate (fuel units per millisecond of guest time, from the best times) used to calibrate
-//! the default fuel budget. Cells marked `*` exceed the default limits (64 MiB memory, 16 MiB input,
-//! 2e9 fuel) and ran with the bench's raised limits.
+//! the default fuel budget. Cells marked `*` exceed the default limits
+//! (`SandboxLimits::default()`: memory, input, fuel) and ran with the bench's raised limits.
 //!
 //! `cargo bench -p assignor-host --bench grid` (`-- --quick` for one sample per cell).
 

@@ -22,10 +22,22 @@ pub const FUEL_PER_MS: u64 = 4_000_000;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SandboxLimits {
-    /// Largest linear memory a module may have, in bytes (default 64 MiB, DESIGN.md). A
-    /// `memory.grow` past it returns -1 to the guest and the call fails with
-    /// [`super::CallError::MemoryCap`] if the guest then traps. Must not exceed
-    /// [`PoolConfig::max_memory_bytes`].
+    /// Largest linear memory a module may have, in bytes (default 256 MiB). A `memory.grow`
+    /// past it returns -1 to the guest and the call fails with [`super::CallError::MemoryCap`]
+    /// if the guest then traps. Must not exceed [`PoolConfig::max_memory_bytes`].
+    ///
+    /// Why 256 MiB, not DESIGN.md's first 64 MiB: a 10,000-member group subscribing to 100
+    /// topics sends a 25 MB request (every member lists 100 topic names, and its raw
+    /// Subscription repeats them), and the built-in `range` peaks at 84 MiB on it with 10
+    /// partitions per topic (the sandbox test
+    /// `ten_thousand_members_on_a_hundred_topics_fit_the_default_limits`), at 62-114 MiB on the
+    /// bench grid's 50,000-500,000 partitions without metadata (`host/benches/RESULTS.md`):
+    /// the input, its decoded form and the answer live in linear memory together. The cap costs nothing
+    /// until used: memory is a reservation of address space ([`PoolConfig::max_memory_bytes`]),
+    /// and only the pages a call touches become resident. The worst case is every concurrent
+    /// call at the cap; concurrent calls are the driver's `assignor_threads` +
+    /// `fallback_threads` plus uploads and simulations in flight (a few, on a small host),
+    /// never more than [`PoolConfig::max_instances`].
     pub memory_bytes: u64,
     /// CPU budget per call, in wasmtime fuel units (about one per wasm instruction). Fuel is
     /// deterministic: the same module on the same input passes or fails the same way on every
@@ -38,12 +50,13 @@ pub struct SandboxLimits {
     /// machine fuel, the deterministic bound, is what normally stops a runaway module.
     #[serde(with = "duration")]
     pub timeout: Duration,
-    /// Largest MessagePack `AssignRequest` the host will send, in bytes (default 16 MiB). The
+    /// Largest MessagePack `AssignRequest` the host will send, in bytes (default 64 MiB). The
     /// guest needs room for the input, its decoded form (two to three times larger) and its
     /// output within `memory_bytes`, so a quarter of the memory cap is the useful maximum. A
-    /// 1,000-member group subscribing to 100 topics encodes to about 2.5 MB.
+    /// 1,000-member group subscribing to 100 topics encodes to about 2.5 MB, a 10,000-member
+    /// one to about 25 MB (over the first default of 16 MiB).
     pub max_input_bytes: u64,
-    /// Largest MessagePack `AssignResponse` the host will read, in bytes (default 16 MiB). An
+    /// Largest MessagePack `AssignResponse` the host will read, in bytes (default 64 MiB). An
     /// assignment is smaller than its request (one entry per owned partition, no subscriptions
     /// or metadata), so the same bound as the input leaves ample room.
     pub max_output_bytes: u64,
@@ -58,11 +71,11 @@ pub struct SandboxLimits {
 impl Default for SandboxLimits {
     fn default() -> Self {
         SandboxLimits {
-            memory_bytes: 64 << 20,
+            memory_bytes: 256 << 20,
             fuel: 1_000 * FUEL_PER_MS,
             timeout: Duration::from_secs(5),
-            max_input_bytes: 16 << 20,
-            max_output_bytes: 16 << 20,
+            max_input_bytes: 64 << 20,
+            max_output_bytes: 64 << 20,
             max_log_lines: 64,
             max_log_bytes: 16 << 10,
             max_log_line_bytes: 1 << 10,
@@ -79,7 +92,15 @@ pub struct PoolConfig {
     /// guard per memory, so bounds checks are elided); resident memory is what calls touch.
     pub max_instances: u32,
     /// Upper bound for any [`SandboxLimits::memory_bytes`] used with this engine (default
-    /// 64 MiB).
+    /// 256 MiB, the default cap).
+    ///
+    /// Raising it allocates nothing: wasmtime's pool reserves one slot of address space per
+    /// instance, `PROT_NONE`, of the engine's memory reservation (4 GiB plus guard on 64-bit
+    /// hosts, whatever this value, so bounds checks are elided); this value only bounds how
+    /// much of a slot may be made accessible. Pages become resident when a call touches them,
+    /// and when an instance is dropped everything past [`PoolConfig::keep_resident_bytes`] is
+    /// given back to the OS, so an idle pool holds at most `max_instances x
+    /// keep_resident_bytes` (16 MiB by default), not `max_instances x max_memory_bytes`.
     pub max_memory_bytes: u64,
     /// Bytes of each memory slot kept resident (zeroed with `memset` instead of `madvise`) when
     /// an instance is dropped (default 256 KiB): the guest's 64 KiB stack, data and early heap
@@ -95,7 +116,7 @@ impl Default for PoolConfig {
     fn default() -> Self {
         PoolConfig {
             max_instances: 64,
-            max_memory_bytes: 64 << 20,
+            max_memory_bytes: 256 << 20,
             keep_resident_bytes: 256 << 10,
             epoch_tick: Duration::from_millis(10),
         }
