@@ -81,6 +81,7 @@ pub struct RegistrySettings {
     /// Largest module accepted by an upload, in bytes (default 16 MiB); also the admin API's
     /// body cap for uploads.
     pub max_module_bytes: u64,
+    /// When a failing version is quarantined, and for how long (`[registry.quarantine]`).
     pub quarantine: QuarantinePolicy,
 }
 
@@ -126,7 +127,9 @@ impl DriverSettings {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SandboxConfig {
+    /// The bounds of every assignor call (`[sandbox.limits]`).
     pub limits: SandboxLimits,
+    /// The engine's instance pool, fixed at start (`[sandbox.pool]`).
     pub pool: PoolConfig,
 }
 
@@ -289,5 +292,46 @@ mod tests {
     fn unknown_key_is_refused_by_name() {
         let err = Config::from_toml("[kafka]\nlisten_addr = \"1.2.3.4:1\"\n").unwrap_err();
         assert!(err.contains("listen_addr"), "{err}");
+    }
+
+    /// One misspelt key per section (and per nested section), each a file on its own.
+    pub(super) const TYPOS: [(&str, &str); 13] = [
+        ("data_dri = \"/tmp/x\"", "data_dri"),
+        ("[kafka]\nmax_conections = 5", "max_conections"),
+        ("[admin]\ntokn = \"secret\"", "tokn"),
+        ("[catalog]\nauto_create_topic = true", "auto_create_topic"),
+        (
+            "[[catalog.topics]]\nname = \"t\"\npartitions = 1\npartition_rack = []",
+            "partition_rack",
+        ),
+        ("[coordinator]\ntypo = 1", "typo"),
+        (
+            "[coordinator]\nsession_timeout_ms = 10000",
+            "session_timeout_ms",
+        ),
+        ("[sandbox]\nlimit = {}", "limit"),
+        ("[sandbox.limits]\nmemory_byte = 1", "memory_byte"),
+        ("[sandbox.pool]\nmax_instance = 1", "max_instance"),
+        ("[registry]\nmax_module_byte = 1", "max_module_byte"),
+        ("[registry.quarantine]\ntreshold = 1", "treshold"),
+        ("[driver]\nshard = 1", "shard"),
+    ];
+
+    #[test]
+    fn a_typo_in_any_section_is_refused_by_name() {
+        for (text, key) in TYPOS {
+            let error = Config::from_toml(text).expect_err(text);
+            assert!(
+                error.contains(&format!("unknown field `{key}`")),
+                "{text}: {error}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_test_only_seed_is_not_a_setting() {
+        // The driver seeds member ids from the OS; a configured seed would do nothing.
+        let error = Config::from_toml("[coordinator]\nseed = 7").unwrap_err();
+        assert!(error.contains("unknown field `seed`"), "{error}");
     }
 }

@@ -178,6 +178,50 @@ mod tests {
     }
 
     #[test]
+    fn a_variable_naming_no_key_of_its_section_is_refused() {
+        let variables = [
+            ("ASSIGNOR_HOST_COORDINATOR__TYPO", "typo"),
+            ("ASSIGNOR_HOST_KAFKA__MAX_CONECTIONS", "max_conections"),
+            ("ASSIGNOR_HOST_ADMIN__TOKN", "tokn"),
+            (
+                "ASSIGNOR_HOST_CATALOG__AUTO_CREATE_TOPIC",
+                "auto_create_topic",
+            ),
+            ("ASSIGNOR_HOST_SANDBOX__LIMIT", "limit"),
+            ("ASSIGNOR_HOST_SANDBOX__LIMITS__MEMORY_BYTE", "memory_byte"),
+            ("ASSIGNOR_HOST_SANDBOX__POOL__MAX_INSTANCE", "max_instance"),
+            ("ASSIGNOR_HOST_REGISTRY__MAX_MODULE_BYTE", "max_module_byte"),
+            ("ASSIGNOR_HOST_REGISTRY__QUARANTINE__TRESHOLD", "treshold"),
+            ("ASSIGNOR_HOST_DRIVER__SHARD", "shard"),
+        ];
+        for (variable, key) in variables {
+            let error = Config::load(None, vars(&[(variable, "1")]))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                error.contains(variable) && error.contains(&format!("unknown field `{key}`")),
+                "{error}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_typo_in_any_section_of_a_file_is_refused_naming_file_and_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("host.toml");
+        for (text, key) in crate::config::tests::TYPOS {
+            std::fs::write(&file, text).unwrap();
+            let error = Config::load(Some(&file), Vec::new())
+                .unwrap_err()
+                .to_string();
+            assert!(
+                error.contains("host.toml") && error.contains(&format!("unknown field `{key}`")),
+                "{text}: {error}"
+            );
+        }
+    }
+
+    #[test]
     fn the_documented_example_file_is_the_defaults() {
         let example =
             Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/assignor-host.example.toml");

@@ -10,16 +10,26 @@ use super::Millis;
 /// (`group.min.session.timeout.ms` 6000, `group.max.session.timeout.ms` 1800000,
 /// `group.initial.rebalance.delay.ms` 3000, `group.max.size` unlimited,
 /// `offset.metadata.max.bytes` 4096, the internal 5-minute new-member join timeout).
+///
+/// It is the `[coordinator]` section of the config file: unknown keys are refused by name, as
+/// in every section, because a misspelt setting silently left at its default is worse than a
+/// refused start.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct CoordinatorConfig {
+    /// Shortest session timeout a JoinGroup may ask for (`group.min.session.timeout.ms`); a
+    /// shorter one is refused with INVALID_SESSION_TIMEOUT.
     pub min_session_timeout_ms: i32,
+    /// Longest session timeout a JoinGroup may ask for (`group.max.session.timeout.ms`); a
+    /// longer one is refused with INVALID_SESSION_TIMEOUT.
     pub max_session_timeout_ms: i32,
     /// Delay of the first rebalance of an Empty group, extended while members keep arriving
     /// (bounded by the group's rebalance timeout).
     pub initial_rebalance_delay_ms: i32,
     /// `group.max.size`; `usize::MAX` is Kafka's `Integer.MAX_VALUE` (no limit).
     pub max_group_size: usize,
+    /// Longest OffsetCommit metadata string accepted (`offset.metadata.max.bytes`); a longer
+    /// one is refused per partition with OFFSET_METADATA_TOO_LARGE.
     pub offset_metadata_max_bytes: usize,
     /// How long a new member's parked JoinGroup may wait before it is dropped: a new member has
     /// no member id yet, so it cannot heartbeat.
@@ -30,7 +40,10 @@ pub struct CoordinatorConfig {
     /// last-resort range) is taken. Each step gets at most half of the group's rebalance
     /// timeout, so the whole chain ends within it.
     pub assignor_deadline_ms: Millis,
-    /// Seed of the member-id generator, so tests are deterministic. The driver seeds randomly.
+    /// Seed of the member-id generator, so tests are deterministic. Not a config-file key
+    /// (`seed = ...` is refused as unknown): the driver seeds each shard from the OS, so a
+    /// configured value would be silently ignored.
+    #[serde(skip)]
     pub seed: u64,
 }
 
@@ -52,6 +65,10 @@ impl Default for CoordinatorConfig {
 
 /// What an operator set for one group (admin API): a strategy override, optionally pinned to a
 /// module version, and parameters handed to the module as `AssignRequest.params`.
+///
+/// Stored (JSON, `store::groups`), not read from the config file: unknown fields are ignored on
+/// purpose so that a store written by a newer host still opens. The admin API's own body type
+/// refuses unknown fields.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct GroupConfig {
@@ -61,5 +78,6 @@ pub struct GroupConfig {
     pub strategy: Option<String>,
     /// Run exactly this version of the override's module instead of the active one.
     pub pinned_version: Option<u32>,
+    /// Handed to the module as `AssignRequest.params` on every run for this group.
     pub params: BTreeMap<String, String>,
 }
