@@ -40,6 +40,13 @@ that a README edit that makes one of them stale fails here rather than passing u
     `.cargo/config.toml`.
 (f) `TMPDIR` points into the test's temporary directory, so the `setup` block's
     `cd "$(mktemp -d)"` (the scratch directory for consume.py and the crate) is cleaned up.
+(g) `PYTHONUNBUFFERED=1` in terminal 2, whatever the machine sets, so the consumers always run
+    the harder case for the README's output: unbuffered, `print` writes a line's text and its
+    newline in two write(2) calls, and alice's and bob's lines, printed at the same moment into
+    the one terminal, interleaved into `alice assigned orders [0, 2, 4]bob assigned orders
+    [1, 3, 5]` (seen under load, 5 runs in 8; the host and both clients had done their part).
+    consume.py writes each line whole, in one write (atomic on a pipe up to PIPE_BUF), and a
+    line holding two reports fails the test at once, naming it (`last_lines`).
 
 Everything else runs as written: `cargo new`, `cargo add assignor-sdk --path ...`, the appended
 profile, `.cargo/config.toml`, `cargo test`, `cargo build --target wasm32-unknown-unknown
@@ -61,6 +68,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from kafka import TopicPartition
 
 from harness.host import BINARY, ROOT
 from harness.wait import wait_until
@@ -251,8 +259,8 @@ class Terminal:
 
 def terminal_env(host, tmp):
     """A user's terminal 2: their environment, with the suite's virtualenv activated (c), the
-    CLI pointed at the test's host (a), no target dir or rustflags overrides (e), and TMPDIR
-    under the test's temporary directory (f)."""
+    CLI pointed at the test's host (a), no target dir or rustflags overrides (e), TMPDIR
+    under the test's temporary directory (f), and Python unbuffered (g)."""
     env = {k: v for k, v in os.environ.items()
            if k not in {"CARGO_TARGET_DIR", "CARGO_BUILD_TARGET_DIR", "RUSTFLAGS",
                         "CARGO_ENCODED_RUSTFLAGS", "PYTHONHOME"}}
@@ -262,6 +270,7 @@ def terminal_env(host, tmp):
     env["PATH"] = f"{venv_bin}{os.pathsep}{env.get('PATH', '')}"
     env["ASSIGNOR_HOST_ADMIN"] = host.admin_url
     env["TMPDIR"] = str(tmp)
+    env["PYTHONUNBUFFERED"] = "1"  # (g)
     return env
 
 
@@ -283,16 +292,24 @@ def terminal(host, tmp_path, request):
 # -- checks ----------------------------------------------------------------------------------
 
 LINE = re.compile(r"^(?P<who>\w+) assigned orders \[[0-9, ]*\]$")
+REPORT = re.compile(r"\w+ assigned orders \[")
 PUSHED = re.compile(rf"^pushed {STRATEGY} version (?P<version>\d+)\b")
 
 
 def last_lines(terminal):
-    """Each consumer's last `NAME assigned orders [...]` line."""
+    """Each consumer's last `NAME assigned orders [...]` line. A line where a report shares
+    the line with anything else (two consumers' writes interleaved, (g)) fails at once: the
+    user would see that garbled line, and waiting would only time out with the old lines."""
     last = {}
     for line in terminal.snapshot():
         m = LINE.match(line)
         if m:
             last[m["who"]] = line
+        elif REPORT.search(line):
+            raise AssertionError(
+                f"a consumer's report is not a line of its own: {line!r} (consume.py must "
+                "write each line in one write; `print` writes the newline separately when "
+                "Python is unbuffered)")
     return last
 
 
@@ -419,6 +436,52 @@ def test_readme_walkthrough(host, terminal):
     assert host.proc.poll() is None, f"the host (pid {host_pid}) exited during the walkthrough"
     for pid in consumers_pids:
         assert running_consumer(pid), f"consumer pid {pid} exited during the walkthrough"
+
+
+# -- the consumers' lines survive two consumers printing at once (g) --------------------------
+
+class Writes:
+    """A stand-in for sys.stdout that records each write() call: unbuffered (g), each call is
+    one write(2), and only a whole line in one call cannot be split by the other consumer."""
+
+    def __init__(self):
+        self.calls = []
+
+    def write(self, text):
+        self.calls.append(text)
+        return len(text)
+
+    def flush(self):
+        pass
+
+
+def test_consume_py_writes_each_report_in_one_write(monkeypatch):
+    """The README's listener, run alone: the report is one write() of the whole line (with
+    `print`, the same check sees the text and the newline as two calls)."""
+    source = next(b for b in parse_walkthrough(README.read_text())
+                  if b.kind == "file" and b.path == "consume.py").text
+    marker = "\nconsumer = KafkaConsumer("
+    assert source.count(marker) == 1, f"consume.py should create its consumer once ({marker!r})"
+    classes = source.split(marker)[0]  # imports and classes; nothing connects
+    namespace = {}
+    exec(compile(classes, "README.md: consume.py", "exec"), namespace)
+    writes = Writes()
+    monkeypatch.setattr(sys, "argv", ["consume.py", "alice"])
+    monkeypatch.setattr(sys, "stdout", writes)
+    namespace["Show"]().on_partitions_assigned([TopicPartition("orders", p) for p in (4, 0, 2)])
+    assert writes.calls == ["alice assigned orders [0, 2, 4]\n"], \
+        f"consume.py must write each line whole, in one write; it made {writes.calls}"
+
+
+def test_interleaved_reports_fail_at_once_naming_the_line():
+    class Transcript:
+        def snapshot(self):
+            return ["alice assigned orders [0, 1, 2]",
+                    "alice assigned orders [0, 2, 4]bob assigned orders [1, 3, 5]", ""]
+    with pytest.raises(AssertionError, match=re.escape(
+            "not a line of its own: 'alice assigned orders [0, 2, 4]bob assigned orders "
+            "[1, 3, 5]'")):
+        last_lines(Transcript())
 
 
 # -- the parser refuses a walkthrough it cannot run faithfully ---------------------------------
