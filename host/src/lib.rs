@@ -13,7 +13,9 @@
 //!
 //! - [`coordinator`]: sans-io group state machine, `handle(now, Event) -> Vec<Effect>`.
 //! - [`driver`]: the tokio side: shards, timers, effects, the assignor pool.
-//! - [`sandbox`]: wasmtime engine, per-call store with limits, ABI marshalling, output checks.
+//! - [`sandbox`]: wasmtime engine, per-call store with limits, ABI marshalling; runs the checks.
+//! - [`checks`]: what a valid assignment is (and who owns a partition, for cooperative groups),
+//!   defined once for the sandbox and the coordinator; neither wasmtime nor tokio.
 //! - [`registry`]: modules by protocol name: upload checks, versions, hot swap, built-ins.
 //! - [`builtins`]: the built-in strategies, compiled to wasm at build time and embedded.
 //! - [`kafka`]: the wire: frame codec, connections, listener, one file per Kafka API.
@@ -29,6 +31,7 @@
 pub mod admin;
 pub mod builtins;
 pub mod catalog;
+pub mod checks;
 pub mod cli;
 pub mod config;
 pub mod coordinator;

@@ -1,6 +1,6 @@
 //! Host-side assignment: build the ABI `AssignRequest` when a join phase completes, run the
-//! selected module (an effect tagged with generation and run id), check its output, fall back
-//! when it fails or is too slow, and install the result: every member's SyncGroup answered
+//! selected module (an effect tagged with generation and run id; the runner checks the output),
+//! fall back when it fails, is refused or is too slow, and install the result: every member's SyncGroup answered
 //! with its own complete Assignment.
 //!
 //! The fallback chain, all within the group's rebalance timeout (each step gets at most half
@@ -10,9 +10,12 @@
 //!    cooperative group every partition another member still owns is then stripped from its
 //!    new owner ([`strip_owned`]) so the hand-over happens in the next round, after the owner
 //!    revoked it and rejoined (KIP-429 clients rejoin by themselves after a revocation);
-//! 3. a native range assignment ([`native_range`]), stripped the same way.
+//! 3. a native range assignment (`native_range.rs`), stripped the same way.
 //!
-//! The output checks, the stripping and the native range live in [`super::checks`].
+//! The coordinator does not check a module's output again: the runner already did, with the
+//! host's one set of [`crate::checks`] (the contract is on [`super::AssignorOutput`]). What the
+//! coordinator adds is the stripping of the fallback's output for cooperative groups, with the
+//! same ownership rule, so the stripped output passes the cooperative check by construction.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -23,13 +26,14 @@ use assignor_sdk::{
 use bytes::Bytes;
 
 use super::Millis;
-use super::checks::{check_output, native_range, strip_owned};
 use super::event::{AssignorDone, AssignorRun, Effect, Notice, RunOutcome, TimerKey};
 use super::group::{Group, Mode, PendingRun, RunRecord};
+use super::native_range::native_range;
 use super::shard::{Env, Out};
 use super::state::GroupState;
 use super::subscription::{decode_subscription, encode_assignment};
 use super::sync_group::{propagate_assignment, record_generation};
+use crate::checks::strip_owned;
 
 /// The protocol type whose metadata is a Subscription.
 pub const CONSUMER: &str = "consumer";
@@ -245,19 +249,9 @@ pub(crate) fn on_done(
     out.cancel(TimerKey::AssignorDeadline {
         group: group.id.clone(),
     });
-    let coop = cooperative(group);
     match done.result {
         Ok(output) => {
-            let checked = match &output.response.error {
-                Some(error) => Err(RunOutcome::Failed(error.clone())),
-                None => check_output(
-                    &pending.request,
-                    &output.response,
-                    coop && !pending.fallback,
-                )
-                .map_err(RunOutcome::Refused),
-            };
-            let mut record = RunRecord {
+            let record = RunRecord {
                 generation: group.generation_id,
                 module: output.module.clone(),
                 version: Some(output.version),
@@ -266,31 +260,28 @@ pub(crate) fn on_done(
                 outcome: RunOutcome::Ok,
                 fallback_used: pending.fallback,
             };
-            match checked {
-                Ok(()) => {
-                    notice_run(group, &record, out);
-                    let mut response = output.response;
-                    if pending.fallback && coop {
-                        strip_owned(&pending.request, &mut response);
-                    }
-                    install(group, now, &pending, response, record, out);
-                }
-                Err(outcome) => {
-                    record.outcome = outcome;
-                    notice_run(group, &record, out);
-                    group.last_run = Some(record);
-                    next_step(env, group, now, pending, out);
-                }
+            notice_run(group, &record, out);
+            let mut response = output.response;
+            if pending.fallback && cooperative(group) {
+                // The fallback ran without the cooperative rule; obey it now.
+                let stripped = strip_owned(&pending.request, &mut response);
+                tracing::debug!(group = %group.id, generation = group.generation_id,
+                    module = %output.module, stripped, "fallback output stripped of owned partitions");
             }
+            install(group, now, &pending, response, record, out);
         }
         Err(failure) => {
+            let outcome = match &failure.invalid_output {
+                Some(invalid) => RunOutcome::Refused(invalid.to_string()),
+                None => RunOutcome::Failed(failure.message.clone()),
+            };
             let record = RunRecord {
                 generation: group.generation_id,
                 module: failure.module.clone(),
                 version: failure.version,
                 duration_us: failure.duration_us,
                 fuel: 0,
-                outcome: RunOutcome::Failed(failure.message.clone()),
+                outcome,
                 fallback_used: pending.fallback,
             };
             tracing::warn!(group = %group.id, generation = group.generation_id, module = %failure.module,

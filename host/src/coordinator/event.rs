@@ -11,6 +11,7 @@ use super::snapshot::{GroupSnapshot, OffsetRecord};
 use super::state::GroupState;
 use super::view::{StrategiesView, TopicsView};
 use super::{GroupRequest, GroupResponse, Millis, ReplyTo, RequestContext};
+use crate::checks::OutputError;
 
 /// An input to [`super::Coordinator::handle`].
 #[derive(Debug, Clone)]
@@ -108,12 +109,13 @@ pub struct AssignorRun {
     /// Canonical strategy (module) name.
     pub strategy: String,
     pub pinned_version: Option<u32>,
-    /// The selected strategy is cooperative (KIP-429): the output must not hand a partition to a
-    /// new owner while another member still lists it as owned.
+    /// The selected strategy is cooperative (KIP-429): the runner checks that the output hands
+    /// no partition to a new owner while another member still owns it. Always `false` for the
+    /// fallback, whose output the coordinator strips instead.
     pub cooperative: bool,
     /// This run is the fallback after the primary failed or timed out.
     pub fallback: bool,
-    /// Shared with the coordinator, which keeps it to check the output and for the fallback.
+    /// Shared with the coordinator, which keeps it for the fallback and the stripping.
     pub request: Arc<AssignRequest>,
 }
 
@@ -126,7 +128,14 @@ pub struct AssignorDone {
     pub result: Result<AssignorOutput, AssignorFailure>,
 }
 
-/// A successful call.
+/// A successful call: a response the coordinator installs without checking it again.
+///
+/// Whoever runs the assignor guarantees it: `response.error` is `None` and the response passed
+/// [`crate::checks::check_response`] against the run's `request` with the run's `cooperative`
+/// flag. The registry's runner gets both from the sandbox, which checks every module call
+/// (off the shards, on the blocking pool); test runners apply the same function. Checking once,
+/// where a module's answer enters the host, keeps a second pass over a 10,000-member output
+/// off the shard thread and leaves one definition of "valid" (two used to disagree).
 #[derive(Debug, Clone)]
 pub struct AssignorOutput {
     pub module: String,
@@ -143,6 +152,10 @@ pub struct AssignorFailure {
     pub version: Option<u32>,
     pub message: String,
     pub duration_us: u64,
+    /// Set when the module answered but the answer failed the output checks (the culprit,
+    /// typed); the coordinator records the run as [`RunOutcome::Refused`] rather than `Failed`.
+    /// Boxed: failures are rare and the common case stays small.
+    pub invalid_output: Option<Box<OutputError>>,
 }
 
 /// Why a member left the group, for notices and the admin history.
@@ -167,7 +180,8 @@ pub enum RunOutcome {
     TimedOut,
     /// The result came back for a generation that is gone; it was dropped.
     Stale,
-    /// The module's output failed the coordinator's checks.
+    /// The module's output failed the output checks ([`crate::checks`]); the text names the
+    /// culprit.
     Refused(String),
 }
 

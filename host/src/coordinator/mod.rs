@@ -42,7 +42,6 @@
 
 pub mod admin;
 pub mod assignment;
-pub mod checks;
 pub mod config;
 mod describe;
 pub mod event;
@@ -52,6 +51,7 @@ mod ids;
 mod join_group;
 mod leave_group;
 pub mod member;
+mod native_range;
 mod offsets;
 pub mod protocol;
 mod rebalance;

@@ -1,16 +1,20 @@
 //! How the driver runs a strategy: the [`AssignorRunner`] trait, implemented for the
 //! [`Registry`] (modules in the sandbox) and by test fakes. It is called on the blocking pool;
-//! the coordinator only ever sees the plain [`AssignorOutput`] / [`AssignorFailure`].
+//! the coordinator only ever sees the plain [`AssignorOutput`] / [`AssignorFailure`] and
+//! installs an output without checking it again, so a runner must check (see
+//! [`AssignorOutput`]).
 
 use assignor_sdk::AssignRequest;
 
 use crate::coordinator::{AssignorFailure, AssignorOutput};
-use crate::registry::Registry;
+use crate::registry::{Registry, RunErrorKind};
+use crate::sandbox::CallError;
 
 /// Runs one strategy on one request. Blocking; called off the shards.
 pub trait AssignorRunner: Send + Sync + 'static {
-    /// `cooperative`: the output must not hand a partition to a new owner while another member
-    /// still lists it as owned (checked by the runner's output checks).
+    /// An `Ok` output has no `error` and passed [`crate::checks::check_response`] on `request`
+    /// with `cooperative` (the KIP-429 rule: no partition to a new owner while another member
+    /// still owns it); an output that failed the checks is a failure with `invalid_output`.
     fn run(
         &self,
         strategy: &str,
@@ -42,6 +46,10 @@ impl AssignorRunner for Registry {
                     .stats
                     .as_ref()
                     .map_or(0, |s| s.duration.as_micros() as u64),
+                invalid_output: match error.kind {
+                    RunErrorKind::Call(CallError::Invalid(invalid)) => Some(Box::new(invalid)),
+                    _ => None,
+                },
                 module: error.module,
                 version: error.version,
             }),

@@ -309,6 +309,7 @@ impl Shard {
                     version: None,
                     message: format!("the assignor call panicked: {e}"),
                     duration_us: 0,
+                    invalid_output: None,
                 })
             });
             let _ = done_tx.send(AssignorDone {

@@ -18,7 +18,8 @@ use crate::coordinator::tests::context::{
 };
 use crate::coordinator::{AssignorFailure, AssignorOutput, Notice, OffsetFetchQuery};
 
-/// Runs range and roundrobin natively; blocks runs of `block_group` until released.
+/// Runs range and roundrobin natively and checks the answer as the registry does (the
+/// runner's contract); blocks runs of `block_group` until released.
 struct FakeRunner {
     block_group: Option<String>,
     release: Mutex<Option<std::sync::mpsc::Receiver<()>>>,
@@ -41,7 +42,7 @@ impl AssignorRunner for FakeRunner {
         strategy: &str,
         _: Option<u32>,
         request: &AssignRequest,
-        _: bool,
+        cooperative: bool,
     ) -> Result<AssignorOutput, AssignorFailure> {
         self.calls.fetch_add(1, Ordering::SeqCst);
         if self.block_group.as_deref() == Some(request.group_id.as_str())
@@ -50,20 +51,24 @@ impl AssignorRunner for FakeRunner {
         {
             let _ = rx.recv(); // a stuck module
         }
-        native(strategy, request)
-            .map(|response| AssignorOutput {
+        let failure = |message, invalid_output| AssignorFailure {
+            module: strategy.into(),
+            version: None,
+            message,
+            duration_us: 1,
+            invalid_output,
+        };
+        let response = native(strategy, request).map_err(|message| failure(message, None))?;
+        match crate::checks::check_response(request, &response, cooperative) {
+            Ok(_) => Ok(AssignorOutput {
                 module: strategy.into(),
                 version: 1,
                 response,
                 duration_us: 1,
                 fuel: 1,
-            })
-            .map_err(|message| AssignorFailure {
-                module: strategy.into(),
-                version: None,
-                message,
-                duration_us: 1,
-            })
+            }),
+            Err(invalid) => Err(failure(invalid.to_string(), Some(Box::new(invalid)))),
+        }
     }
 }
 

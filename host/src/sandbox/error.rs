@@ -8,8 +8,8 @@
 use assignor_sdk::ABI_VERSION;
 
 use super::call::CallStats;
-use super::checks::OutputError;
 use super::log::GuestLogLine;
+use crate::checks::OutputError;
 
 /// Why a module cannot be loaded. Produced by [`super::Sandbox::compile`] and
 /// [`super::Sandbox::prepare`]; the registry turns it into a refused upload.

@@ -4,16 +4,16 @@
 //!
 //! A call ([`Sandbox::assign`]) encodes the `AssignRequest` (MessagePack, named fields), writes
 //! it through `assignor_alloc`, runs `assignor_assign`, bounds-checks and decodes the
-//! `AssignResponse`, and runs the [`checks`] before anything reaches a client. Every failure is
-//! a typed [`CallError`] carrying the [`CallStats`] gathered so far; the sandbox never panics on
-//! module behaviour and is usable again right after any failure, because nothing outlives a
-//! call's store.
+//! `AssignResponse`, and runs the [output checks](crate::checks) before anything reaches a
+//! client. Every failure is a typed [`CallError`] carrying the [`CallStats`] gathered so far;
+//! the sandbox never panics on module behaviour and is usable again right after any failure,
+//! because nothing outlives a call's store.
 //!
 //! Layout: [`limits`] (policy and the resource limiter), `engine` (configuration, epoch ticker,
-//! pool permits), `load` (ABI shape checks), `call` (one store and instance), [`checks`]
-//! (output validation), `log` (the `assignor.log` import), [`error`] (the failures).
+//! pool permits), `load` (ABI shape checks), `call` (one store and instance), `log` (the
+//! `assignor.log` import), [`error`] (the failures). The output checks live in [`crate::checks`],
+//! shared with the coordinator; their types are re-exported here because calls return them.
 
-pub mod checks;
 pub mod error;
 pub mod limits;
 
@@ -28,8 +28,8 @@ use std::time::{Duration, Instant};
 use assignor_sdk::{AssignRequest, AssignResponse, AssignorInfo, EXPORT_ABI_VERSION};
 use wasmtime::{Engine, InstancePre, Linker, Module};
 
+pub use crate::checks::{CheckSummary, OutputError, check_response};
 pub use call::CallStats;
-pub use checks::{CheckSummary, OutputError, check_response};
 pub use error::{CallError, CallFailure, LoadError};
 pub use limits::{FUEL_PER_MS, PoolConfig, SandboxLimits};
 pub use log::GuestLogLine;

@@ -2,7 +2,8 @@
 //! deadline order, request builders with sane defaults (in `builders`), answers collected by
 //! reply token, and
 //! `RunAssignor` effects executed synchronously with the native range/roundrobin strategies
-//! (the crates the built-in modules are compiled from), or with scripted failures and delays.
+//! (the crates the built-in modules are compiled from), or with scripted answers, failures and
+//! delays; every answer goes through the host's output checks as the registry's would.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -20,6 +21,7 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::Encodable;
 
+use crate::checks::check_response;
 use crate::coordinator::view::{StrategiesView, StrategyEntry, TopicsView};
 use crate::coordinator::{
     AssignorDone, AssignorFailure, AssignorOutput, AssignorRun, Coordinator, CoordinatorConfig,
@@ -465,27 +467,43 @@ impl TestContext {
     }
 }
 
-/// An `AssignorDone` for `run` with `result`.
+/// An `AssignorDone` for `run` with `result`, reported as the registry's runner reports a
+/// module call (the coordinator's contract on `AssignorOutput`): an answer carrying an error
+/// is a failure, and an answer that fails [`check_response`] (cooperatively when the run asks)
+/// is a failure naming the culprit in `invalid_output`.
 pub fn done_for(run: &AssignorRun, result: Result<AssignResponse, String>) -> AssignorDone {
-    AssignorDone {
-        group_id: run.group_id.clone(),
-        generation_id: run.generation_id,
-        run_id: run.run_id,
-        result: match result {
-            Ok(response) => Ok(AssignorOutput {
+    let failure = |message, invalid_output| AssignorFailure {
+        module: run.strategy.clone(),
+        version: Some(1),
+        message,
+        duration_us: 10,
+        invalid_output,
+    };
+    let result = match result {
+        Ok(response) => match (
+            &response.error,
+            check_response(&run.request, &response, run.cooperative),
+        ) {
+            (Some(error), _) => Err(failure(error.clone(), None)),
+            (None, Err(invalid)) => Err(failure(
+                format!("invalid output: {invalid}"),
+                Some(Box::new(invalid)),
+            )),
+            (None, Ok(_)) => Ok(AssignorOutput {
                 module: run.strategy.clone(),
                 version: 1,
                 response,
                 duration_us: 10,
                 fuel: 100,
             }),
-            Err(message) => Err(AssignorFailure {
-                module: run.strategy.clone(),
-                version: Some(1),
-                message,
-                duration_us: 10,
-            }),
         },
+        Err(message) => Err(failure(message, None)),
+    };
+    AssignorDone {
+        group_id: run.group_id.clone(),
+        generation_id: run.generation_id,
+        run_id: run.run_id,
+        result,
     }
 }
 

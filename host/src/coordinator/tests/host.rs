@@ -1,6 +1,6 @@
 //! The host's differences from Kafka, on purpose (DESIGN.md "Coordinator semantics"): the
-//! synthetic leader, per-member protocol names, strategy choice, the fallback chain, the
-//! cooperative safety check, host-started rebalances and the ABI request.
+//! synthetic leader, per-member protocol names, strategy choice, the fallback chain,
+//! host-started rebalances and the ABI request. Cooperative safety is in `host_cooperative.rs`.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -13,7 +13,7 @@ use crate::coordinator::{
     AdminError, Effect, Event, GroupConfig, GroupState, HOST_LEADER, Notice, RunOutcome, TimerKey,
 };
 
-fn notices_of_run(ctx: &TestContext) -> Vec<(String, RunOutcome, bool)> {
+pub(super) fn notices_of_run(ctx: &TestContext) -> Vec<(String, RunOutcome, bool)> {
     ctx.notices
         .iter()
         .filter_map(|n| match n {
@@ -29,7 +29,7 @@ fn notices_of_run(ctx: &TestContext) -> Vec<(String, RunOutcome, bool)> {
 }
 
 /// Joins members with the given protocol lists and completes the join phase.
-fn joined(
+pub(super) fn joined(
     ctx: &mut TestContext,
     lists: &[Join],
 ) -> Vec<kafka_protocol::messages::JoinGroupResponse> {
@@ -44,7 +44,7 @@ fn joined(
         .collect()
 }
 
-fn sync_all(
+pub(super) fn sync_all(
     ctx: &mut TestContext,
     rs: &[kafka_protocol::messages::JoinGroupResponse],
 ) -> Vec<kafka_protocol::messages::SyncGroupResponse> {
@@ -320,141 +320,6 @@ fn host_when_the_fallback_fails_too_the_native_range_assigns() {
     all.sort();
     assert_eq!(all, vec![0, 1, 2, 3, 4, 5]);
     assert_eq!(notices_of_run(&ctx).last().unwrap().0, "native-range");
-}
-
-/// A cooperative group where member A owns t-0..2 and B owns t-3..5 at generation 1, both
-/// rejoining for generation 2; `script` computes generation 2.
-fn cooperative_group(ctx: &mut TestContext) -> Vec<(String, Vec<i32>)> {
-    let rs = joined(
-        ctx,
-        &[
-            Join::new(G).names(&["cooperative-sticky"]),
-            Join::new(G).names(&["cooperative-sticky"]),
-        ],
-    );
-    let syncs = sync_all(ctx, &rs);
-    let generation = rs[0].generation_id;
-    let owned: Vec<(String, Vec<i32>)> = rs
-        .iter()
-        .zip(&syncs)
-        .map(|(r, s)| {
-            (
-                r.member_id.to_string(),
-                assigned(&s.assignment)["t"].clone(),
-            )
-        })
-        .collect();
-    // Both rejoin listing what they own (cooperative clients keep their partitions).
-    for (id, own) in &owned {
-        let meta = subscription(3, &["t"], &[("t", own)], generation);
-        ctx.join(
-            &Join::new(G)
-                .member(id)
-                .protocols(&[("cooperative-sticky", meta)]),
-        );
-    }
-    owned
-}
-
-#[test]
-fn host_cooperative_check_refuses_a_direct_hand_over_and_strips_the_fallback() {
-    let mut ctx = TestContext::new();
-    ctx.runner = Runner::Script(Box::new(|run| {
-        if run.strategy != "cooperative-sticky" {
-            return native(&run.strategy, &run.request);
-        }
-        assert!(
-            run.cooperative,
-            "the registry is asked to check cooperative safety"
-        );
-        // Generation 1: a plain split. Later: swap everything (a direct hand-over).
-        let mut response = native("range", &run.request)?;
-        if run.generation_id > 1 {
-            let first = response.assignments[0].partitions.clone();
-            response.assignments[0].partitions = response.assignments[1].partitions.clone();
-            response.assignments[1].partitions = first;
-        }
-        Ok(response)
-    }));
-    let owned = cooperative_group(&mut ctx);
-    ctx.assert_state(G, GroupState::Stable);
-    let outcomes = notices_of_run(&ctx);
-    assert!(
-        matches!(&outcomes[outcomes.len() - 2].1, RunOutcome::Refused(why) if why.contains("cooperative"))
-    );
-    assert_eq!(outcomes.last().unwrap().0, "range", "the fallback assigned");
-    // No partition one member owned was handed to the other in this generation.
-    let detail = ctx.coordinator.group_detail(G).unwrap();
-    for (id, own) in &owned {
-        let now = &detail
-            .members
-            .iter()
-            .find(|m| m.member_id == *id)
-            .unwrap()
-            .assignment;
-        let given = now.get("t").cloned().unwrap_or_default();
-        assert!(
-            given.iter().all(|p| own.contains(p)),
-            "{id} owned {own:?}, given {given:?}"
-        );
-    }
-}
-
-#[test]
-fn host_cooperative_fallback_strips_partitions_another_member_still_owns() {
-    let request = assignor_sdk::AssignRequest {
-        members: vec![
-            assignor_sdk::Member {
-                member_id: "a".into(),
-                topics: vec!["t".into()],
-                owned_partitions: vec![TopicPartitions {
-                    topic: "t".into(),
-                    partitions: vec![0, 1, 2],
-                }],
-                ..Default::default()
-            },
-            assignor_sdk::Member {
-                member_id: "b".into(),
-                topics: vec!["t".into()],
-                ..Default::default()
-            },
-        ],
-        topics: vec![Topic {
-            name: "t".into(),
-            partition_count: 3,
-            partition_racks: vec![],
-        }],
-        ..Default::default()
-    };
-    let mut response = AssignResponse {
-        assignments: vec![
-            MemberAssignment {
-                member_id: "a".into(),
-                partitions: vec![TopicPartitions {
-                    topic: "t".into(),
-                    partitions: vec![0, 1],
-                }],
-                ..Default::default()
-            },
-            MemberAssignment {
-                member_id: "b".into(),
-                partitions: vec![TopicPartitions {
-                    topic: "t".into(),
-                    partitions: vec![2],
-                }],
-                ..Default::default()
-            },
-        ],
-        ..Default::default()
-    };
-    assert!(crate::coordinator::checks::check_output(&request, &response, true).is_err());
-    let stripped = crate::coordinator::checks::strip_owned(&request, &mut response);
-    assert_eq!(stripped, 1);
-    assert!(
-        response.assignments[1].partitions[0].partitions.is_empty(),
-        "b waits a round for t-2"
-    );
-    assert!(crate::coordinator::checks::check_output(&request, &response, true).is_ok());
 }
 
 #[test]

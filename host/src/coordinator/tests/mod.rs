@@ -5,6 +5,7 @@ mod builders;
 pub(crate) mod context;
 mod host;
 mod host_admin;
+mod host_cooperative;
 mod items_join;
 mod items_offsets;
 mod items_static;

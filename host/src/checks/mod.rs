@@ -1,18 +1,36 @@
-//! Output checks: nothing a module returns reaches a client before it passes here.
+//! Output checks: nothing an assignor returns reaches a client before it passes here.
 //!
 //! A valid assignment names only members of the group, gives each member only topics it
 //! subscribes to, only partitions that exist, and no partition twice. For a cooperative strategy
-//! (KIP-429) it also never hands a partition to a new owner while another member still lists it
-//! in `owned_partitions`: the owner must revoke it first, so the partition stays unassigned for
-//! one generation. A member missing from the output gets nothing; partitions nobody got are
-//! allowed and counted. Each failure is its own [`OutputError`] variant naming the culprit.
+//! (KIP-429) it also never hands a partition to a new owner while another member still owns it:
+//! the owner must revoke it first, so the partition stays unassigned for one generation. A
+//! member missing from the output gets nothing; partitions nobody got are allowed and counted.
+//! Each failure is its own [`OutputError`] variant naming the culprit.
+//!
+//! Who owns a partition (`owners.rs`): the members listing it in `owned_partitions` at the
+//! highest `owned_generation` among its claims. An older claim is stale (a member that missed a
+//! generation), as in Kafka's sticky assignors; members tied at the highest generation all
+//! count, so none of them may take it from another.
+//!
+//! Defined once for the whole host. The sandbox runs [`check_response`] on every module call
+//! (so the registry's runs, its upload smoke call and the simulator all apply it), and the
+//! coordinator uses [`strip_owned`] to make its fallback's output cooperative-safe under the
+//! same ownership rule. The module is neutral (plain data in, typed errors out, neither
+//! wasmtime nor tokio) so the sans-io coordinator can depend on it without depending on the
+//! sandbox.
 //!
 //! The checks are linear in the size of the output (plus the owned partitions for cooperative
 //! strategies) so they stay a small part of a 10,000-member call.
 
+mod owners;
+
 use std::collections::HashMap;
 
 use assignor_sdk::{AssignRequest, AssignResponse, Member};
+
+pub use owners::strip_owned;
+
+use owners::Owners;
 
 /// Why an assignment was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -70,15 +88,10 @@ pub fn check_response(
     response: &AssignResponse,
     cooperative: bool,
 ) -> Result<CheckSummary, OutputError> {
-    let topics: HashMap<&str, usize> = request
-        .topics
-        .iter()
-        .enumerate()
-        .map(|(i, t)| (t.name.as_str(), i))
-        .collect();
+    let topics = topic_index(request);
     let members = MemberIndex::new(&request.members);
     let owners = if cooperative {
-        Some(Owners::from_request(request, &topics, &members))
+        Some(Owners::new(request, &topics, &members))
     } else {
         None
     };
@@ -137,7 +150,7 @@ pub fn check_response(
                     });
                 }
                 *slot = m as u32 + 1;
-                if let Some(owner) = owners.as_ref().and_then(|o| o.other_owner(t, p, m)) {
+                if let Some(owner) = owners.as_ref().and_then(|o| o.other_than(t, p, Some(m))) {
                     return Err(OutputError::StillOwned {
                         topic: topic.to_owned(),
                         partition: p,
@@ -159,6 +172,16 @@ pub fn check_response(
         assigned_partitions: count,
         unassigned_partitions: total - count,
     })
+}
+
+/// Topic name -> index in `request.topics`.
+fn topic_index(request: &AssignRequest) -> HashMap<&str, usize> {
+    request
+        .topics
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.name.as_str(), i))
+        .collect()
 }
 
 fn subscribes(member: &Member, topic: &str, sorted: bool) -> bool {
@@ -201,51 +224,5 @@ impl<'a> MemberIndex<'a> {
                 .ok(),
             MemberIndex::Hashed(map) => map.get(id).copied(),
         }
-    }
-}
-
-/// Who still holds each partition, from the members' `owned_partitions`, for the cooperative
-/// rule. When several members claim one partition, only the claims with the highest
-/// `owned_generation` count (Kafka's sticky assignors treat older claims as stale); members
-/// tied at that generation all count as owners, so the partition may go to none of them
-/// while another still claims it.
-struct Owners {
-    /// (topic, partition) -> (generation, owner indices).
-    claims: HashMap<(usize, i32), (i32, Vec<usize>)>,
-}
-
-impl Owners {
-    fn from_request(
-        request: &AssignRequest,
-        topics: &HashMap<&str, usize>,
-        members: &MemberIndex<'_>,
-    ) -> Owners {
-        let mut claims: HashMap<(usize, i32), (i32, Vec<usize>)> = HashMap::new();
-        for member in &request.members {
-            let Some(m) = members.find(&member.member_id) else {
-                continue;
-            };
-            for tp in &member.owned_partitions {
-                let Some(&t) = topics.get(tp.topic.as_str()) else {
-                    continue;
-                };
-                for &p in &tp.partitions {
-                    let generation = member.owned_generation;
-                    let entry = claims.entry((t, p)).or_insert((generation, Vec::new()));
-                    if generation > entry.0 {
-                        *entry = (generation, vec![m]);
-                    } else if generation == entry.0 && !entry.1.contains(&m) {
-                        entry.1.push(m);
-                    }
-                }
-            }
-        }
-        Owners { claims }
-    }
-
-    /// A member other than `assignee` that still owns `(topic, partition)`, if any.
-    fn other_owner(&self, topic: usize, partition: i32, assignee: usize) -> Option<usize> {
-        let (_, owners) = self.claims.get(&(topic, partition))?;
-        owners.iter().copied().find(|&o| o != assignee)
     }
 }
