@@ -205,6 +205,7 @@ impl Driver {
                 ResponseError::CoordinatorNotAvailable,
             )
         };
+        record_on_span(group_id, &request);
         let shape = error_shape(&request);
         if self.inner.closed.load(Ordering::Acquire) {
             return unavailable(&ctx, &shape);
@@ -414,4 +415,28 @@ async fn watch_views(
 fn random_seed() -> u64 {
     let bytes = *uuid::Uuid::new_v4().as_bytes();
     u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes"))
+}
+
+/// Fills the `group`, `member` and `generation` fields of the caller's span (the wire layer's
+/// `request` span declares them empty), so every line logged for this request, here or in the
+/// connection, names the group and member it is about.
+fn record_on_span(group_id: &str, request: &GroupRequest) {
+    let span = tracing::Span::current();
+    span.record("group", group_id);
+    let (member, generation) = match request {
+        GroupRequest::JoinGroup(r) => (Some(&r.member_id), None),
+        GroupRequest::SyncGroup(r) => (Some(&r.member_id), Some(r.generation_id)),
+        GroupRequest::Heartbeat(r) => (Some(&r.member_id), Some(r.generation_id)),
+        GroupRequest::OffsetCommit(r) => {
+            (Some(&r.member_id), Some(r.generation_id_or_member_epoch))
+        }
+        GroupRequest::LeaveGroup(r) => (r.members.first().map(|m| &m.member_id), None),
+        _ => (None, None),
+    };
+    if let Some(member) = member.filter(|m| !m.is_empty()) {
+        span.record("member", member.as_str());
+    }
+    if let Some(generation) = generation {
+        span.record("generation", generation);
+    }
 }

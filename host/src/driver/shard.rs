@@ -294,7 +294,16 @@ impl Shard {
             let (group_id, generation_id, run_id) =
                 (run.group_id.clone(), run.generation_id, run.run_id);
             let strategy = run.strategy.clone();
+            // The registry adds `module` and `version` once it has resolved the strategy.
+            let span = tracing::info_span!(
+                "assignor",
+                group = %group_id,
+                generation = generation_id,
+                strategy = %strategy,
+                fallback = run.fallback,
+            );
             let result = tokio::task::spawn_blocking(move || {
+                let _entered = span.enter();
                 runner.run(
                     &run.strategy,
                     run.pinned_version,

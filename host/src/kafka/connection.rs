@@ -14,7 +14,7 @@ use kafka_protocol::messages::ResponseKind;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio_util::sync::CancellationToken;
-use tracing::{debug, warn};
+use tracing::{Instrument, debug, warn};
 
 use super::codec::{FrameCodec, FrameError, Response};
 use super::dispatch::{self, Outcome};
@@ -102,10 +102,20 @@ impl Connection {
                 client_id = request.header.client_id.as_deref().unwrap_or(""),
                 "request"
             );
+            // Group APIs fill `group`, `member` and `generation` in (see `Driver::request`).
+            let span = tracing::debug_span!(
+                "request",
+                api = ?request.api_key,
+                version = api_version,
+                correlation_id,
+                group = tracing::field::Empty,
+                member = tracing::field::Empty,
+                generation = tracing::field::Empty,
+            );
             let outcome = tokio::select! {
                 biased;
                 () = shutdown.cancelled() => return Ok(()),
-                outcome = dispatch::handle(&self.broker, &self.client, request) => outcome,
+                outcome = dispatch::handle(&self.broker, &self.client, request).instrument(span) => outcome,
             };
             match outcome {
                 Outcome::Reply(body) => {

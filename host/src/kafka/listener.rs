@@ -15,7 +15,7 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
-use tracing::{error, info};
+use tracing::{Instrument, error, info};
 
 use super::connection::Connection;
 use super::{Broker, Client};
@@ -71,8 +71,9 @@ pub async fn run(
                 config.max_frame_bytes,
                 stop.child_token(),
             );
+            let span = tracing::info_span!("connection", %peer);
             connections.spawn(async move {
-                connection.run().await;
+                connection.run().instrument(span).await;
                 drop(permit);
             });
             // Reap finished connections so the set holds only live ones.

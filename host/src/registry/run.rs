@@ -120,6 +120,15 @@ impl Registry {
     ) -> Result<RunReport, RunError> {
         let module = self.resolve(name, pinned_version)?;
         let (group, generation) = (request.group_id.as_str(), request.generation_id);
+        // Guest log lines (`assignor.log`) and every line below carry these fields.
+        let span = tracing::info_span!(
+            "module_call",
+            module = %module.name,
+            version = module.version,
+            group,
+            generation
+        );
+        let _entered = span.enter();
         let now = self.config.clock.now_ms();
         if let Err((until_ms, last_error)) = module.health.check(now) {
             return Err(RunError {
