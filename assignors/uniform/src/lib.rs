@@ -74,7 +74,12 @@ use group::Group;
 pub fn assign(request: &AssignRequest) -> Result<Assignment, AssignError> {
     let group = Group::new(request)?;
     let owners = owners(&group)?;
-    Ok(output::assignment(&group, &owners))
+    Ok(assignment(&group, &owners))
+}
+
+/// The builders' answer as the SDK's [`Assignment`]: each member's partitions, topic by topic.
+pub fn assignment(group: &Group<'_>, owners: &[u32]) -> Assignment {
+    output::assignment(group, owners)
 }
 
 /// Kafka's `UniformAssignor.assign`: the owner (member position, or [`group::NO_MEMBER`]) of
