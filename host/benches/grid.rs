@@ -14,18 +14,31 @@
 //! (`SandboxLimits::default()`: memory, input, fuel) and ran with the bench's raised limits.
 //!
 //! `cargo bench -p assignor-host --bench grid` (`-- --quick` for one sample per cell).
+//!
+//! CPU metering: fuel + epoch deadline by default, as a host ships; `-- --metering epoch` (or
+//! `GRID_METERING=epoch`; the flag wins) runs the same grid on an epoch-only engine
+//! (`[sandbox] metering = "epoch"`), so the ratio columns can be compared. Its fuel column
+//! reads `-` and no fuel rate is printed: nothing is counted. `-- --max-members 100` keeps the
+//! cells up to that many members (a smoke run of the bench itself, not a measurement).
 
 mod support;
 
 use std::time::Duration;
 
-use assignor_host::sandbox::{CallTag, SandboxLimits};
+use assignor_host::sandbox::{CallTag, Metering, Sandbox, SandboxLimits};
 use support::*;
 
 fn main() {
-    let quick = std::env::args().any(|a| a == "--quick");
-    let sandbox = bench_sandbox();
+    let args: Vec<String> = std::env::args().collect();
+    let quick = args.iter().any(|a| a == "--quick");
+    let metering = metering(&args);
+    let max_members = flag(&args, "--max-members").map_or(usize::MAX, |v| {
+        v.parse()
+            .unwrap_or_else(|_| panic!("--max-members {v}: not a number"))
+    });
+    let sandbox = metered(bench_sandbox(), metering);
     let defaults = SandboxLimits::default();
+    println!("metering: {metering}\n");
     println!(
         "| strategy | members | partitions/member | topics | partitions | native ms | wasm ms \
          | wasm/native | native best | wasm best | best ratio | request | peak memory | fuel |"
@@ -41,7 +54,10 @@ fn main() {
             module: name,
             version: 0,
         };
-        for members in [100, 1_000, 10_000] {
+        for members in [100, 1_000, 10_000]
+            .into_iter()
+            .filter(|&m| m <= max_members)
+        {
             for per_member in [5, 10, 50] {
                 for topics in [10, 100] {
                     let request = grid_group(members, per_member, topics);
@@ -76,11 +92,15 @@ fn main() {
                     let over = stats.peak_memory_bytes > defaults.memory_bytes
                         || stats.input_bytes > defaults.max_input_bytes
                         || stats.fuel_used > defaults.fuel;
-                    if wb > Duration::from_millis(5) {
+                    let fuel = match metering {
+                        Metering::Fuel => format!("{:.1}M", stats.fuel_used as f64 / 1e6),
+                        Metering::Epoch => "-".to_owned(),
+                    };
+                    if metering == Metering::Fuel && wb > Duration::from_millis(5) {
                         rates.push(stats.fuel_used as f64 / ms(wb));
                     }
                     println!(
-                        "| {name} | {members} | {per_member} | {topics} | {partitions} | {:.3} | {:.3} | {:.2} | {:.3} | {:.3} | {:.2} | {:.1} KB | {:.1} MiB{} | {:.1}M |",
+                        "| {name} | {members} | {per_member} | {topics} | {partitions} | {:.3} | {:.3} | {:.2} | {:.3} | {:.3} | {:.2} | {:.1} KB | {:.1} MiB{} | {fuel} |",
                         ms(n),
                         ms(w),
                         w.as_secs_f64() / n.as_secs_f64(),
@@ -90,7 +110,6 @@ fn main() {
                         stats.input_bytes as f64 / 1e3,
                         stats.peak_memory_bytes as f64 / (1 << 20) as f64,
                         if over { " *" } else { "" },
-                        stats.fuel_used as f64 / 1e6,
                     );
                 }
             }
@@ -106,6 +125,35 @@ fn main() {
             rates[rates.len() - 1] / 1e6
         );
     }
+}
+
+/// The CPU metering asked for: `--metering <fuel|epoch>` (or `--metering=...`), else
+/// `GRID_METERING`, else fuel (the shipped default).
+fn metering(args: &[String]) -> Metering {
+    let text = flag(args, "--metering").or_else(|| std::env::var("GRID_METERING").ok());
+    text.map_or(Metering::Fuel, |t| {
+        t.parse().unwrap_or_else(|e| panic!("grid bench: {e}"))
+    })
+}
+
+/// The value after `name` (`name value` or `name=value`).
+fn flag(args: &[String], name: &str) -> Option<String> {
+    args.iter().enumerate().find_map(|(i, a)| {
+        if a == name {
+            args.get(i + 1).cloned()
+        } else {
+            a.strip_prefix(name)?.strip_prefix('=').map(str::to_owned)
+        }
+    })
+}
+
+/// `base` (the benches' fuel-metered sandbox), or an engine with the same pool and limits and
+/// `metering` when that differs: metering is fixed per engine.
+fn metered(base: Sandbox, metering: Metering) -> Sandbox {
+    if base.metering() == metering {
+        return base;
+    }
+    Sandbox::new_metered(base.pool().clone(), base.limits().clone(), metering).expect("sandbox")
 }
 
 /// The small-group call (3 members, 12 partitions), as the mean of the best of five batches of

@@ -34,7 +34,7 @@ use serde::{Deserialize, Serialize};
 use crate::coordinator::CoordinatorConfig;
 use crate::driver::DriverConfig;
 use crate::registry::{QuarantinePolicy, RegistryConfig};
-use crate::sandbox::{PoolConfig, SandboxLimits};
+use crate::sandbox::{Metering, PoolConfig, SandboxLimits};
 
 /// Everything the host reads at start. `Config::default()` is the standalone mode.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -123,10 +123,15 @@ impl DriverSettings {
     }
 }
 
-/// The `[sandbox]` section: `[sandbox.limits]` per call, `[sandbox.pool]` for the engine.
+/// The `[sandbox]` section: `metering` and `[sandbox.pool]` for the engine (fixed at start),
+/// `[sandbox.limits]` per call.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SandboxConfig {
+    /// How CPU is bounded: `"fuel"` (default: fuel budget plus wall-clock deadline, a
+    /// deterministic cap) or `"epoch"` (the wall-clock deadline alone: faster calls, a cap
+    /// that depends on the machine). See [`Metering`].
+    pub metering: Metering,
     /// The bounds of every assignor call (`[sandbox.limits]`).
     pub limits: SandboxLimits,
     /// The engine's instance pool, fixed at start (`[sandbox.pool]`).
@@ -295,7 +300,7 @@ mod tests {
     }
 
     /// One misspelt key per section (and per nested section), each a file on its own.
-    pub(super) const TYPOS: [(&str, &str); 13] = [
+    pub(super) const TYPOS: [(&str, &str); 14] = [
         ("data_dri = \"/tmp/x\"", "data_dri"),
         ("[kafka]\nmax_conections = 5", "max_conections"),
         ("[admin]\ntokn = \"secret\"", "tokn"),
@@ -310,6 +315,7 @@ mod tests {
             "session_timeout_ms",
         ),
         ("[sandbox]\nlimit = {}", "limit"),
+        ("[sandbox]\nmetring = \"epoch\"", "metring"),
         ("[sandbox.limits]\nmemory_byte = 1", "memory_byte"),
         ("[sandbox.pool]\nmax_instance = 1", "max_instance"),
         ("[registry]\nmax_module_byte = 1", "max_module_byte"),
@@ -326,6 +332,39 @@ mod tests {
                 "{text}: {error}"
             );
         }
+    }
+
+    #[test]
+    fn sandbox_metering_is_fuel_unless_set_to_epoch() {
+        assert_eq!(Config::default().sandbox.metering, Metering::Fuel);
+        let read = |text: &str| Config::from_toml(text).map(|c| c.sandbox.metering);
+        assert_eq!(read("[sandbox]\nmetering = \"fuel\""), Ok(Metering::Fuel));
+        assert_eq!(read("[sandbox]\nmetering = \"epoch\""), Ok(Metering::Epoch));
+        let config =
+            Config::from_toml("[sandbox]\nmetering = \"epoch\"\n[sandbox.limits]\nfuel = 7")
+                .unwrap();
+        assert_eq!(
+            (config.sandbox.metering, config.sandbox.limits.fuel),
+            (Metering::Epoch, 7),
+            "metering sits beside the limits, not inside them"
+        );
+    }
+
+    #[test]
+    fn an_unknown_metering_is_refused_naming_the_key_and_both_values() {
+        for value in ["\"cpu\"", "\"FUEL\"", "true"] {
+            let text = format!("[sandbox]\nmetering = {value}");
+            let error = Config::from_toml(&text).unwrap_err();
+            assert!(
+                error.contains("`metering` must be")
+                    && error.contains("\"fuel\"")
+                    && error.contains("\"epoch\""),
+                "{text}: {error}"
+            );
+        }
+        // Under [sandbox.limits] it is an unknown key: metering is an engine setting.
+        let error = Config::from_toml("[sandbox.limits]\nmetering = \"epoch\"").unwrap_err();
+        assert!(error.contains("unknown field `metering`"), "{error}");
     }
 
     #[test]

@@ -82,7 +82,11 @@ impl Server {
         let catalog = Catalog::open(&config.catalog, Some(store.clone()))?;
 
         // Compiling the built-ins (or loading them from the cache) is CPU work: off the runtime.
-        let sandbox = Sandbox::new(config.sandbox.pool.clone(), config.sandbox.limits.clone())?;
+        let sandbox = Sandbox::new_metered(
+            config.sandbox.pool.clone(),
+            config.sandbox.limits.clone(),
+            config.sandbox.metering,
+        )?;
         let registry_config = RegistryConfig {
             cache_dir: Some(config.data_dir.join("cache")),
             max_module_bytes: config.registry.max_module_bytes,

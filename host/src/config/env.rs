@@ -156,6 +156,21 @@ mod tests {
     }
 
     #[test]
+    fn the_metering_variable_sets_the_sandbox_section() {
+        let config =
+            Config::load(None, vars(&[("ASSIGNOR_HOST_SANDBOX__METERING", "epoch")])).unwrap();
+        assert_eq!(config.sandbox.metering, crate::sandbox::Metering::Epoch);
+        let error = Config::load(None, vars(&[("ASSIGNOR_HOST_SANDBOX__METERING", "wall")]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("ASSIGNOR_HOST_SANDBOX__METERING")
+                && error.contains("`metering` must be \"fuel\" or \"epoch\""),
+            "{error}"
+        );
+    }
+
+    #[test]
     fn a_bad_variable_is_refused_by_name() {
         let unknown = Config::load(None, vars(&[("ASSIGNOR_HOST_KAFKA__LISTEN_ADDR", "x")]));
         let error = unknown.unwrap_err().to_string();

@@ -1,5 +1,5 @@
 //! One call into a module: a fresh `Store` and instance from the module's `InstancePre`, fuel
-//! and epoch deadline set, input written through `assignor_alloc`, output read back through
+//! (under [`Metering::Fuel`]) and epoch deadline set, input written through `assignor_alloc`, output read back through
 //! the `(ptr << 32) | len` the export returns, every failure classified into a [`CallError`].
 //!
 //! A [`Session`] is one store + instance. It holds a pool permit for its whole life, so the
@@ -15,7 +15,7 @@ use wasmtime::{Instance, Memory, Store, Trap, TypedFunc, WasmBacktrace, WasmPara
 
 use super::engine::Permit;
 use super::error::CallError;
-use super::limits::{CallLimiter, SandboxLimits};
+use super::limits::{CallLimiter, Metering, SandboxLimits};
 use super::log::GuestLog;
 use super::{CompiledModule, Sandbox};
 
@@ -24,7 +24,11 @@ use super::{CompiledModule, Sandbox};
 pub struct CallStats {
     /// Wall time of the whole call: encoding, instantiation, the guest, decoding and checks.
     pub duration: Duration,
-    /// Fuel the guest consumed (deterministic for a given module and input).
+    /// Fuel the guest consumed (deterministic for a given module and input). Always 0 under
+    /// [`Metering::Epoch`], where nothing is counted: a plain `u64` rather than an `Option`
+    /// because a fuel-metered call always burns some (instantiation alone does), so 0 is
+    /// unambiguous, and consumers (the fuel metric, which skips 0, the admin API, `simulate`)
+    /// keep one type. [`super::Sandbox::metering`] says which case applies.
     pub fuel_used: u64,
     /// Largest size the guest's linear memory reached, in bytes.
     pub peak_memory_bytes: u64,
@@ -46,6 +50,8 @@ pub(crate) struct Session<'a> {
     store: Store<CallState>,
     instance: Instance,
     limits: &'a SandboxLimits,
+    /// The fuel the store started with; `None` under [`Metering::Epoch`].
+    fuel_budget: Option<u64>,
     pub(crate) stats: CallStats,
     _permit: Permit<'a>,
 }
@@ -63,11 +69,16 @@ impl Sandbox {
             },
         );
         store.limiter(|state| &mut state.limiter);
-        store
-            .set_fuel(limits.fuel)
-            .map_err(|e| CallError::Instantiate {
+        // `set_fuel` fails on an engine without fuel, so it is only called under fuel metering.
+        let fuel_budget = match self.shared.metering {
+            Metering::Fuel => Some(limits.fuel),
+            Metering::Epoch => None,
+        };
+        if let Some(fuel) = fuel_budget {
+            store.set_fuel(fuel).map_err(|e| CallError::Instantiate {
                 message: format!("{e:#}"),
             })?;
+        }
         store.set_epoch_deadline(self.shared.deadline_ticks(limits.timeout));
         store.epoch_deadline_trap();
         match module.pre.instantiate(&mut store) {
@@ -75,6 +86,7 @@ impl Sandbox {
                 store,
                 instance,
                 limits,
+                fuel_budget,
                 stats: CallStats::default(),
                 _permit: permit,
             }),
@@ -215,10 +227,13 @@ impl Session<'_> {
         }
     }
 
-    /// Ends the session: fills in fuel and memory use, returns the stats and the guest's log.
+    /// Ends the session: fills in fuel (0 under epoch metering) and memory use, returns the
+    /// stats and the guest's log.
     pub(crate) fn finish(mut self) -> (CallStats, GuestLog) {
-        let remaining = self.store.get_fuel().unwrap_or(0);
-        self.stats.fuel_used = self.limits.fuel.saturating_sub(remaining);
+        self.stats.fuel_used = match self.fuel_budget {
+            Some(budget) => budget.saturating_sub(self.store.get_fuel().unwrap_or(0)),
+            None => 0,
+        };
         let size = self
             .instance
             .get_memory(&mut self.store, EXPORT_MEMORY)

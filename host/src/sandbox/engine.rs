@@ -10,18 +10,19 @@ use wasmtime::{
     Config, Engine, InstanceAllocationStrategy, OptLevel, PoolingAllocationConfig, WasmFeatures,
 };
 
-use super::limits::PoolConfig;
+use super::limits::{Metering, PoolConfig};
 
 /// The engine configuration: Cranelift at `Speed`, deterministic floats (NaN
 /// canonicalization), no threads, relaxed SIMD, memory64 or multi-memory (an assignor is a
-/// pure single-threaded function of its input), fuel and epochs on, and the pooling allocator
-/// with a small keep-resident size so a fresh instance per call costs a few microseconds.
-pub(crate) fn engine_config(pool: &PoolConfig) -> Config {
+/// pure single-threaded function of its input), epochs always on (the wall-clock deadline),
+/// fuel only under [`Metering::Fuel`], and the pooling allocator with a small keep-resident
+/// size so a fresh instance per call costs a few microseconds.
+pub(crate) fn engine_config(pool: &PoolConfig, metering: Metering) -> Config {
     let mut config = Config::new();
     config
         .cranelift_opt_level(OptLevel::Speed)
         .cranelift_nan_canonicalization(true)
-        .consume_fuel(true)
+        .consume_fuel(metering == Metering::Fuel)
         .epoch_interruption(true)
         // The `threads` crate feature is off, so threads are already unavailable; say so anyway.
         .wasm_features(

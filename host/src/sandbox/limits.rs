@@ -3,12 +3,14 @@
 //!
 //! Limits are configuration (STYLE.md 11): [`SandboxLimits`] holds the per-call bounds, all of
 //! which are set per `Store`, so one engine can serve several limit sets
-//! ([`super::Sandbox::with_limits`]). [`PoolConfig`] sizes the engine's pooling allocator and is
-//! fixed for the life of the engine.
+//! ([`super::Sandbox::with_limits`]). [`PoolConfig`] sizes the engine's pooling allocator and
+//! [`Metering`] chooses how the engine bounds CPU; both are fixed for the life of the engine.
 
+use std::fmt;
+use std::str::FromStr;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// Fuel units a module burns per millisecond of guest work, measured on the development
 /// machine (2-vCPU AMD EPYC VM, wasmtime 48): the built-in `range` module on a 1,000-member
@@ -16,6 +18,90 @@ use serde::{Deserialize, Serialize};
 /// (`host/benches/RESULTS.md`); Redpanda uses 2 million for a tight loop. Only used to turn a
 /// budget into an approximate time in messages and docs: fuel itself is deterministic.
 pub const FUEL_PER_MS: u64 = 4_000_000;
+
+/// How the engine bounds a call's CPU use: the config file's `[sandbox] metering`.
+///
+/// An *engine* setting, not a per-call limit: fuel metering is compiled into the module's code
+/// (a counter decremented in every block and loop), so the choice is made when the
+/// [`super::Sandbox`] is created ([`super::Sandbox::new_metered`]) and every module it compiles
+/// carries it. It is therefore not part of [`SandboxLimits`], and a handle made by
+/// [`super::Sandbox::with_limits`] always keeps its engine's metering. Precompiled code is
+/// per metering too: the precompiled cache keys artifacts by the engine's compatibility hash,
+/// which covers this setting, so switching it recompiles once instead of loading stale code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Metering {
+    /// Fuel budget ([`SandboxLimits::fuel`]) plus the wall-clock deadline
+    /// ([`SandboxLimits::timeout`]) as a backstop. The CPU cap is deterministic: the same
+    /// module on the same input runs out of fuel, or not, on every node and under any load.
+    /// The price is guest time: on Kafka's benchmark grid wasm/native is 1.4-1.9 with fuel
+    /// against about 1.24 with epoch only (`host/benches/RESULTS.md`; the grid bench measures
+    /// both, `cargo bench -p assignor-host --bench grid -- --metering epoch`). The default.
+    #[default]
+    Fuel,
+    /// No fuel: the wall-clock deadline ([`SandboxLimits::timeout`], default 5 s) alone stops
+    /// a runaway module, and it fails with [`super::CallError::Timeout`], never
+    /// [`super::CallError::OutOfFuel`]. [`SandboxLimits::fuel`] is ignored and every call
+    /// reports `fuel_used = 0` (the fuel metric records nothing for it). Faster calls, but
+    /// whether a heavy call finishes depends on the machine's speed and load.
+    Epoch,
+}
+
+impl Metering {
+    /// The config-file spellings, in the order error messages list them.
+    pub const NAMES: [&'static str; 2] = ["fuel", "epoch"];
+
+    /// The config-file spelling (`"fuel"` or `"epoch"`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Metering::Fuel => "fuel",
+            Metering::Epoch => "epoch",
+        }
+    }
+}
+
+impl fmt::Display for Metering {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A `metering` value that is neither `"fuel"` nor `"epoch"`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`metering` must be \"fuel\" or \"epoch\", not {found:?}")]
+pub struct UnknownMetering {
+    pub found: String,
+}
+
+impl FromStr for Metering {
+    type Err = UnknownMetering;
+
+    fn from_str(text: &str) -> Result<Metering, UnknownMetering> {
+        match text {
+            "fuel" => Ok(Metering::Fuel),
+            "epoch" => Ok(Metering::Epoch),
+            other => Err(UnknownMetering {
+                found: other.to_owned(),
+            }),
+        }
+    }
+}
+
+impl Serialize for Metering {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+/// Read from a string only; a wrong one is refused naming the key and both allowed values
+/// (serde's derived message would name neither the key nor, for a non-string, the values).
+impl<'de> Deserialize<'de> for Metering {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Metering, D::Error> {
+        let text = String::deserialize(d).map_err(|_| {
+            serde::de::Error::custom("`metering` must be the string \"fuel\" or \"epoch\"")
+        })?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
 
 /// The bounds of one assignor call. Every field has a default that suits a production host;
 /// `serde` names are the config-file keys.
@@ -43,11 +129,13 @@ pub struct SandboxLimits {
     /// deterministic: the same module on the same input passes or fails the same way on every
     /// node. Default 4,000,000,000, about one second of guest work at [`FUEL_PER_MS`] (two on
     /// a busy machine): `range` on 10,000 members and 100,000 partitions over 10 topics burns
-    /// 0.7 billion, so only a runaway module or an extreme group gets near it.
+    /// 0.7 billion, so only a runaway module or an extreme group gets near it. Ignored under
+    /// [`Metering::Epoch`].
     pub fuel: u64,
     /// Wall-clock backstop per call (default 5 s): catches what fuel does not count well (bulk
     /// memory operations, host calls). Longer than the fuel budget's ~1 s so that on a loaded
-    /// machine fuel, the deterministic bound, is what normally stops a runaway module.
+    /// machine fuel, the deterministic bound, is what normally stops a runaway module. Under
+    /// [`Metering::Epoch`] it is the only CPU bound.
     #[serde(with = "duration")]
     pub timeout: Duration,
     /// Largest MessagePack `AssignRequest` the host will send, in bytes (default 64 MiB). The
@@ -292,6 +380,35 @@ mod tests {
         );
         let error = read("timeout = \"5 parsecs\"").unwrap_err().to_string();
         assert!(error.contains("unknown duration unit `parsecs`"), "{error}");
+    }
+
+    #[test]
+    fn metering_reads_fuel_or_epoch_and_refuses_anything_else_naming_both() {
+        #[derive(Debug, Deserialize)]
+        struct Section {
+            metering: Metering,
+        }
+        let read = |text: &str| toml::from_str::<Section>(text).map(|s| s.metering);
+        assert_eq!(read("metering = \"fuel\"").unwrap(), Metering::Fuel);
+        assert_eq!(read("metering = \"epoch\"").unwrap(), Metering::Epoch);
+        for bad in [
+            "metering = \"Epoch\"",
+            "metering = \"cycles\"",
+            "metering = 1",
+        ] {
+            let error = read(bad).unwrap_err().to_string();
+            assert!(
+                error.contains("`metering` must be")
+                    && error.contains("\"fuel\"")
+                    && error.contains("\"epoch\""),
+                "{bad}: {error}"
+            );
+        }
+        assert_eq!(Metering::default(), Metering::Fuel);
+        assert_eq!(
+            Metering::NAMES.map(|n| n.parse::<Metering>().unwrap().as_str()),
+            Metering::NAMES
+        );
     }
 
     #[test]

@@ -9,6 +9,9 @@
 //! the sandbox never panics on module behaviour and is usable again right after any failure,
 //! because nothing outlives a call's store.
 //!
+//! CPU is bounded by fuel plus a wall-clock deadline (the default, deterministic) or by the
+//! deadline alone ([`Metering`], chosen per engine at [`Sandbox::new_metered`]).
+//!
 //! Layout: [`limits`] (policy and the resource limiter), `engine` (configuration, epoch ticker,
 //! pool permits), `load` (ABI shape checks), `call` (one store and instance), `log` (the
 //! `assignor.log` import), [`error`] (the failures). The output checks live in [`crate::checks`],
@@ -31,7 +34,7 @@ use wasmtime::{Engine, InstancePre, Linker, Module};
 pub use crate::checks::{CheckSummary, OutputError, check_response};
 pub use call::CallStats;
 pub use error::{CallError, CallFailure, LoadError};
-pub use limits::{FUEL_PER_MS, PoolConfig, SandboxLimits};
+pub use limits::{FUEL_PER_MS, Metering, PoolConfig, SandboxLimits, UnknownMetering};
 pub use log::GuestLogLine;
 
 use call::CallState;
@@ -52,7 +55,7 @@ pub enum SandboxError {
 
 /// The process's sandbox. Cheap to clone; clones share the engine, the linker, the epoch
 /// ticker and the instance pool. [`Sandbox::with_limits`] gives a handle on the same engine
-/// with other per-call limits.
+/// (and so the same [`Metering`]) with other per-call limits.
 #[derive(Clone)]
 pub struct Sandbox {
     shared: Arc<Shared>,
@@ -64,6 +67,7 @@ struct Shared {
     linker: Linker<CallState>,
     permits: Permits,
     pool: PoolConfig,
+    metering: Metering,
     _ticker: EpochTicker,
 }
 
@@ -113,13 +117,30 @@ impl CompiledModule {
 }
 
 impl Sandbox {
-    /// Creates the engine, the linker (only `assignor.log`) and the epoch ticker.
+    /// Creates the engine with [`Metering::Fuel`] (the default: fuel budget plus wall-clock
+    /// deadline), the linker (only `assignor.log`) and the epoch ticker.
     pub fn new(pool: PoolConfig, limits: SandboxLimits) -> Result<Sandbox, SandboxError> {
+        Sandbox::new_metered(pool, limits, Metering::Fuel)
+    }
+
+    /// [`Sandbox::new`] with the CPU metering chosen: the config file's `[sandbox] metering`.
+    ///
+    /// Metering is an argument here rather than a field of [`SandboxLimits`] because it is
+    /// compiled into the code (fuel counters) and so fixed per engine, while limits are per
+    /// store: keeping it out of the limits means [`Sandbox::with_limits`] cannot ask an engine
+    /// for a metering it was not built with. A process wanting both runs two sandboxes (two
+    /// engines, two epoch tickers, two pools, and modules compiled once per engine).
+    pub fn new_metered(
+        pool: PoolConfig,
+        limits: SandboxLimits,
+        metering: Metering,
+    ) -> Result<Sandbox, SandboxError> {
         check_limits(&pool, &limits)?;
-        let engine =
-            Engine::new(&engine::engine_config(&pool)).map_err(|e| SandboxError::Engine {
+        let engine = Engine::new(&engine::engine_config(&pool, metering)).map_err(|e| {
+            SandboxError::Engine {
                 message: format!("{e:#}"),
-            })?;
+            }
+        })?;
         let mut linker = Linker::new(&engine);
         log::define(&mut linker).map_err(|e| SandboxError::Engine {
             message: format!("{e:#}"),
@@ -131,13 +152,16 @@ impl Sandbox {
                 linker,
                 permits: Permits::new(pool.max_instances),
                 pool,
+                metering,
                 _ticker: ticker,
             }),
             limits: Arc::new(limits),
         })
     }
 
-    /// A handle on the same engine whose calls run under `limits`.
+    /// A handle on the same engine whose calls run under `limits`. The engine's [`Metering`]
+    /// stays: under [`Metering::Epoch`], `limits.fuel` is ignored and `limits.timeout` is the
+    /// CPU bound.
     pub fn with_limits(&self, limits: SandboxLimits) -> Result<Sandbox, SandboxError> {
         check_limits(&self.shared.pool, &limits)?;
         Ok(Sandbox {
@@ -152,6 +176,11 @@ impl Sandbox {
 
     pub fn pool(&self) -> &PoolConfig {
         &self.shared.pool
+    }
+
+    /// How this sandbox's engine bounds CPU; fixed when the engine was created.
+    pub fn metering(&self) -> Metering {
+        self.shared.metering
     }
 
     /// The engine, for serializing and deserializing precompiled code.
