@@ -131,6 +131,6 @@ fn the_two_meterings_never_share_compiled_code() {
     let bytes = sandbox().compile(&wasm(&wat)).unwrap().serialize().unwrap();
     // SAFETY: `bytes` is wasmtime's own `serialize` output from this process.
     let loaded = unsafe { wasmtime::Module::deserialize(epoch_sandbox().engine(), &bytes) };
-    let error = format!("{:#}", loaded.err().expect("fuel-metered code is refused"));
+    let error = format!("{:#}", loaded.expect_err("fuel-metered code is refused"));
     assert!(error.contains("fuel"), "{error}");
 }
