@@ -257,7 +257,11 @@ async fn topic_and_group_commands() {
     assert_eq!(nothing.status.code(), Some(2), "a usage mistake");
     let ghost = run(&admin, &["group", "rebalance", "ghost"], &[]).await;
     assert_eq!(ghost.status.code(), Some(1));
-    assert!(stderr(&ghost).contains("group_not_found"), "{}", stderr(&ghost));
+    assert!(
+        stderr(&ghost).contains("group_not_found"),
+        "{}",
+        stderr(&ghost)
+    );
     server.shutdown().await.unwrap();
 }
 

@@ -203,10 +203,7 @@ mod tests {
                 "unknown key `colour` in #[assignor]; expected `name`, `version`, `description` and `protocol`",
                 "duplicate key `name` in #[assignor]",
                 "`version` must be a string literal, e.g. `version = \"...\"`",
-                format!(
-                    "#[assignor] is missing `description`, `protocol`; write {USAGE}"
-                )
-                .as_str(),
+                format!("#[assignor] is missing `description`, `protocol`; write {USAGE}").as_str(),
             ]
         );
     }
