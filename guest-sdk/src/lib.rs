@@ -109,6 +109,7 @@
 
 pub mod abi;
 mod assignment;
+mod bump;
 mod hash;
 mod request;
 
@@ -123,6 +124,7 @@ pub mod log;
 
 pub use abi::*;
 pub use assignment::{AssignError, Assignment};
+pub use bump::BumpAllocator;
 pub use request::{java_string_order, kafka_member_order};
 
 /// Marks the function that computes a group's assignment and exports it to the host.

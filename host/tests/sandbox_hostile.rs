@@ -439,3 +439,28 @@ fn partition_out_of_range_is_refused() {
     );
     assert_still_works(&sandbox);
 }
+
+#[test]
+fn a_builtin_on_the_bump_allocator_past_the_memory_cap_ends_in_memory_cap() {
+    // Built-in range uses the SDK's bump allocator; when the cap refuses its growth it must end
+    // like any allocator's refusal: a memory-cap error, the sandbox usable afterwards.
+    let sandbox = sandbox_with(|l| l.memory_bytes = 2 << 20);
+    let wasm = assignor_host::builtins::builtin("range")
+        .expect("built-in range")
+        .wasm;
+    let module = sandbox.load(wasm).unwrap();
+    let names: Vec<String> = (0..20).map(|t| format!("t{t:02}")).collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let mut group = request();
+    group.members = (0..4_000)
+        .map(|i| member(&format!("member-{i:05}"), &names))
+        .collect();
+    group.topics = names.iter().map(|t| topic(t, 100)).collect();
+    let failure = sandbox.assign(&module, TAG, &group, false).unwrap_err();
+    assert!(
+        matches!(failure.error, CallError::MemoryCap { cap_bytes, .. } if cap_bytes == 2 << 20),
+        "expected the memory cap, got {:?}",
+        failure.error
+    );
+    assert_still_works(&sandbox);
+}

@@ -143,3 +143,9 @@ fn assign_co_partitioned_with_rack_matching(
         }
     }
 }
+
+/// The module decodes, assigns and encodes, keeping nearly all it allocates until the call
+/// ends: the SDK's bump allocator fits and costs ~19 % less fuel than the default one.
+#[cfg(target_arch = "wasm32")]
+#[global_allocator]
+static ALLOCATOR: assignor_sdk::BumpAllocator = assignor_sdk::BumpAllocator::new();
