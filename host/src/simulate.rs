@@ -24,8 +24,8 @@ pub use report::{Balance, MemberReport, Movement, SimulationReport, Usage};
 pub use scenario::{Scenario, ScenarioError, ScenarioMember, ScenarioTopic};
 
 use crate::sandbox::{
-    CallError, CallTag, CompiledModule, GuestLogLine, LoadError, PoolConfig, Sandbox, SandboxError,
-    SandboxLimits,
+    CallError, CallTag, CompiledModule, GuestLogLine, LoadError, Metering, PoolConfig, Sandbox,
+    SandboxError, SandboxLimits,
 };
 
 /// A simulation could not produce a report.
@@ -93,8 +93,9 @@ pub fn simulate(
     }
 }
 
-/// The author-side runner: loads `wasm_path` into a fresh sandbox with `limits` (the host's
-/// defaults unless the caller read a config file) and runs it on the scenario at
+/// The author-side runner: loads `wasm_path` into a fresh sandbox with `limits` and
+/// `metering` (the host's defaults unless the caller read a config file, so a module that runs
+/// out of fuel, or of time, here does on the host) and runs it on the scenario at
 /// `scenario_path`. The strategy name sent to the module is what its `assignor_describe`
 /// says, else the file's stem.
 #[allow(
@@ -105,6 +106,7 @@ pub fn run_local(
     wasm_path: &Path,
     scenario_path: &Path,
     limits: SandboxLimits,
+    metering: Metering,
 ) -> Result<SimulationReport, SimulateError> {
     let scenario = Scenario::from_file(scenario_path)?;
     let wasm = std::fs::read(wasm_path).map_err(|e| SimulateError::ReadModule {
@@ -118,7 +120,7 @@ pub fn run_local(
             .max(PoolConfig::default().max_memory_bytes),
         ..PoolConfig::default()
     };
-    let sandbox = Sandbox::new(pool, limits)?;
+    let sandbox = Sandbox::new_metered(pool, limits, metering)?;
     let module = sandbox.load(&wasm)?;
     let stem = wasm_path
         .file_stem()

@@ -38,7 +38,7 @@ pub struct SimulateArgs {
     /// Version of the named module [default: its active version].
     #[arg(long)]
     pub version: Option<u32>,
-    /// For a local run: the host config file whose [sandbox.limits] apply.
+    /// For a local run: the host config file whose [sandbox.limits] and [sandbox] metering apply.
     #[arg(long, env = "ASSIGNOR_HOST_CONFIG")]
     pub config: Option<PathBuf>,
 }
@@ -87,13 +87,13 @@ impl SimulateArgs {
                 "--version names a version on the host; a local file has none".into(),
             ));
         }
-        let limits = Config::load(self.config.as_deref(), std::env::vars())?
-            .sandbox
-            .limits;
+        let sandbox = Config::load(self.config.as_deref(), std::env::vars())?.sandbox;
+        let (limits, metering) = (sandbox.limits, sandbox.metering);
         let module = PathBuf::from(&self.module);
-        let report = tokio::task::spawn_blocking(move || run_local(&module, &scenario, limits))
-            .await
-            .map_err(|e| CliError::Usage(format!("the simulation task failed: {e}")))??;
+        let report =
+            tokio::task::spawn_blocking(move || run_local(&module, &scenario, limits, metering))
+                .await
+                .map_err(|e| CliError::Usage(format!("the simulation task failed: {e}")))??;
         Ok(json!(report))
     }
 

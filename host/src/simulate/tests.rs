@@ -208,15 +208,30 @@ fn the_local_runner_reads_both_files_and_names_the_strategy() {
         .unwrap()
         .write_all(SCENARIO.as_bytes())
         .unwrap();
-    let report = run_local(&wasm, &path, SandboxLimits::default()).unwrap();
+    let report = run_local(&wasm, &path, SandboxLimits::default(), Metering::Fuel).unwrap();
     assert_eq!(report.module, "range");
     assert_eq!(report.version, None);
     assert_eq!(report.balance.assigned, 7);
 
     let not_wasm = dir.path().join("not.wasm");
     std::fs::write(&not_wasm, b"hello").unwrap();
-    let error = run_local(&not_wasm, &path, SandboxLimits::default()).unwrap_err();
+    let error = run_local(&not_wasm, &path, SandboxLimits::default(), Metering::Fuel).unwrap_err();
     assert!(matches!(error, SimulateError::Load(_)), "{error}");
+}
+
+#[test]
+fn the_local_runner_meters_as_the_host_is_configured() {
+    // `[sandbox] metering` applies to `simulate --module` as on the host: epoch counts no fuel.
+    let dir = tempfile::tempdir().unwrap();
+    let wasm = dir.path().join("range.wasm");
+    std::fs::write(&wasm, range()).unwrap();
+    let path = dir.path().join("group.json");
+    std::fs::write(&path, SCENARIO).unwrap();
+    let fuel = run_local(&wasm, &path, SandboxLimits::default(), Metering::Fuel).unwrap();
+    let epoch = run_local(&wasm, &path, SandboxLimits::default(), Metering::Epoch).unwrap();
+    assert!(fuel.usage.fuel > 0);
+    assert_eq!(epoch.usage.fuel, 0);
+    assert_eq!(epoch.members, fuel.members, "the same answer either way");
 }
 
 #[test]
