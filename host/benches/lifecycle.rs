@@ -13,7 +13,7 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use assignor_host::registry::{Registry, RegistryConfig, UploadOptions};
@@ -113,34 +113,8 @@ fn row(what: &str, module: &str, bytes: usize, times: &[Duration]) {
 /// `assignor-range` built in the dev profile (unoptimized: much more code) with its DWARF
 /// sections removed: a real ~1.2 MiB module.
 fn big_module() -> Vec<u8> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    let target_dir: PathBuf = root.join("target/wasm-bench");
-    let artifact = target_dir.join("wasm32-unknown-unknown/debug/assignor_range.wasm");
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let mut command = std::process::Command::new(cargo);
-    command
-        .current_dir(root)
-        .args([
-            "build",
-            "-p",
-            "assignor-range",
-            "--target",
-            "wasm32-unknown-unknown",
-        ])
-        .arg("--target-dir")
-        .arg(&target_dir);
-    for (key, _) in std::env::vars_os() {
-        let key = key.to_string_lossy().into_owned();
-        if (key.starts_with("CARGO_") && key != "CARGO_HOME") || key == "RUSTFLAGS" {
-            command.env_remove(key);
-        }
-    }
-    let status = command.status().expect("cargo");
-    assert!(
-        status.success(),
-        "building the dev-profile range module failed"
-    );
-    strip_debug_sections(&std::fs::read(artifact).unwrap())
+    let built = build_wasm(&["-p", "assignor-range"], "the dev-profile range module");
+    strip_debug_sections(&std::fs::read(built.join("debug/assignor_range.wasm")).unwrap())
 }
 
 /// Drops custom sections named `.debug*` from a wasm module.

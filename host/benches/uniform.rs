@@ -22,7 +22,6 @@
 
 mod support;
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use assignor_host::sandbox::{
@@ -418,24 +417,16 @@ impl Probes {
 /// `assignor-uniform` with the `probes` feature, built like the embedded module (`wasm`
 /// profile, the workspace's 64 KiB stack) into its own target directory.
 fn build_probe_module() -> Vec<u8> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    let target_dir = root.join("target/wasm-bench");
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let mut command = std::process::Command::new(cargo);
-    command
-        .current_dir(root)
-        .args(["build", "-p", "assignor-uniform", "--features", "probes"])
-        .args(["--target", "wasm32-unknown-unknown", "--profile", "wasm"])
-        .arg("--target-dir")
-        .arg(&target_dir);
-    for (key, _) in std::env::vars_os() {
-        let key = key.to_string_lossy().into_owned();
-        if (key.starts_with("CARGO_") && key != "CARGO_HOME") || key == "RUSTFLAGS" {
-            command.env_remove(key);
-        }
-    }
-    let status = command.status().expect("cargo");
-    assert!(status.success(), "building the uniform probe module failed");
-    std::fs::read(target_dir.join("wasm32-unknown-unknown/wasm/assignor_uniform.wasm"))
-        .expect("probe module built")
+    let built = build_wasm(
+        &[
+            "-p",
+            "assignor-uniform",
+            "--features",
+            "probes",
+            "--profile",
+            "wasm",
+        ],
+        "the uniform probe module",
+    );
+    std::fs::read(built.join("wasm/assignor_uniform.wasm")).expect("probe module built")
 }

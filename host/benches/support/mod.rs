@@ -130,3 +130,31 @@ pub fn median(times: &[Duration]) -> Duration {
 pub fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
+
+/// Builds a crate of the workspace to wasm in `target/wasm-bench` (a target dir of its own, so
+/// it never waits on or invalidates the bench's build) and returns that directory. `args` go
+/// after `cargo build --target wasm32-unknown-unknown`. The bench's own `CARGO_*` variables
+/// and `RUSTFLAGS` are cleared: they describe the host build, not a wasm one.
+pub fn build_wasm(args: &[&str], what: &str) -> std::path::PathBuf {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap();
+    let target_dir = root.join("target/wasm-bench");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut command = std::process::Command::new(cargo);
+    command
+        .current_dir(root)
+        .args(["build", "--target", "wasm32-unknown-unknown"])
+        .args(args)
+        .arg("--target-dir")
+        .arg(&target_dir);
+    for (key, _) in std::env::vars_os() {
+        let key = key.to_string_lossy().into_owned();
+        if (key.starts_with("CARGO_") && key != "CARGO_HOME") || key == "RUSTFLAGS" {
+            command.env_remove(key);
+        }
+    }
+    let status = command.status().expect("cargo");
+    assert!(status.success(), "building {what} failed");
+    target_dir.join("wasm32-unknown-unknown")
+}
