@@ -5,13 +5,12 @@
 //! range assignment. With partition racks (KIP-881) the exact answer is covered by the ported
 //! Kafka cases; here the rack mode is held to the invariants that rack matching must keep.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use assignor_range::assign;
-use assignor_sdk::{ABI_VERSION, AssignRequest, AssignResponse, Assignment, Member, Topic};
+use assignor_sdk::{ABI_VERSION, AssignRequest, AssignResponse, Member, Topic};
+use assignor_test_support::{Owners, check_invariants, owners};
 use proptest::prelude::*;
-
-type Owners = BTreeMap<String, BTreeSet<(String, i32)>>;
 
 /// Kafka's range, the plainest way: per topic, subscribers sorted (static by instance id
 /// first, then dynamic by member id), `count / n` each and one more for the first `count % n`.
@@ -48,63 +47,6 @@ fn reference(request: &AssignRequest) -> Owners {
         }
     }
     out
-}
-
-fn owners(assignment: &Assignment) -> Owners {
-    assignment
-        .member_ids()
-        .map(|id| {
-            let set = assignment
-                .of(id)
-                .into_iter()
-                .map(|(t, p)| (t.to_string(), p))
-                .collect();
-            (id.to_string(), set)
-        })
-        .collect()
-}
-
-/// Every partition of a subscribed, known topic is given exactly once, only to a subscriber,
-/// and every member has an entry.
-fn check_invariants(request: &AssignRequest, got: &Owners) -> Result<(), TestCaseError> {
-    let ids: BTreeSet<&String> = request.members.iter().map(|m| &m.member_id).collect();
-    prop_assert_eq!(got.keys().collect::<BTreeSet<_>>(), ids);
-    let mut seen = BTreeSet::new();
-    for (member, partitions) in got {
-        let m = request.member(member).unwrap();
-        for (topic, p) in partitions {
-            prop_assert!(
-                m.topics.contains(topic),
-                "{} got {}-{} without subscribing",
-                member,
-                topic,
-                p
-            );
-            prop_assert!(
-                seen.insert((topic.clone(), *p)),
-                "{}-{} given twice",
-                topic,
-                p
-            );
-        }
-    }
-    for topic in &request.topics {
-        if request
-            .members
-            .iter()
-            .any(|m| m.topics.contains(&topic.name))
-        {
-            for p in 0..topic.partition_count.max(0) {
-                prop_assert!(
-                    seen.contains(&(topic.name.clone(), p)),
-                    "{}-{} not given",
-                    topic.name,
-                    p
-                );
-            }
-        }
-    }
-    Ok(())
 }
 
 /// Per topic, each subscriber gets `count / n` or one more, and exactly `count % n` get more.

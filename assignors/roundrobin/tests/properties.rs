@@ -4,13 +4,12 @@
 //! sharing no code with it, and keep the invariants of any assignment; with identical
 //! subscriptions, member counts differ by at most one.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use assignor_roundrobin::assign;
-use assignor_sdk::{ABI_VERSION, AssignRequest, AssignResponse, Assignment, Member, Topic};
+use assignor_sdk::{ABI_VERSION, AssignRequest, AssignResponse, Member, Topic};
+use assignor_test_support::{Owners, check_invariants, owners};
 use proptest::prelude::*;
-
-type Owners = BTreeMap<String, BTreeSet<(String, i32)>>;
 
 /// Kafka's round robin, the plainest way: lay out every partition of every subscribed known
 /// topic (topics by name), and hand each to the next member in a circle of the members sorted
@@ -43,63 +42,6 @@ fn reference(request: &AssignRequest) -> Owners {
         }
     }
     out
-}
-
-fn owners(assignment: &Assignment) -> Owners {
-    assignment
-        .member_ids()
-        .map(|id| {
-            let set = assignment
-                .of(id)
-                .into_iter()
-                .map(|(t, p)| (t.to_string(), p))
-                .collect();
-            (id.to_string(), set)
-        })
-        .collect()
-}
-
-/// Every partition of a subscribed, known topic is given exactly once, only to a subscriber,
-/// and every member has an entry.
-fn check_invariants(request: &AssignRequest, got: &Owners) -> Result<(), TestCaseError> {
-    let ids: BTreeSet<&String> = request.members.iter().map(|m| &m.member_id).collect();
-    prop_assert_eq!(got.keys().collect::<BTreeSet<_>>(), ids);
-    let mut seen = BTreeSet::new();
-    for (member, partitions) in got {
-        let m = request.member(member).unwrap();
-        for (topic, p) in partitions {
-            prop_assert!(
-                m.topics.contains(topic),
-                "{} got {}-{} without subscribing",
-                member,
-                topic,
-                p
-            );
-            prop_assert!(
-                seen.insert((topic.clone(), *p)),
-                "{}-{} given twice",
-                topic,
-                p
-            );
-        }
-    }
-    for topic in &request.topics {
-        if request
-            .members
-            .iter()
-            .any(|m| m.topics.contains(&topic.name))
-        {
-            for p in 0..topic.partition_count.max(0) {
-                prop_assert!(
-                    seen.contains(&(topic.name.clone(), p)),
-                    "{}-{} not given",
-                    topic.name,
-                    p
-                );
-            }
-        }
-    }
-    Ok(())
 }
 
 /// A random group: up to 6 topics (some with 0 partitions, i.e. unknown), up to 10 members,

@@ -17,27 +17,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use assignor_sdk::{
-    ABI_VERSION, AssignRequest, AssignResponse, Assignment, Member, Topic, TopicPartitions,
-};
+use assignor_sdk::{ABI_VERSION, AssignRequest, AssignResponse, Member, Topic, TopicPartitions};
+use assignor_test_support::{Owners, check_invariants, owners};
 use assignor_uniform::assign;
 use proptest::prelude::*;
-
-type Owners = BTreeMap<String, BTreeSet<(String, i32)>>;
-
-fn owners(assignment: &Assignment) -> Owners {
-    assignment
-        .member_ids()
-        .map(|id| {
-            let set = assignment
-                .of(id)
-                .into_iter()
-                .map(|(t, p)| (t.to_string(), p))
-                .collect();
-            (id.to_string(), set)
-        })
-        .collect()
-}
 
 /// Members in Kafka's classic order: static by instance id, then dynamic by member id.
 fn kafka_order(request: &AssignRequest) -> Vec<&Member> {
@@ -152,38 +135,6 @@ fn reference_homogeneous(request: &AssignRequest) -> Owners {
 
 fn sizes(got: &Owners) -> BTreeMap<&String, usize> {
     got.iter().map(|(id, set)| (id, set.len())).collect()
-}
-
-/// Each partition of a subscribed, known topic goes exactly once, only to a subscriber, and
-/// every member is answered.
-fn check_invariants(request: &AssignRequest, got: &Owners) -> Result<(), TestCaseError> {
-    let ids: BTreeSet<&String> = request.members.iter().map(|m| &m.member_id).collect();
-    prop_assert_eq!(got.keys().collect::<BTreeSet<_>>(), ids);
-    let mut seen = BTreeSet::new();
-    for (id, partitions) in got {
-        let m = request.member(id).unwrap();
-        for (t, p) in partitions {
-            prop_assert!(m.topics.contains(t), "{} got {}-{} unsubscribed", id, t, p);
-            prop_assert!(seen.insert((t.clone(), *p)), "{}-{} given twice", t, p);
-        }
-    }
-    for topic in &request.topics {
-        if request
-            .members
-            .iter()
-            .any(|m| m.topics.contains(&topic.name))
-        {
-            for p in 0..topic.partition_count.max(0) {
-                prop_assert!(
-                    seen.contains(&(topic.name.clone(), p)),
-                    "{}-{} not given",
-                    topic.name,
-                    p
-                );
-            }
-        }
-    }
-    Ok(())
 }
 
 /// Kafka's heterogeneous promise at convergence: no partition of topic `t` sits with a member
