@@ -52,6 +52,9 @@ pub mod group;
 pub mod heterogeneous;
 pub mod homogeneous;
 mod output;
+
+pub use output::assignment;
+
 #[cfg(all(target_arch = "wasm32", feature = "probes"))]
 mod probes;
 
@@ -75,11 +78,6 @@ pub fn assign(request: &AssignRequest) -> Result<Assignment, AssignError> {
     let group = Group::new(request)?;
     let owners = owners(&group)?;
     Ok(assignment(&group, &owners))
-}
-
-/// The builders' answer as the SDK's [`Assignment`]: each member's partitions, topic by topic.
-pub fn assignment(group: &Group<'_>, owners: &[u32]) -> Assignment {
-    output::assignment(group, owners)
 }
 
 /// Kafka's `UniformAssignor.assign`: the owner (member position, or [`group::NO_MEMBER`]) of

@@ -9,7 +9,9 @@ use assignor_sdk::Assignment;
 
 use crate::group::{Group, NO_MEMBER};
 
-pub(crate) fn assignment(group: &Group<'_>, owners: &[u32]) -> Assignment {
+/// The builders' answer (`owners[partition]` = member position, or `NO_MEMBER`) as the
+/// SDK's [`Assignment`]: each member's partitions, topic by topic.
+pub fn assignment(group: &Group<'_>, owners: &[u32]) -> Assignment {
     let members = group.member_count();
     let mut start = vec![0u32; members + 1];
     for &m in owners {

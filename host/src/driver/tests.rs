@@ -14,7 +14,7 @@ use tokio::sync::watch;
 
 use super::*;
 use crate::coordinator::tests::context::{
-    Join, Sync, assigned, default_strategies, default_topics, native,
+    Join, Sync, assigned, default_strategies, default_topics, native, runner_result,
 };
 use crate::coordinator::{AssignorFailure, AssignorOutput, Notice, OffsetFetchQuery};
 
@@ -51,24 +51,7 @@ impl AssignorRunner for FakeRunner {
         {
             let _ = rx.recv(); // a stuck module
         }
-        let failure = |message, invalid_output| AssignorFailure {
-            module: strategy.into(),
-            version: None,
-            message,
-            duration_us: 1,
-            invalid_output,
-        };
-        let response = native(strategy, request).map_err(|message| failure(message, None))?;
-        match crate::checks::check_response(request, &response, cooperative) {
-            Ok(_) => Ok(AssignorOutput {
-                module: strategy.into(),
-                version: 1,
-                response,
-                duration_us: 1,
-                fuel: 1,
-            }),
-            Err(invalid) => Err(failure(invalid.to_string(), Some(Box::new(invalid)))),
-        }
+        runner_result(strategy, request, cooperative, native(strategy, request))
     }
 }
 

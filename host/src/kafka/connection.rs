@@ -95,13 +95,6 @@ impl Connection {
             };
             let correlation_id = request.header.correlation_id;
             let api_version = request.version();
-            debug!(
-                api = ?request.api_key,
-                version = api_version,
-                correlation_id,
-                client_id = request.header.client_id.as_deref().unwrap_or(""),
-                "request"
-            );
             // Group APIs fill `group`, `member` and `generation` in (see `Driver::request`).
             let span = tracing::debug_span!(
                 "request",
@@ -112,6 +105,10 @@ impl Connection {
                 member = tracing::field::Empty,
                 generation = tracing::field::Empty,
             );
+            span.in_scope(|| {
+                let client_id = request.header.client_id.as_deref().unwrap_or("");
+                debug!(client_id, "request");
+            });
             let outcome = tokio::select! {
                 biased;
                 () = shutdown.cancelled() => return Ok(()),

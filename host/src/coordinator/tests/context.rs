@@ -468,42 +468,49 @@ impl TestContext {
 }
 
 /// An `AssignorDone` for `run` with `result`, reported as the registry's runner reports a
-/// module call (the coordinator's contract on `AssignorOutput`): an answer carrying an error
-/// is a failure, and an answer that fails [`check_response`] (cooperatively when the run asks)
-/// is a failure naming the culprit in `invalid_output`.
+/// module call (see [`runner_result`]).
 pub fn done_for(run: &AssignorRun, result: Result<AssignResponse, String>) -> AssignorDone {
+    AssignorDone {
+        group_id: run.group_id.clone(),
+        generation_id: run.generation_id,
+        run_id: run.run_id,
+        result: runner_result(&run.strategy, &run.request, run.cooperative, result),
+    }
+}
+
+/// What a runner returns for `result` (the coordinator's contract on `AssignorOutput`): an
+/// answer carrying an error is a failure, and an answer that fails [`check_response`]
+/// (cooperatively when asked) is a failure naming the culprit in `invalid_output`. Shared by
+/// the coordinator's and the driver's test runners so both check as the registry does.
+pub fn runner_result(
+    strategy: &str,
+    request: &AssignRequest,
+    cooperative: bool,
+    result: Result<AssignResponse, String>,
+) -> Result<AssignorOutput, AssignorFailure> {
     let failure = |message, invalid_output| AssignorFailure {
-        module: run.strategy.clone(),
+        module: strategy.to_owned(),
         version: Some(1),
         message,
         duration_us: 10,
         invalid_output,
     };
-    let result = match result {
-        Ok(response) => match (
-            &response.error,
-            check_response(&run.request, &response, run.cooperative),
-        ) {
-            (Some(error), _) => Err(failure(error.clone(), None)),
-            (None, Err(invalid)) => Err(failure(
-                format!("invalid output: {invalid}"),
-                Some(Box::new(invalid)),
-            )),
-            (None, Ok(_)) => Ok(AssignorOutput {
-                module: run.strategy.clone(),
-                version: 1,
-                response,
-                duration_us: 10,
-                fuel: 100,
-            }),
-        },
-        Err(message) => Err(failure(message, None)),
-    };
-    AssignorDone {
-        group_id: run.group_id.clone(),
-        generation_id: run.generation_id,
-        run_id: run.run_id,
-        result,
+    let response = result.map_err(|message| failure(message, None))?;
+    if let Some(error) = &response.error {
+        return Err(failure(error.clone(), None));
+    }
+    match check_response(request, &response, cooperative) {
+        Ok(_) => Ok(AssignorOutput {
+            module: strategy.to_owned(),
+            version: 1,
+            response,
+            duration_us: 10,
+            fuel: 100,
+        }),
+        Err(invalid) => Err(failure(
+            format!("invalid output: {invalid}"),
+            Some(Box::new(invalid)),
+        )),
     }
 }
 
