@@ -2,9 +2,11 @@
 //! each shard a single task owning one [`Coordinator`] and its keyed timers, assignor calls on
 //! the blocking pool, effects executed in order, persistence in the [`Store`].
 //!
-//! The wire layer calls [`Driver::request`] once per group request; the admin API calls the
-//! admin hooks ([`Driver::describe`], [`Driver::set_group_config`], ...). Nothing here decides
-//! group semantics: that is the coordinator's job.
+//! The wire layer calls [`Driver::call`] once per group request, with the request's own type
+//! and its own answer type back; the admin API calls the admin hooks ([`Driver::describe`],
+//! [`Driver::set_group_config`], ...). Nothing here decides group semantics: that is the
+//! coordinator's job. What runs the assignors is handed in ([`AssignorRunner`]); the driver
+//! knows neither the registry nor the sandbox.
 
 mod notices;
 mod runner;
@@ -27,8 +29,8 @@ pub use runner::AssignorRunner;
 
 use crate::coordinator::view::{StrategiesView, TopicsView};
 use crate::coordinator::{
-    AdminError, Coordinator, CoordinatorConfig, Event, GroupConfig, GroupDetail, GroupRequest,
-    GroupResponse, GroupSummary, RequestContext, error_response,
+    AdminError, Coordinator, CoordinatorConfig, Event, GroupCall, GroupConfig, GroupDetail,
+    GroupRequest, GroupResponse, GroupSummary, RequestContext, error_response,
 };
 use crate::store::{Store, StoreError};
 use shard::{Command, Shard};
@@ -104,20 +106,10 @@ struct Inner {
 
 impl Driver {
     /// Starts the shards. Restores persisted groups and offsets from `store` (stable groups
-    /// resume without a rebalance: heartbeat timers re-armed from now). Watches `topics` and
-    /// the registry's `subscribe()` for view changes and broadcasts them to every shard.
+    /// resume without a rebalance: heartbeat timers re-armed from now). Assignor runs go to
+    /// `runner` on the blocking pool. Watches `strategies` and `topics` for view changes and
+    /// broadcasts them to every shard.
     pub fn start(
-        config: DriverConfig,
-        registry: Arc<crate::registry::Registry>,
-        topics: watch::Receiver<TopicsView>,
-        store: Option<Store>,
-    ) -> Result<Driver, DriverError> {
-        let strategies = registry.subscribe();
-        Driver::start_with_runner(config, registry, strategies, topics, store)
-    }
-
-    /// [`Driver::start`] with any [`AssignorRunner`] and strategies view (tests, benches).
-    pub fn start_with_runner(
         config: DriverConfig,
         runner: Arc<dyn AssignorRunner>,
         strategies: watch::Receiver<Arc<StrategiesView>>,
@@ -189,8 +181,39 @@ impl Driver {
         &self.inner.shards[shard_of(group_id, self.inner.shards.len())]
     }
 
-    /// One request for one group; resolves when the coordinator answers (a parked JoinGroup or
-    /// SyncGroup resolves later). If the driver is shutting down: COORDINATOR_NOT_AVAILABLE.
+    /// One request for one group, answered with its own response type; resolves when the
+    /// coordinator answers (a parked JoinGroup or SyncGroup resolves later). If the driver is
+    /// shutting down: COORDINATOR_NOT_AVAILABLE, in the request's shape.
+    pub async fn call<R: GroupCall>(
+        &self,
+        group_id: &str,
+        ctx: RequestContext,
+        request: R,
+    ) -> R::Answer {
+        let request = request.into_request();
+        let shape = error_shape(&request);
+        let version = ctx.api_version;
+        R::answer(self.request(group_id, ctx, request).await).unwrap_or_else(|other| {
+            // The coordinator answers each request kind with its own kind (tested per kind);
+            // should that ever break, the client gets a retriable error (it looks the
+            // coordinator up again), not a wrong answer.
+            tracing::error!(
+                group = group_id,
+                asked = shape.api(),
+                answered = other.api(),
+                "coordinator answered with the wrong response kind"
+            );
+            let error = error_response(
+                version,
+                group_id,
+                &shape,
+                ResponseError::CoordinatorNotAvailable,
+            );
+            R::answer(error).unwrap_or_else(|_| unreachable!("error_response keeps the kind"))
+        })
+    }
+
+    /// [`Driver::call`] untyped: the coordinator's answer as it came.
     pub async fn request(
         &self,
         group_id: &str,
@@ -303,12 +326,17 @@ impl Driver {
         self.admin(group_id, command, rx).await
     }
 
-    /// Starts a rebalance of a group (members learn of it from their next Heartbeat).
-    pub async fn trigger_rebalance(&self, group_id: &str, reason: &str) -> Result<(), AdminError> {
+    /// Starts a rebalance of a group (members learn of it from their next Heartbeat); `why`
+    /// goes into the group's history.
+    pub async fn trigger_rebalance(
+        &self,
+        group_id: &str,
+        why: Option<String>,
+    ) -> Result<(), AdminError> {
         let (reply, rx) = oneshot::channel();
         let command = Command::Trigger {
             group_id: group_id.to_string(),
-            reason: reason.to_string(),
+            why,
             reply,
         };
         self.admin(group_id, command, rx).await

@@ -34,6 +34,7 @@ pub mod catalog;
 pub mod checks;
 pub mod cli;
 pub mod config;
+pub mod consumer_protocol;
 pub mod coordinator;
 pub mod driver;
 pub mod kafka;

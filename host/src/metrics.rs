@@ -300,7 +300,7 @@ impl Metrics {
                 self.rebalances
                     .get_or_create(&RebalanceLabels {
                         group: group.to_string(),
-                        reason: reason_category(reason).to_owned(),
+                        reason: reason.category().to_owned(),
                     })
                     .inc();
             }
@@ -362,37 +362,6 @@ const ALL_STATES: [GroupState; 5] = [
     GroupState::Stable,
     GroupState::Dead,
 ];
-
-/// The prefix of the reason the admin API gives for an operator-triggered rebalance, so it is
-/// counted as `operator`.
-pub const OPERATOR_REASON: &str = "operator request";
-
-/// A bounded category for a rebalance reason. The coordinator's reasons name members and
-/// topics, which must not become label values, so each is recognized by its fixed prefix and
-/// suffix (the coordinator's wording; ids sit between them). Unrecognized reasons are `other`.
-pub fn reason_category(reason: &str) -> &'static str {
-    const CATEGORIES: [(&str, &str, &str); 11] = [
-        (OPERATOR_REASON, "", "operator"),
-        ("adding new member", "", "member_joined"),
-        (
-            "member ",
-            "joined during PreparingRebalance",
-            "member_joined",
-        ),
-        ("member ", "changed its protocols", "member_rejoined"),
-        ("leader ", " rejoined", "member_rejoined"),
-        ("static member ", "", "static_member"),
-        ("members left", "", "member_left"),
-        ("member ", "session expired", "session_expired"),
-        ("members did not send SyncGroup", "", "sync_expired"),
-        ("partition count of topic", "", "metadata_changed"),
-        ("the assignor asked", "", "assignor_requested"),
-    ];
-    CATEGORIES
-        .iter()
-        .find(|(prefix, suffix, _)| reason.starts_with(prefix) && reason.ends_with(suffix))
-        .map_or("other", |(_, _, category)| category)
-}
 
 fn removal_label(reason: RemovalReason) -> &'static str {
     match reason {

@@ -281,7 +281,8 @@ async fn driver_requests_fill_the_request_span_and_the_run_nests_module_call_in_
         },
         ..DriverConfig::default()
     };
-    let driver = Driver::start(config, registry, topics_rx, None).expect("driver");
+    let strategies = registry.subscribe();
+    let driver = Driver::start(config, registry, strategies, topics_rx, None).expect("driver");
 
     // Kafka's two-step join: the first answer hands out the member id.
     let first = join(&driver, group, "").await;

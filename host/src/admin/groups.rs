@@ -18,8 +18,7 @@ use serde_json::{Value, json};
 use super::AdminState;
 use super::error::ApiError;
 use super::extract::JsonBody;
-use crate::coordinator::{GroupConfig, GroupDetail};
-use crate::metrics::OPERATOR_REASON;
+use crate::coordinator::{GroupConfig, GroupDetail, RebalanceReason};
 
 pub fn routes() -> Router<AdminState> {
     Router::new()
@@ -32,7 +31,7 @@ pub fn routes() -> Router<AdminState> {
 type Group = Result<Path<String>, PathRejection>;
 
 async fn list(State(state): State<AdminState>) -> Result<Json<Value>, ApiError> {
-    let groups = state.driver()?.groups().await;
+    let groups = state.driver.groups().await;
     Ok(Json(json!({ "groups": groups })))
 }
 
@@ -42,7 +41,7 @@ async fn describe(
 ) -> Result<Json<GroupDetail>, ApiError> {
     let Path(group) = group?;
     state
-        .driver()?
+        .driver
         .describe(&group)
         .await
         .map(Json)
@@ -70,7 +69,7 @@ async fn set_config(
     let Path(group) = group?;
     let span = tracing::Span::current();
     span.record("group", group.as_str());
-    let driver = state.driver()?;
+    let driver = state.driver;
     let mut strategy = body.strategy;
     if let Some(name) = &strategy {
         span.record("module", name.as_str());
@@ -121,11 +120,9 @@ async fn rebalance(
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     let Path(group) = group?;
     tracing::Span::current().record("group", group.as_str());
-    let reason = match body.and_then(|b| b.reason) {
-        Some(why) => format!("{OPERATOR_REASON}: {why}"),
-        None => OPERATOR_REASON.to_owned(),
-    };
-    state.driver()?.trigger_rebalance(&group, &reason).await?;
+    let why = body.and_then(|b| b.reason);
+    let reason = RebalanceReason::Operator { why: why.clone() }.to_string();
+    state.driver.trigger_rebalance(&group, why).await?;
     tracing::info!(%reason, "rebalance triggered");
     Ok((
         StatusCode::ACCEPTED,

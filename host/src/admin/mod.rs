@@ -29,7 +29,7 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, State};
-use axum::http::{StatusCode, header};
+use axum::http::header;
 use axum::response::IntoResponse;
 use axum::routing::get;
 use serde::{Deserialize, Serialize};
@@ -96,26 +96,12 @@ pub fn check_listen(config: &AdminConfig) -> Result<(), AdminConfigError> {
 #[derive(Clone)]
 pub struct AdminState {
     pub registry: Arc<Registry>,
-    /// `None` when the host runs without a group coordinator: group routes answer 503.
-    pub driver: Option<Driver>,
+    pub driver: Driver,
     pub catalog: Catalog,
     pub metrics: Arc<Metrics>,
     pub config: Arc<AdminConfig>,
     /// The registry's upload cap (`registry.max_module_bytes`), applied to upload bodies.
     pub max_module_bytes: usize,
-}
-
-impl AdminState {
-    /// The driver, or 503 when none runs.
-    fn driver(&self) -> Result<&Driver, ApiError> {
-        self.driver.as_ref().ok_or_else(|| {
-            ApiError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "coordinator_unavailable",
-                "this host runs without a group coordinator",
-            )
-        })
-    }
 }
 
 /// The whole API.
@@ -160,9 +146,7 @@ async fn healthz() -> impl IntoResponse {
 
 /// Prometheus scrape: the current-state gauges are recomputed first.
 async fn scrape(State(state): State<AdminState>) -> impl IntoResponse {
-    if let Some(driver) = &state.driver {
-        state.metrics.refresh_groups(&driver.groups().await);
-    }
+    state.metrics.refresh_groups(&state.driver.groups().await);
     state.metrics.refresh_modules(&state.registry);
     (
         [(header::CONTENT_TYPE, metrics::CONTENT_TYPE)],

@@ -44,7 +44,7 @@ async fn run(
     let (module_name, request) = match (body.group, body.scenario) {
         (Some(group), None) => {
             span.record("group", group.as_str());
-            let driver = state.driver()?;
+            let driver = state.driver;
             let detail = driver
                 .describe(&group)
                 .await

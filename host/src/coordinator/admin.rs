@@ -7,15 +7,14 @@ use std::collections::BTreeMap;
 use assignor_sdk::AssignRequest;
 use serde::Serialize;
 
-use super::Millis;
-use super::assignment::{CONSUMER, build_request};
+use super::api::Millis;
+use super::classic::group::Groups;
+use super::classic::rebalance;
+use super::classic::{CONSUMER, GroupState, Mode, RebalanceRecord, RunRecord, build_request};
 use super::config::GroupConfig;
-use super::event::Effect;
-use super::group::{Mode, RebalanceRecord, RunRecord};
-use super::rebalance;
-use super::shard::{Coordinator, Out};
-use super::state::GroupState;
-use super::subscription::{decode_assignment, decode_subscription};
+use super::context::{Ctx, Env};
+use super::event::{Effect, RebalanceReason};
+use crate::consumer_protocol::{decode_assignment, decode_subscription};
 
 /// One group in detail.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -77,165 +76,154 @@ pub enum AdminError {
     Storage(String),
 }
 
-impl Coordinator {
-    /// The detail of one group.
-    pub fn group_detail(&self, group_id: &str) -> Option<GroupDetail> {
-        let group = self.groups.get(group_id)?;
-        let key = group.protocol_key.as_deref().unwrap_or("");
-        let consumer = group.protocol_type.as_deref() == Some(CONSUMER);
-        let (mode, strategy) = match &group.mode {
-            Mode::Host { strategy, .. } => ("host", Some(strategy.clone())),
-            Mode::Relay => ("relay", None),
-        };
-        let members = group
-            .members
-            .values()
-            .map(|m| {
-                let subscription = consumer
-                    .then(|| m.metadata_for(key))
-                    .flatten()
-                    .and_then(|b| decode_subscription(b).ok())
-                    .map(|s| s.topics)
-                    .unwrap_or_default();
-                let partitions = match &group.mode {
-                    Mode::Host { .. } => m.given.clone(),
-                    Mode::Relay if consumer => decode_assignment(&m.assignment)
-                        .map(|(p, _)| p)
-                        .unwrap_or_default(),
-                    Mode::Relay => Vec::new(),
-                };
-                MemberDetail {
-                    member_id: m.id.to_string(),
-                    group_instance_id: m.group_instance_id.as_ref().map(|i| i.to_string()),
-                    client_id: m.client_id.clone(),
-                    client_host: m.client_host.clone(),
-                    protocol_name: m.protocol_name.clone(),
-                    subscription,
-                    assignment: partitions
-                        .into_iter()
-                        .map(|tp| (tp.topic, tp.partitions))
-                        .collect(),
-                }
-            })
-            .collect();
-        Some(GroupDetail {
-            group_id: group_id.to_string(),
-            state: group.state,
-            generation: group.generation_id,
-            protocol_type: group.protocol_type.clone(),
-            protocol: group.protocol_key.clone(),
-            mode,
-            strategy,
-            module_version: group.last_run.as_ref().and_then(|r| r.version),
-            config: self.env.config_of(group_id).cloned().unwrap_or_default(),
-            members,
-            last_run: group.last_run.clone(),
-            history: group.history.iter().cloned().collect(),
+/// The detail of one group.
+pub(crate) fn group_detail(env: &Env, groups: &Groups, group_id: &str) -> Option<GroupDetail> {
+    let group = groups.get(group_id)?;
+    let key = group.protocol_key.as_deref().unwrap_or("");
+    let consumer = group.protocol_type.as_deref() == Some(CONSUMER);
+    let (mode, strategy) = match &group.mode {
+        Mode::Host { strategy, .. } => ("host", Some(strategy.clone())),
+        Mode::Relay => ("relay", None),
+    };
+    let members = group
+        .members
+        .values()
+        .map(|m| {
+            let subscription = consumer
+                .then(|| m.metadata_for(key))
+                .flatten()
+                .and_then(|b| decode_subscription(b).ok())
+                .map(|s| s.topics)
+                .unwrap_or_default();
+            let partitions = match &group.mode {
+                Mode::Host { .. } => m.given.clone(),
+                Mode::Relay if consumer => decode_assignment(&m.assignment)
+                    .map(|(p, _)| p)
+                    .unwrap_or_default(),
+                Mode::Relay => Vec::new(),
+            };
+            MemberDetail {
+                member_id: m.id.to_string(),
+                group_instance_id: m.group_instance_id.as_ref().map(|i| i.to_string()),
+                client_id: m.client_id.clone(),
+                client_host: m.client_host.clone(),
+                protocol_name: m.protocol_name.clone(),
+                subscription,
+                assignment: partitions
+                    .into_iter()
+                    .map(|tp| (tp.topic, tp.partitions))
+                    .collect(),
+            }
         })
-    }
+        .collect();
+    Some(GroupDetail {
+        group_id: group_id.to_string(),
+        state: group.state,
+        generation: group.generation_id,
+        protocol_type: group.protocol_type.clone(),
+        protocol: group.protocol_key.clone(),
+        mode,
+        strategy,
+        module_version: group.last_run.as_ref().and_then(|r| r.version),
+        config: env.config_of(group_id),
+        members,
+        last_run: group.last_run.clone(),
+        history: group.history.iter().cloned().collect(),
+    })
+}
 
-    /// Every group of this shard, sorted by id.
-    pub fn group_summaries(&self) -> Vec<GroupSummary> {
-        let mut all: Vec<GroupSummary> = self
-            .groups
-            .values()
-            .map(|g| GroupSummary {
-                group_id: g.id.to_string(),
-                state: g.state,
-                protocol_type: g.protocol_type.clone(),
-                members: g.members.len(),
-                strategy: match &g.mode {
-                    Mode::Host { strategy, .. } => Some(strategy.clone()),
-                    Mode::Relay => None,
-                },
-            })
-            .collect();
-        all.sort_by(|a, b| a.group_id.cmp(&b.group_id));
-        all
-    }
+/// Every group of a shard, sorted by id.
+pub(crate) fn group_summaries(groups: &Groups) -> Vec<GroupSummary> {
+    let mut all: Vec<GroupSummary> = groups
+        .values()
+        .map(|g| GroupSummary {
+            group_id: g.id.to_string(),
+            state: g.state,
+            protocol_type: g.protocol_type.clone(),
+            members: g.members.len(),
+            strategy: match &g.mode {
+                Mode::Host { strategy, .. } => Some(strategy.clone()),
+                Mode::Relay => None,
+            },
+        })
+        .collect();
+    all.sort_by(|a, b| a.group_id.cmp(&b.group_id));
+    all
+}
 
-    /// Sets a group's operator configuration (persisted). It applies at the group's next
-    /// rebalance; none is forced. The group need not exist yet.
-    pub fn set_group_config(
-        &mut self,
-        group_id: &str,
-        config: GroupConfig,
-    ) -> Result<Vec<Effect>, AdminError> {
-        if config.pinned_version.is_some() && config.strategy.is_none() {
-            return Err(AdminError::PinWithoutStrategy);
-        }
-        let config = match &config.strategy {
-            Some(s) => {
-                let canonical = self
-                    .env
-                    .strategies
-                    .canonical(s)
-                    .ok_or_else(|| AdminError::UnknownStrategy(s.clone()))?
-                    .to_string();
-                GroupConfig {
-                    strategy: Some(canonical),
-                    ..config
-                }
-            }
-            None => config,
-        };
-        self.env
-            .configs
-            .insert(group_id.to_string(), config.clone());
-        Ok(vec![Effect::PersistGroupConfig {
-            group_id: group_id.to_string(),
-            config,
-        }])
+/// Sets a group's operator configuration (persisted). It applies at the group's next
+/// rebalance; none is forced. The group need not exist yet.
+pub(crate) fn set_group_config(
+    env: &mut Env,
+    group_id: &str,
+    config: GroupConfig,
+) -> Result<Vec<Effect>, AdminError> {
+    if config.pinned_version.is_some() && config.strategy.is_none() {
+        return Err(AdminError::PinWithoutStrategy);
     }
-
-    /// Starts a rebalance of a group with members (members learn of it from Heartbeat).
-    pub fn trigger_rebalance(
-        &mut self,
-        now: Millis,
-        group_id: &str,
-        reason: &str,
-    ) -> Result<Vec<Effect>, AdminError> {
-        let group = self
-            .groups
-            .get_mut(group_id)
-            .ok_or_else(|| AdminError::GroupNotFound(group_id.to_string()))?;
-        let mut out = Out::default();
-        match group.state {
-            GroupState::Empty | GroupState::Dead => {
-                return Err(AdminError::GroupEmpty(group_id.to_string()));
-            }
-            GroupState::PreparingRebalance => {}
-            GroupState::CompletingRebalance | GroupState::Stable => {
-                rebalance::prepare(&mut self.env, group, now, reason, &mut out);
+    let config = match &config.strategy {
+        Some(s) => {
+            let canonical = env
+                .strategies
+                .canonical(s)
+                .ok_or_else(|| AdminError::UnknownStrategy(s.clone()))?
+                .to_string();
+            GroupConfig {
+                strategy: Some(canonical),
+                ..config
             }
         }
-        Ok(out.effects)
-    }
+        None => config,
+    };
+    env.configs.insert(group_id.to_string(), config.clone());
+    Ok(vec![Effect::PersistGroupConfig {
+        group_id: group_id.to_string(),
+        config,
+    }])
+}
 
-    /// The request a rebalance of `group_id` with `strategy` would send now (for simulate).
-    pub fn assign_request(
-        &self,
-        now: Millis,
-        group_id: &str,
-        strategy: &str,
-    ) -> Option<AssignRequest> {
-        let group = self.groups.get(group_id)?;
-        if group.members.is_empty() {
-            return None;
+/// Starts a rebalance of a group with members (members learn of it from Heartbeat).
+pub(crate) fn trigger_rebalance(
+    ctx: &mut Ctx,
+    groups: &mut Groups,
+    group_id: &str,
+    why: Option<String>,
+) -> Result<(), AdminError> {
+    let group = groups
+        .get_mut(group_id)
+        .ok_or_else(|| AdminError::GroupNotFound(group_id.to_string()))?;
+    match group.state {
+        GroupState::Empty | GroupState::Dead => {
+            return Err(AdminError::GroupEmpty(group_id.to_string()));
         }
-        let params = self
-            .env
-            .config_of(group_id)
-            .map(|c| c.params.clone())
-            .unwrap_or_default();
-        let (request, _, _) = build_request(
-            group,
-            &self.env.topics,
-            params,
-            strategy,
-            group.generation_id + 1,
-            now,
-        );
-        Some(request)
+        GroupState::PreparingRebalance => {}
+        GroupState::CompletingRebalance | GroupState::Stable => {
+            rebalance::prepare(ctx, group, RebalanceReason::Operator { why });
+        }
     }
+    Ok(())
+}
+
+/// The request a rebalance of `group_id` with `strategy` would send now (for simulate).
+pub(crate) fn assign_request(
+    env: &Env,
+    groups: &Groups,
+    now: Millis,
+    group_id: &str,
+    strategy: &str,
+) -> Option<AssignRequest> {
+    let group = groups.get(group_id)?;
+    if group.members.is_empty() {
+        return None;
+    }
+    let params = env.config_of(group_id).params;
+    let (request, _, _) = build_request(
+        group,
+        &env.topics,
+        params,
+        strategy,
+        group.generation_id + 1,
+        now,
+    );
+    Some(request)
 }

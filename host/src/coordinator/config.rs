@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::Millis;
+use super::api::Millis;
 
 /// Settings of one [`super::Coordinator`]. `Default` gives Kafka's broker defaults
 /// (`group.min.session.timeout.ms` 6000, `group.max.session.timeout.ms` 1800000,

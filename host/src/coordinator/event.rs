@@ -6,11 +6,11 @@ use std::sync::Arc;
 
 use assignor_sdk::{AssignRequest, AssignResponse};
 
+use super::api::{GroupRequest, GroupResponse, Millis, ReplyTo, RequestContext};
+use super::classic::state::GroupState;
 use super::config::GroupConfig;
 use super::snapshot::{GroupSnapshot, OffsetRecord};
-use super::state::GroupState;
 use super::view::{StrategiesView, TopicsView};
-use super::{GroupRequest, GroupResponse, Millis, ReplyTo, RequestContext};
 use crate::checks::OutputError;
 
 /// An input to [`super::Coordinator::handle`].
@@ -171,6 +171,123 @@ pub enum RemovalReason {
     PendingExpired,
 }
 
+/// Why a rebalance started. The text ([`std::fmt::Display`]) names members and topics, for the
+/// logs and the group's history; [`RebalanceReason::category`] is the bounded label metrics
+/// count by.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RebalanceReason {
+    /// A member joined an empty or stable group (or a pending member came back with its id).
+    MemberAdded { member: Arc<str> },
+    /// A known member sent JoinGroup while the group was already preparing a rebalance.
+    MemberJoinedDuringRebalance { member: Arc<str> },
+    /// A member rejoined with different protocols or metadata.
+    ProtocolsChanged { member: Arc<str> },
+    /// A client leader (relay mode) rejoined a stable group: how Kafka's leaders ask for one.
+    LeaderRejoined { member: Arc<str> },
+    /// A static member's replacement changed the selected protocol.
+    StaticMemberChangedProtocols { member: Arc<str> },
+    /// A static member was replaced while the group waited for its assignment.
+    StaticMemberReplaced { member: Arc<str> },
+    /// LeaveGroup removed these members, each with the reason its client gave (KIP-800).
+    MembersLeft {
+        members: Vec<(Arc<str>, Option<String>)>,
+    },
+    /// A member stopped heartbeating for its session timeout.
+    SessionExpired { member: Arc<str> },
+    /// Members did not send SyncGroup within the rebalance timeout.
+    SyncExpired,
+    /// A subscribed topic's partition count changed (or the topic appeared: from 0).
+    PartitionCountChanged {
+        topic: String,
+        before: i32,
+        after: i32,
+    },
+    /// The module's answer asked for another rebalance (`rebalance_after_ms`).
+    AssignorFollowUp,
+    /// The operator asked for one (admin API, `group rebalance`), optionally saying why.
+    Operator { why: Option<String> },
+}
+
+impl RebalanceReason {
+    /// A label from a small fixed set: member and topic names must never become label values.
+    pub fn category(&self) -> &'static str {
+        match self {
+            RebalanceReason::MemberAdded { .. }
+            | RebalanceReason::MemberJoinedDuringRebalance { .. } => "member_joined",
+            RebalanceReason::ProtocolsChanged { .. } | RebalanceReason::LeaderRejoined { .. } => {
+                "member_rejoined"
+            }
+            RebalanceReason::StaticMemberChangedProtocols { .. }
+            | RebalanceReason::StaticMemberReplaced { .. } => "static_member",
+            RebalanceReason::MembersLeft { .. } => "member_left",
+            RebalanceReason::SessionExpired { .. } => "session_expired",
+            RebalanceReason::SyncExpired => "sync_expired",
+            RebalanceReason::PartitionCountChanged { .. } => "metadata_changed",
+            RebalanceReason::AssignorFollowUp => "assignor_requested",
+            RebalanceReason::Operator { .. } => "operator",
+        }
+    }
+}
+
+impl std::fmt::Display for RebalanceReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RebalanceReason::MemberAdded { member } => write!(f, "adding new member {member}"),
+            RebalanceReason::MemberJoinedDuringRebalance { member } => {
+                write!(f, "member {member} joined during PreparingRebalance")
+            }
+            RebalanceReason::ProtocolsChanged { member } => {
+                write!(f, "member {member} changed its protocols")
+            }
+            RebalanceReason::LeaderRejoined { member } => write!(f, "leader {member} rejoined"),
+            RebalanceReason::StaticMemberChangedProtocols { member } => {
+                write!(
+                    f,
+                    "static member {member} rejoined with a change of protocol"
+                )
+            }
+            RebalanceReason::StaticMemberReplaced { member } => {
+                write!(
+                    f,
+                    "static member {member} replaced during CompletingRebalance"
+                )
+            }
+            RebalanceReason::MembersLeft { members } => {
+                f.write_str("members left: ")?;
+                for (i, (member, why)) in members.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{member} ({})", why.as_deref().unwrap_or("not provided"))?;
+                }
+                Ok(())
+            }
+            RebalanceReason::SessionExpired { member } => {
+                write!(f, "member {member} session expired")
+            }
+            RebalanceReason::SyncExpired => f.write_str("members did not send SyncGroup in time"),
+            RebalanceReason::PartitionCountChanged {
+                topic,
+                before,
+                after,
+            } => write!(
+                f,
+                "partition count of topic {topic} changed from {before} to {after}"
+            ),
+            RebalanceReason::AssignorFollowUp => f.write_str("the assignor asked for a rebalance"),
+            RebalanceReason::Operator { why: None } => f.write_str("operator request"),
+            RebalanceReason::Operator { why: Some(why) } => write!(f, "operator request: {why}"),
+        }
+    }
+}
+
+/// Serialised as its text (the admin API's history shows what the logs say).
+impl serde::Serialize for RebalanceReason {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
 /// How an assignor step ended.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case", tag = "kind", content = "detail")]
@@ -196,7 +313,7 @@ pub enum Notice {
     RebalanceStarted {
         group: Arc<str>,
         generation: i32,
-        reason: String,
+        reason: RebalanceReason,
     },
     GenerationCompleted {
         group: Arc<str>,

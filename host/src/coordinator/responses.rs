@@ -17,7 +17,9 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::StrBytes;
 
-use super::{GroupRequest, GroupResponse, OffsetFetchQuery, OffsetFetchResult, PartitionOffset};
+use super::api::{
+    GroupRequest, GroupResponse, OffsetFetchQuery, OffsetFetchResult, PartitionOffset,
+};
 
 pub(crate) fn s(value: &str) -> StrBytes {
     StrBytes::from_string(value.to_string())
@@ -213,7 +215,9 @@ pub fn error_response(
         GroupRequest::OffsetFetch(q) => {
             GroupResponse::OffsetFetch(offset_fetch_error(api_version, q, code))
         }
-        GroupRequest::DescribeGroup => GroupResponse::DescribeGroup(described_dead(group_id, code)),
-        GroupRequest::DeleteGroup => GroupResponse::DeleteGroup(code),
+        GroupRequest::DescribeGroup(_) => {
+            GroupResponse::DescribeGroup(described_dead(group_id, code))
+        }
+        GroupRequest::DeleteGroup(_) => GroupResponse::DeleteGroup(code),
     }
 }

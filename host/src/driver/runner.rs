@@ -1,5 +1,6 @@
-//! How the driver runs a strategy: the [`AssignorRunner`] trait, implemented for the
-//! [`Registry`] (modules in the sandbox) and by test fakes. It is called on the blocking pool;
+//! How the driver runs a strategy: the [`AssignorRunner`] trait, implemented for the registry
+//! (modules in the sandbox, `server/assignors.rs`) and by test fakes. It is called on the
+//! blocking pool;
 //! the coordinator only ever sees the plain [`AssignorOutput`] / [`AssignorFailure`] and
 //! installs an output without checking it again, so a runner must check (see
 //! [`AssignorOutput`]).
@@ -7,8 +8,6 @@
 use assignor_sdk::AssignRequest;
 
 use crate::coordinator::{AssignorFailure, AssignorOutput};
-use crate::registry::{Registry, RunErrorKind};
-use crate::sandbox::CallError;
 
 /// Runs one strategy on one request. Blocking; called off the shards.
 pub trait AssignorRunner: Send + Sync + 'static {
@@ -22,37 +21,4 @@ pub trait AssignorRunner: Send + Sync + 'static {
         request: &AssignRequest,
         cooperative: bool,
     ) -> Result<AssignorOutput, AssignorFailure>;
-}
-
-impl AssignorRunner for Registry {
-    fn run(
-        &self,
-        strategy: &str,
-        pinned_version: Option<u32>,
-        request: &AssignRequest,
-        cooperative: bool,
-    ) -> Result<AssignorOutput, AssignorFailure> {
-        match Registry::run(self, strategy, pinned_version, request, cooperative) {
-            Ok(report) => Ok(AssignorOutput {
-                module: report.module,
-                version: report.version,
-                response: report.response,
-                duration_us: report.stats.duration.as_micros() as u64,
-                fuel: report.stats.fuel_used,
-            }),
-            Err(error) => Err(AssignorFailure {
-                message: error.to_string(),
-                duration_us: error
-                    .stats
-                    .as_ref()
-                    .map_or(0, |s| s.duration.as_micros() as u64),
-                invalid_output: match error.kind {
-                    RunErrorKind::Call(CallError::Invalid(invalid)) => Some(Box::new(invalid)),
-                    _ => None,
-                },
-                module: error.module,
-                version: error.version,
-            }),
-        }
-    }
 }

@@ -50,7 +50,7 @@ pub(crate) enum Command {
     },
     Trigger {
         group_id: String,
-        reason: String,
+        why: Option<String>,
         reply: oneshot::Sender<Result<(), AdminError>>,
     },
     AssignRequest {
@@ -178,11 +178,11 @@ impl Shard {
             }
             Command::Trigger {
                 group_id,
-                reason,
+                why,
                 reply,
             } => {
                 let now = self.now();
-                let result = match self.coordinator.trigger_rebalance(now, &group_id, &reason) {
+                let result = match self.coordinator.trigger_rebalance(now, &group_id, why) {
                     Ok(effects) => {
                         let _ = self.execute(effects).await;
                         Ok(())

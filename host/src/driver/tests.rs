@@ -75,8 +75,7 @@ fn start(
         random_seed: false,
         ..DriverConfig::default()
     };
-    let driver =
-        Driver::start_with_runner(config, runner, strategies_rx, topics_rx, store).unwrap();
+    let driver = Driver::start(config, runner, strategies_rx, topics_rx, store).unwrap();
     Fixture {
         driver,
         topics,
@@ -434,10 +433,15 @@ async fn driver_admin_hooks_configure_trigger_and_simulate() {
     assert_eq!(request.generation_id, a.generation_id + 1);
     assert!(f.driver.assign_request("missing", "range").await.is_none());
     assert_eq!(
-        f.driver.trigger_rebalance("missing", "x").await,
+        f.driver
+            .trigger_rebalance("missing", Some("x".into()))
+            .await,
         Err(AdminError::GroupNotFound("missing".into()))
     );
-    f.driver.trigger_rebalance("g", "operator").await.unwrap();
+    f.driver
+        .trigger_rebalance("g", Some("operator".into()))
+        .await
+        .unwrap();
     assert_eq!(
         heartbeat(&f.driver, "g", &a).await,
         ResponseError::RebalanceInProgress.code()
@@ -493,7 +497,7 @@ fn driver_refuses_zero_shards_and_needs_a_runtime() {
         ..DriverConfig::default()
     };
     assert!(matches!(
-        Driver::start_with_runner(
+        Driver::start(
             config,
             FakeRunner::native(),
             strategies.clone(),
@@ -503,7 +507,7 @@ fn driver_refuses_zero_shards_and_needs_a_runtime() {
         Err(DriverError::Config(_))
     ));
     assert!(matches!(
-        Driver::start_with_runner(
+        Driver::start(
             DriverConfig::default(),
             FakeRunner::native(),
             strategies,

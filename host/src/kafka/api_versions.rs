@@ -35,34 +35,14 @@ pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
     (ApiKey::DeleteGroups, 0, 2),
 ];
 
-/// The APIs answered by the group coordinator: served (and advertised) only when the host has
-/// one attached.
-pub fn needs_coordinator(api: ApiKey) -> bool {
-    matches!(
-        api,
-        ApiKey::OffsetCommit
-            | ApiKey::OffsetFetch
-            | ApiKey::JoinGroup
-            | ApiKey::Heartbeat
-            | ApiKey::LeaveGroup
-            | ApiKey::SyncGroup
-            | ApiKey::DescribeGroups
-            | ApiKey::ListGroups
-            | ApiKey::DeleteGroups
-    )
-}
-
-/// What the host advertises: the whole table with a coordinator, the rest without.
-pub fn advertised(with_groups: bool) -> impl Iterator<Item = (ApiKey, i16, i16)> {
-    SUPPORTED
-        .iter()
-        .copied()
-        .filter(move |&(key, ..)| with_groups || !needs_coordinator(key))
+/// What the host advertises: every API it serves with its version range.
+pub fn advertised() -> impl Iterator<Item = (ApiKey, i16, i16)> {
+    SUPPORTED.iter().copied()
 }
 
 /// Whether the host serves `api` at `version`.
-pub fn is_served(api: ApiKey, version: i16, with_groups: bool) -> bool {
-    advertised(with_groups).any(|(key, min, max)| key == api && (min..=max).contains(&version))
+pub fn is_served(api: ApiKey, version: i16) -> bool {
+    advertised().any(|(key, min, max)| key == api && (min..=max).contains(&version))
 }
 
 fn entry(key: ApiKey, min: i16, max: i16) -> ApiVersion {
@@ -73,11 +53,7 @@ fn entry(key: ApiKey, min: i16, max: i16) -> ApiVersion {
 }
 
 /// The answer to an ApiVersions request the host could decode.
-pub fn handle(
-    request: &ApiVersionsRequest,
-    version: i16,
-    with_groups: bool,
-) -> ApiVersionsResponse {
+pub fn handle(request: &ApiVersionsRequest, version: i16) -> ApiVersionsResponse {
     if version >= 3
         && !(is_valid_software(&request.client_software_name)
             && is_valid_software(&request.client_software_version))
@@ -87,7 +63,7 @@ pub fn handle(
             .with_error_code(ResponseError::InvalidRequest.code());
     }
     ApiVersionsResponse::default().with_api_keys(
-        advertised(with_groups)
+        advertised()
             .map(|(key, min, max)| entry(key, min, max))
             .collect(),
     )
@@ -138,17 +114,9 @@ mod tests {
 
     #[test]
     fn advertises_the_whole_table() {
-        let response = handle(&ApiVersionsRequest::default(), 2, true);
+        let response = handle(&ApiVersionsRequest::default(), 2);
         assert_eq!(response.error_code, 0);
         assert_eq!(response.api_keys.len(), SUPPORTED.len());
-        let without = handle(&ApiVersionsRequest::default(), 2, false);
-        assert_eq!(without.api_keys.len(), SUPPORTED.len() - 9);
-        assert!(
-            without
-                .api_keys
-                .iter()
-                .all(|k| k.api_key != ApiKey::JoinGroup as i16)
-        );
         let fetch = response
             .api_keys
             .iter()
@@ -162,20 +130,17 @@ mod tests {
         let ok = ApiVersionsRequest::default()
             .with_client_software_name(StrBytes::from_static_str("librdkafka"))
             .with_client_software_version(StrBytes::from_static_str("2.12.1"));
-        assert_eq!(handle(&ok, 3, true).error_code, 0);
+        assert_eq!(handle(&ok, 3).error_code, 0);
         for (name, version) in [("", "1"), ("x", "1.0-"), ("a b", "1"), ("x", "1+2")] {
             let bad = ApiVersionsRequest::default()
                 .with_client_software_name(StrBytes::from_string(name.into()))
                 .with_client_software_version(StrBytes::from_string(version.into()));
-            let response = handle(&bad, 3, true);
+            let response = handle(&bad, 3);
             assert_eq!(response.error_code, 42, "{name:?} {version:?}");
             assert!(response.api_keys.is_empty());
         }
         // Below v3 the fields do not exist and are not checked.
-        assert_eq!(
-            handle(&ApiVersionsRequest::default(), 2, true).error_code,
-            0
-        );
+        assert_eq!(handle(&ApiVersionsRequest::default(), 2).error_code, 0);
     }
 
     #[test]

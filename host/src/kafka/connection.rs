@@ -75,9 +75,7 @@ impl Connection {
                 Ok(None) => return Ok(()),
                 Err(e) => return Err(e.to_string()),
             };
-            let request = match request::parse(frame.freeze(), self.broker.groups.is_some())
-                .map_err(|e| e.to_string())?
-            {
+            let request = match request::parse(frame.freeze()).map_err(|e| e.to_string())? {
                 Inbound::UnsupportedApiVersions(header) => {
                     debug!(
                         version = header.request_api_version,

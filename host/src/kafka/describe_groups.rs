@@ -7,8 +7,9 @@
 use kafka_protocol::messages::{DescribeGroupsRequest, DescribeGroupsResponse, RequestHeader};
 
 use super::Client;
-use super::groups::{Groups, context, mismatch};
-use crate::coordinator::{GroupRequest, GroupResponse};
+use super::groups::context;
+use crate::coordinator::DescribeGroup;
+use crate::driver::Driver;
 
 /// Kafka `AclOperation` bits for a group: READ (3), DELETE (6), DESCRIBE (8).
 const GROUP_OPERATIONS: i32 = (1 << 3) | (1 << 6) | (1 << 8);
@@ -16,25 +17,17 @@ const GROUP_OPERATIONS: i32 = (1 << 3) | (1 << 6) | (1 << 8);
 const NOT_REQUESTED: i32 = i32::MIN;
 
 pub async fn handle(
-    groups: &dyn Groups,
+    driver: &Driver,
     client: &Client,
     header: &RequestHeader,
     request: DescribeGroupsRequest,
-) -> Result<DescribeGroupsResponse, String> {
+) -> DescribeGroupsResponse {
     let version = header.request_api_version;
     let mut described = Vec::with_capacity(request.groups.len());
     for group_id in request.groups {
-        let answer = groups
-            .request(
-                group_id.as_str(),
-                context(client, header),
-                GroupRequest::DescribeGroup,
-            )
+        let mut group = driver
+            .call(group_id.as_str(), context(client, header), DescribeGroup)
             .await;
-        let mut group = match answer {
-            GroupResponse::DescribeGroup(group) => group,
-            other => return Err(mismatch("DescribeGroups", &other)),
-        };
         group.authorized_operations = if version >= 3 && request.include_authorized_operations {
             GROUP_OPERATIONS
         } else {
@@ -48,5 +41,5 @@ pub async fn handle(
         }
         described.push(group);
     }
-    Ok(DescribeGroupsResponse::default().with_groups(described))
+    DescribeGroupsResponse::default().with_groups(described)
 }

@@ -3,25 +3,17 @@
 use kafka_protocol::messages::{HeartbeatRequest, HeartbeatResponse, RequestHeader};
 
 use super::Client;
-use super::groups::{Groups, context, mismatch};
-use crate::coordinator::{GroupRequest, GroupResponse};
+use super::groups::context;
+use crate::driver::Driver;
 
 pub async fn handle(
-    groups: &dyn Groups,
+    driver: &Driver,
     client: &Client,
     header: &RequestHeader,
     request: HeartbeatRequest,
-) -> Result<HeartbeatResponse, String> {
+) -> HeartbeatResponse {
     let group_id = request.group_id.to_string();
-    let answer = groups
-        .request(
-            &group_id,
-            context(client, header),
-            GroupRequest::Heartbeat(request),
-        )
-        .await;
-    match answer {
-        GroupResponse::Heartbeat(response) => Ok(response),
-        other => Err(mismatch("Heartbeat", &other)),
-    }
+    driver
+        .call(&group_id, context(client, header), request)
+        .await
 }

@@ -4,31 +4,22 @@
 use kafka_protocol::messages::{JoinGroupRequest, JoinGroupResponse, RequestHeader};
 
 use super::Client;
-use super::groups::{Groups, context, mismatch};
-use crate::coordinator::{GroupRequest, GroupResponse};
+use super::groups::context;
+use crate::driver::Driver;
 
 pub async fn handle(
-    groups: &dyn Groups,
+    driver: &Driver,
     client: &Client,
     header: &RequestHeader,
     request: JoinGroupRequest,
-) -> Result<JoinGroupResponse, String> {
+) -> JoinGroupResponse {
     let group_id = request.group_id.to_string();
-    let answer = groups
-        .request(
-            &group_id,
-            context(client, header),
-            GroupRequest::JoinGroup(request),
-        )
+    let mut response = driver
+        .call(&group_id, context(client, header), request)
         .await;
-    match answer {
-        GroupResponse::JoinGroup(mut response) => {
-            if header.request_api_version < 9 {
-                // SkipAssignment exists from v9 only.
-                response.skip_assignment = false;
-            }
-            Ok(response)
-        }
-        other => Err(mismatch("JoinGroup", &other)),
+    if header.request_api_version < 9 {
+        // SkipAssignment exists from v9 only.
+        response.skip_assignment = false;
     }
+    response
 }

@@ -7,35 +7,26 @@
 use kafka_protocol::messages::{LeaveGroupRequest, LeaveGroupResponse, RequestHeader};
 
 use super::Client;
-use super::groups::{Groups, context, mismatch};
-use crate::coordinator::{GroupRequest, GroupResponse};
+use super::groups::context;
+use crate::driver::Driver;
 
 pub async fn handle(
-    groups: &dyn Groups,
+    driver: &Driver,
     client: &Client,
     header: &RequestHeader,
     request: LeaveGroupRequest,
-) -> Result<LeaveGroupResponse, String> {
+) -> LeaveGroupResponse {
     let group_id = request.group_id.to_string();
-    let answer = groups
-        .request(
-            &group_id,
-            context(client, header),
-            GroupRequest::LeaveGroup(request),
-        )
+    let mut response = driver
+        .call(&group_id, context(client, header), request)
         .await;
-    match answer {
-        GroupResponse::LeaveGroup(mut response) => {
-            if header.request_api_version < 3 {
-                if response.error_code == 0
-                    && let Some(member) = response.members.iter().find(|m| m.error_code != 0)
-                {
-                    response.error_code = member.error_code;
-                }
-                response.members.clear();
-            }
-            Ok(response)
+    if header.request_api_version < 3 {
+        if response.error_code == 0
+            && let Some(member) = response.members.iter().find(|m| m.error_code != 0)
+        {
+            response.error_code = member.error_code;
         }
-        other => Err(mismatch("LeaveGroup", &other)),
+        response.members.clear();
     }
+    response
 }

@@ -4,10 +4,10 @@
 use kafka_protocol::messages::{ListGroupsRequest, ListGroupsResponse};
 use kafka_protocol::protocol::StrBytes;
 
-use super::groups::Groups;
+use crate::driver::Driver;
 
 pub async fn handle(
-    groups: &dyn Groups,
+    driver: &Driver,
     request: ListGroupsRequest,
     version: i16,
 ) -> ListGroupsResponse {
@@ -17,7 +17,7 @@ pub async fn handle(
         .map(|s| s.to_string())
         .collect();
     let types: Vec<String> = request.types_filter.iter().map(|s| s.to_string()).collect();
-    let mut listed = groups.list_groups(&states, &types).await;
+    let mut listed = driver.list_groups(&states, &types).await;
     for group in &mut listed {
         if version < 4 {
             group.group_state = StrBytes::default();

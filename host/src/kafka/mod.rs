@@ -41,7 +41,7 @@ mod sync_group;
 use std::sync::Arc;
 
 use crate::catalog::Catalog;
-use groups::Groups;
+use crate::driver::Driver;
 
 /// How the host presents itself as a broker: the one node of its cluster.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,8 +58,8 @@ pub struct Broker {
     pub node: Node,
     pub cluster_id: String,
     pub catalog: Catalog,
-    /// The group coordinator; without one the group APIs are neither advertised nor served.
-    pub groups: Option<Arc<dyn Groups>>,
+    /// The group coordinator's runtime, which every group API is handed to.
+    pub driver: Driver,
     /// Where answered requests are counted (by API and error code); `None` counts nothing.
     pub metrics: Option<Arc<crate::metrics::Metrics>>,
 }

@@ -13,17 +13,15 @@ use kafka_protocol::messages::{
     OffsetCommitRequest, OffsetCommitResponse, RequestHeader, TopicName,
 };
 
-use super::groups::{Groups, context, mismatch};
+use super::groups::context;
 use super::{Broker, Client};
-use crate::coordinator::{GroupRequest, GroupResponse};
 
 pub async fn handle(
     broker: &Broker,
-    groups: &dyn Groups,
     client: &Client,
     header: &RequestHeader,
     request: OffsetCommitRequest,
-) -> Result<OffsetCommitResponse, String> {
+) -> OffsetCommitResponse {
     let catalog = broker.catalog.topics();
     let exists = |topic: &TopicName, partition: i32| {
         catalog
@@ -57,17 +55,10 @@ pub async fn handle(
     let mut decided: HashMap<(TopicName, i32), i16> = HashMap::new();
     if !known.topics.is_empty() {
         let group_id = known.group_id.to_string();
-        let answer = groups
-            .request(
-                &group_id,
-                context(client, header),
-                GroupRequest::OffsetCommit(known),
-            )
+        let response = broker
+            .driver
+            .call(&group_id, context(client, header), known)
             .await;
-        let response = match answer {
-            GroupResponse::OffsetCommit(response) => response,
-            other => return Err(mismatch("OffsetCommit", &other)),
-        };
         for topic in response.topics {
             for partition in topic.partitions {
                 decided.insert(
@@ -103,5 +94,5 @@ pub async fn handle(
                 .with_partitions(partitions)
         })
         .collect();
-    Ok(OffsetCommitResponse::default().with_topics(topics))
+    OffsetCommitResponse::default().with_topics(topics)
 }

@@ -14,17 +14,16 @@ use kafka_protocol::messages::{OffsetFetchRequest, OffsetFetchResponse, RequestH
 use kafka_protocol::protocol::StrBytes;
 
 use super::Client;
-use super::groups::{Groups, context, mismatch};
-use crate::coordinator::{
-    GroupRequest, GroupResponse, OffsetFetchQuery, OffsetFetchResult, PartitionOffset,
-};
+use super::groups::context;
+use crate::coordinator::{OffsetFetchQuery, PartitionOffset};
+use crate::driver::Driver;
 
 pub async fn handle(
-    groups: &dyn Groups,
+    driver: &Driver,
     client: &Client,
     header: &RequestHeader,
     request: OffsetFetchRequest,
-) -> Result<OffsetFetchResponse, String> {
+) -> OffsetFetchResponse {
     let version = header.request_api_version;
     if version >= 8 {
         let mut answered = Vec::with_capacity(request.groups.len());
@@ -40,7 +39,9 @@ pub async fn handle(
                 member_id: group.member_id.map(|m| m.to_string()),
                 member_epoch: group.member_epoch,
             };
-            let result = fetch(groups, client, header, group.group_id.as_str(), query).await?;
+            let result = driver
+                .call(group.group_id.as_str(), context(client, header), query)
+                .await;
             answered.push(
                 OffsetFetchResponseGroup::default()
                     .with_group_id(group.group_id)
@@ -58,7 +59,7 @@ pub async fn handle(
                     ),
             );
         }
-        return Ok(OffsetFetchResponse::default().with_groups(answered));
+        return OffsetFetchResponse::default().with_groups(answered);
     }
 
     let query = OffsetFetchQuery {
@@ -72,7 +73,9 @@ pub async fn handle(
         member_id: None,
         member_epoch: -1,
     };
-    let result = fetch(groups, client, header, request.group_id.as_str(), query).await?;
+    let result = driver
+        .call(request.group_id.as_str(), context(client, header), query)
+        .await;
     let group_error = result.error_code;
     let topics = result
         .topics
@@ -99,27 +102,7 @@ pub async fn handle(
     if version >= 2 {
         response.error_code = group_error;
     }
-    Ok(response)
-}
-
-async fn fetch(
-    groups: &dyn Groups,
-    client: &Client,
-    header: &RequestHeader,
-    group_id: &str,
-    query: OffsetFetchQuery,
-) -> Result<OffsetFetchResult, String> {
-    let answer = groups
-        .request(
-            group_id,
-            context(client, header),
-            GroupRequest::OffsetFetch(query),
-        )
-        .await;
-    match answer {
-        GroupResponse::OffsetFetch(result) => Ok(result),
-        other => Err(mismatch("OffsetFetch", &other)),
-    }
+    response
 }
 
 fn topic(name: String) -> TopicName {

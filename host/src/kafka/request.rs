@@ -67,9 +67,8 @@ pub enum ProtocolError {
     },
 }
 
-/// Decodes one request frame (without its size prefix). `with_groups` says whether the group
-/// APIs are served (a coordinator is attached).
-pub fn parse(frame: Bytes, with_groups: bool) -> Result<Inbound, ProtocolError> {
+/// Decodes one request frame (without its size prefix).
+pub fn parse(frame: Bytes) -> Result<Inbound, ProtocolError> {
     if frame.len() < 4 {
         return Err(ProtocolError::Truncated { len: frame.len() });
     }
@@ -79,7 +78,7 @@ pub fn parse(frame: Bytes, with_groups: bool) -> Result<Inbound, ProtocolError> 
         api_key: raw_key,
         api_version,
     })?;
-    let served = api_versions::is_served(api_key, api_version, with_groups);
+    let served = api_versions::is_served(api_key, api_version);
     if !served && api_key != ApiKey::ApiVersions {
         return Err(ProtocolError::UnsupportedVersion {
             api_key,
@@ -164,11 +163,9 @@ mod tests {
 
     #[test]
     fn served_requests_decode_with_their_header() {
-        let Inbound::Request(request) = parse(
-            frame(ApiKey::Metadata, 12, &MetadataRequest::default()),
-            true,
-        )
-        .unwrap() else {
+        let Inbound::Request(request) =
+            parse(frame(ApiKey::Metadata, 12, &MetadataRequest::default())).unwrap()
+        else {
             panic!("expected a request")
         };
         assert_eq!(request.api_key, ApiKey::Metadata);
@@ -181,18 +178,18 @@ mod tests {
     fn newer_api_versions_is_answered_not_refused() {
         let mut raw = frame(ApiKey::ApiVersions, 4, &ApiVersionsRequest::default()).to_vec();
         raw[3] = 9; // claim v9
-        let inbound = parse(Bytes::from(raw), true).unwrap();
+        let inbound = parse(Bytes::from(raw)).unwrap();
         assert!(matches!(inbound, Inbound::UnsupportedApiVersions(h) if h.correlation_id == 7));
     }
 
     #[test]
     fn refusals_name_what_was_wrong() {
         assert!(matches!(
-            parse(Bytes::from_static(&[0, 3]), true),
+            parse(Bytes::from_static(&[0, 3])),
             Err(ProtocolError::Truncated { len: 2 })
         ));
         assert!(matches!(
-            parse(Bytes::from_static(&[0x7f, 0, 0, 0, 0, 0, 0, 1]), true),
+            parse(Bytes::from_static(&[0x7f, 0, 0, 0, 0, 0, 0, 1])),
             Err(ProtocolError::UnknownApiKey {
                 api_key: 0x7f00,
                 ..
@@ -201,7 +198,7 @@ mod tests {
         let mut too_new = frame(ApiKey::Metadata, 13, &MetadataRequest::default()).to_vec();
         too_new[3] = 14;
         assert!(matches!(
-            parse(Bytes::from(too_new), true),
+            parse(Bytes::from(too_new)),
             Err(ProtocolError::UnsupportedVersion {
                 api_version: 14,
                 ..
@@ -211,7 +208,7 @@ mod tests {
         garbage.truncate(11); // the header: key, version, correlation id, client id "t"
         garbage.extend_from_slice(&[0xff; 3]);
         assert!(matches!(
-            parse(Bytes::from(garbage), true),
+            parse(Bytes::from(garbage)),
             Err(ProtocolError::Body {
                 correlation_id: 7,
                 ..

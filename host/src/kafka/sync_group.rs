@@ -7,31 +7,23 @@ use kafka_protocol::error::ResponseError;
 use kafka_protocol::messages::{RequestHeader, SyncGroupRequest, SyncGroupResponse};
 
 use super::Client;
-use super::groups::{Groups, context, mismatch};
-use crate::coordinator::{GroupRequest, GroupResponse};
+use super::groups::context;
+use crate::driver::Driver;
 
 pub async fn handle(
-    groups: &dyn Groups,
+    driver: &Driver,
     client: &Client,
     header: &RequestHeader,
     request: SyncGroupRequest,
-) -> Result<SyncGroupResponse, String> {
+) -> SyncGroupResponse {
     if header.request_api_version >= 5
         && (request.protocol_type.is_none() || request.protocol_name.is_none())
     {
-        return Ok(SyncGroupResponse::default()
-            .with_error_code(ResponseError::InconsistentGroupProtocol.code()));
+        return SyncGroupResponse::default()
+            .with_error_code(ResponseError::InconsistentGroupProtocol.code());
     }
     let group_id = request.group_id.to_string();
-    let answer = groups
-        .request(
-            &group_id,
-            context(client, header),
-            GroupRequest::SyncGroup(request),
-        )
-        .await;
-    match answer {
-        GroupResponse::SyncGroup(response) => Ok(response),
-        other => Err(mismatch("SyncGroup", &other)),
-    }
+    driver
+        .call(&group_id, context(client, header), request)
+        .await
 }

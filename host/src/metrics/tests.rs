@@ -6,6 +6,7 @@ use std::sync::Arc;
 use kafka_protocol::messages::{ApiKey, HeartbeatResponse, ResponseKind};
 
 use super::*;
+use crate::coordinator::RebalanceReason;
 
 /// The value of the sample `name{labels}` in `text`, if present (labels in registration
 /// order, as the encoder writes them).
@@ -97,14 +98,20 @@ fn assignor_notices_count_calls_by_outcome_and_observe_duration_and_fuel() {
 fn rebalances_are_counted_by_group_and_bounded_reason() {
     let metrics = Metrics::new();
     for reason in [
-        "adding new member consumer-1-abc",
-        "member consumer-2 session expired",
-        "operator request: new module version",
+        RebalanceReason::MemberAdded {
+            member: Arc::from("consumer-1-abc"),
+        },
+        RebalanceReason::SessionExpired {
+            member: Arc::from("consumer-2"),
+        },
+        RebalanceReason::Operator {
+            why: Some("new module version".into()),
+        },
     ] {
         metrics.notice(&Notice::RebalanceStarted {
             group: Arc::from("orders"),
             generation: 1,
-            reason: reason.into(),
+            reason,
         });
     }
     let text = metrics.encode();
@@ -121,31 +128,75 @@ fn rebalances_are_counted_by_group_and_bounded_reason() {
 
 #[test]
 fn reason_categories_follow_the_coordinators_wording() {
+    let m = || Arc::from("m-1");
     let cases = [
-        ("adding new member m-1", "member_joined"),
         (
+            RebalanceReason::MemberAdded { member: m() },
+            "adding new member m-1",
+            "member_joined",
+        ),
+        (
+            RebalanceReason::MemberJoinedDuringRebalance { member: m() },
             "member m-1 joined during PreparingRebalance",
             "member_joined",
         ),
-        ("member m-1 changed its protocols", "member_rejoined"),
-        ("leader m-1 rejoined", "member_rejoined"),
         (
+            RebalanceReason::ProtocolsChanged { member: m() },
+            "member m-1 changed its protocols",
+            "member_rejoined",
+        ),
+        (
+            RebalanceReason::LeaderRejoined { member: m() },
+            "leader m-1 rejoined",
+            "member_rejoined",
+        ),
+        (
+            RebalanceReason::StaticMemberReplaced { member: m() },
             "static member m-1 replaced during CompletingRebalance",
             "static_member",
         ),
-        ("members left: m-1 (not provided)", "member_left"),
-        ("member left-over-1 session expired", "session_expired"),
-        ("members did not send SyncGroup in time", "sync_expired"),
         (
+            RebalanceReason::MembersLeft {
+                members: vec![(m(), None)],
+            },
+            "members left: m-1 (not provided)",
+            "member_left",
+        ),
+        (
+            RebalanceReason::SessionExpired {
+                member: Arc::from("left-over-1"),
+            },
+            "member left-over-1 session expired",
+            "session_expired",
+        ),
+        (
+            RebalanceReason::SyncExpired,
+            "members did not send SyncGroup in time",
+            "sync_expired",
+        ),
+        (
+            RebalanceReason::PartitionCountChanged {
+                topic: "t".into(),
+                before: 1,
+                after: 2,
+            },
             "partition count of topic t changed from 1 to 2",
             "metadata_changed",
         ),
-        ("the assignor asked for a rebalance", "assignor_requested"),
-        ("operator request", "operator"),
-        ("something new", "other"),
+        (
+            RebalanceReason::AssignorFollowUp,
+            "the assignor asked for a rebalance",
+            "assignor_requested",
+        ),
+        (
+            RebalanceReason::Operator { why: None },
+            "operator request",
+            "operator",
+        ),
     ];
-    for (reason, category) in cases {
-        assert_eq!(reason_category(reason), category, "{reason}");
+    for (reason, text, category) in cases {
+        assert_eq!(reason.to_string(), text);
+        assert_eq!(reason.category(), category, "{reason}");
     }
 }
 

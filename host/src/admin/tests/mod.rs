@@ -61,13 +61,20 @@ pub(super) fn state(edit: impl FnOnce(&mut AdminConfig, &mut usize)) -> AdminSta
         notices: metrics.clone(),
         ..DriverConfig::default()
     };
-    let driver = Driver::start(driver_config, registry.clone(), catalog.subscribe(), None).unwrap();
+    let driver = Driver::start(
+        driver_config,
+        registry.clone(),
+        registry.subscribe(),
+        catalog.subscribe(),
+        None,
+    )
+    .unwrap();
     let mut config = AdminConfig::default();
     let mut max_module_bytes = 16 << 20;
     edit(&mut config, &mut max_module_bytes);
     AdminState {
         registry,
-        driver: Some(driver),
+        driver,
         catalog,
         metrics,
         config: Arc::new(config),

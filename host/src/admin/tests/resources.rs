@@ -50,18 +50,6 @@ async fn group_errors() {
 }
 
 #[tokio::test]
-async fn a_host_without_a_coordinator_answers_503_for_groups() {
-    let mut state = state(|_, _| {});
-    state.driver = None;
-    let api = Api::new(state);
-    let answer = api.get("/v1/groups").await;
-    assert_eq!(
-        (answer.0, code(&answer)),
-        (StatusCode::SERVICE_UNAVAILABLE, "coordinator_unavailable")
-    );
-}
-
-#[tokio::test]
 async fn topics_are_created_listed_grown_and_deleted() {
     let api = Api::new(state(|_, _| {}));
     let (status, created) = api

@@ -25,7 +25,7 @@ use crate::checks::check_response;
 use crate::coordinator::view::{StrategiesView, StrategyEntry, TopicsView};
 use crate::coordinator::{
     AssignorDone, AssignorFailure, AssignorOutput, AssignorRun, Coordinator, CoordinatorConfig,
-    Effect, Event, GroupRequest, GroupResponse, GroupState, Millis, Notice, ReplyTo,
+    DescribeGroup, Effect, Event, GroupRequest, GroupResponse, GroupState, Millis, Notice, ReplyTo,
     RequestContext, TimerKey,
 };
 
@@ -516,7 +516,7 @@ pub fn runner_result(
 
 /// Decodes assignment bytes to `topic -> partitions`, panicking on zero or malformed bytes.
 pub fn assigned(bytes: &Bytes) -> BTreeMap<String, Vec<i32>> {
-    let (partitions, _) = crate::coordinator::subscription::decode_assignment(bytes)
+    let (partitions, _) = crate::consumer_protocol::decode_assignment(bytes)
         .unwrap_or_else(|| panic!("not an Assignment: {bytes:?}"));
     partitions
         .into_iter()
@@ -535,7 +535,7 @@ impl TestContext {
     /// Whether `member` is the relay-mode leader (it received the member list).
     pub fn is_relay_leader(&self, member: &str) -> bool {
         self.coordinator.group_detail(G).is_some_and(|d| {
-            d.mode == "relay" && self.coordinator.groups[G].leader_id.as_deref() == Some(member)
+            d.mode == "relay" && self.coordinator.leader_of(G).as_deref() == Some(member)
         })
     }
 
@@ -549,7 +549,12 @@ impl TestContext {
         &mut self,
         group: &str,
     ) -> kafka_protocol::messages::describe_groups_response::DescribedGroup {
-        let reply = self.send(group, 5, "admin", GroupRequest::DescribeGroup);
+        let reply = self.send(
+            group,
+            5,
+            "admin",
+            GroupRequest::DescribeGroup(DescribeGroup),
+        );
         match self.responses.get(&reply) {
             Some(GroupResponse::DescribeGroup(d)) => d.clone(),
             other => panic!("expected a DescribeGroups answer, got {other:?}"),

@@ -6,8 +6,8 @@ use kafka_protocol::ResponseError;
 
 use super::context::*;
 use crate::coordinator::{
-    AdminError, Coordinator, CoordinatorConfig, Effect, Event, GroupRequest, GroupResponse,
-    GroupState, RestoredGroup, RunOutcome,
+    AdminError, Coordinator, CoordinatorConfig, DeleteGroup, Effect, Event, GroupRequest,
+    GroupResponse, GroupState, RestoredGroup, RunOutcome,
 };
 
 #[test]
@@ -106,13 +106,13 @@ fn host_admin_detail_trigger_and_simulate_request() {
 
     assert_eq!(
         ctx.coordinator
-            .trigger_rebalance(ctx.now, "nope", "x")
+            .trigger_rebalance(ctx.now, "nope", Some("x".into()))
             .unwrap_err(),
         AdminError::GroupNotFound("nope".into())
     );
     let effects = ctx
         .coordinator
-        .trigger_rebalance(ctx.now, G, "operator asked")
+        .trigger_rebalance(ctx.now, G, Some("operator asked".into()))
         .unwrap();
     ctx.apply(effects);
     ctx.assert_state(G, GroupState::PreparingRebalance);
@@ -126,7 +126,7 @@ fn host_admin_detail_trigger_and_simulate_request() {
 fn host_delete_group_only_when_empty() {
     let mut ctx = TestContext::new();
     let delete = |ctx: &mut TestContext, g: &str| {
-        let reply = ctx.send(g, 2, "admin", GroupRequest::DeleteGroup);
+        let reply = ctx.send(g, 2, "admin", GroupRequest::DeleteGroup(DeleteGroup));
         match ctx.responses.get(&reply) {
             Some(GroupResponse::DeleteGroup(code)) => *code,
             other => panic!("{other:?}"),

@@ -9,7 +9,7 @@ use assignor_sdk::{
 use super::context::*;
 use super::host::{joined, notices_of_run, sync_all};
 use crate::checks::{OutputError, check_response, strip_owned};
-use crate::coordinator::native_range::native_range;
+use crate::coordinator::classic::native_range;
 use crate::coordinator::{GroupState, RunOutcome};
 
 /// A cooperative group where member A owns t-0..2 and B owns t-3..5 at generation 1, both

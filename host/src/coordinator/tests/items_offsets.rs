@@ -5,7 +5,7 @@ use kafka_protocol::ResponseError;
 
 use super::context::*;
 use super::items_join::relay_stable;
-use crate::coordinator::subscription::{SubscriptionError, decode_subscription};
+use crate::consumer_protocol::{SubscriptionError, decode_subscription};
 use crate::coordinator::{
     GroupRequest, GroupResponse, GroupState, OffsetFetchQuery, error_response,
 };

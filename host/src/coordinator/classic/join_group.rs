@@ -8,20 +8,20 @@ use bytes::Bytes;
 use kafka_protocol::ResponseError;
 use kafka_protocol::messages::JoinGroupRequest;
 
-use super::event::RemovalReason;
-use super::group::{Group, Mode, vote_key};
-use super::member::{Member, Parked};
+use super::group::{Group, Groups, Mode, vote_key};
+use super::member::Member;
 use super::protocol;
-use super::rebalance::{self, heartbeat_key, join_response_for, reschedule_heartbeat};
-use super::responses::{self, JoinOk};
-use super::shard::{Coordinator, Env, Out};
+use super::rebalance::{self, join_response_for};
 use super::state::GroupState;
-use super::{GroupResponse, Millis, ReplyTo, RequestContext};
+use crate::coordinator::api::{GroupResponse, Millis, ReplyTo, RequestContext};
+use crate::coordinator::context::{Ctx, Parked};
+use crate::coordinator::event::{RebalanceReason, RemovalReason};
+use crate::coordinator::responses::{self, JoinOk};
 
 /// The request, normalised: v0's missing rebalance timeout is the session timeout.
 struct Join<'a> {
     reply_to: ReplyTo,
-    ctx: &'a RequestContext,
+    client: &'a RequestContext,
     member_id: String,
     group_instance_id: Option<String>,
     session_timeout_ms: i32,
@@ -35,22 +35,21 @@ impl Join<'_> {
     fn parked(&self) -> Parked {
         Parked {
             reply_to: self.reply_to,
-            api_version: self.ctx.api_version,
+            api_version: self.client.api_version,
         }
     }
-    fn fail(&self, out: &mut Out, member_id: &str, error: ResponseError) {
-        out.join_error(self.parked(), member_id, error);
+    fn fail(&self, ctx: &mut Ctx, member_id: &str, error: ResponseError) {
+        ctx.join_error(self.parked(), member_id, error);
     }
 }
 
 pub(crate) fn handle(
-    c: &mut Coordinator,
-    now: Millis,
+    ctx: &mut Ctx,
+    groups: &mut Groups,
     reply_to: ReplyTo,
     group_id: &str,
-    ctx: &RequestContext,
+    client: &RequestContext,
     request: JoinGroupRequest,
-    out: &mut Out,
 ) {
     let protocols: Vec<(String, Bytes)> = request
         .protocols
@@ -59,11 +58,11 @@ pub(crate) fn handle(
         .collect();
     let keys = protocols
         .iter()
-        .map(|(name, _)| vote_key(&c.env.strategies, name))
+        .map(|(name, _)| vote_key(&ctx.env.strategies, name))
         .collect();
     let join = Join {
         reply_to,
-        ctx,
+        client,
         member_id: request.member_id.to_string(),
         group_instance_id: request.group_instance_id.as_ref().map(|i| i.to_string()),
         session_timeout_ms: request.session_timeout_ms,
@@ -78,42 +77,40 @@ pub(crate) fn handle(
     };
 
     if group_id.is_empty() {
-        return join.fail(out, &join.member_id, ResponseError::InvalidGroupId);
+        return join.fail(ctx, &join.member_id, ResponseError::InvalidGroupId);
     }
-    let cfg = &c.env.config;
+    let cfg = &ctx.env.config;
     if join.session_timeout_ms < cfg.min_session_timeout_ms
         || join.session_timeout_ms > cfg.max_session_timeout_ms
     {
-        return join.fail(out, &join.member_id, ResponseError::InvalidSessionTimeout);
+        return join.fail(ctx, &join.member_id, ResponseError::InvalidSessionTimeout);
     }
     let unknown = join.member_id.is_empty();
-    if !c.groups.contains_key(group_id) {
+    if !groups.contains_key(group_id) {
         if !unknown {
-            return join.fail(out, &join.member_id, ResponseError::UnknownMemberId);
+            return join.fail(ctx, &join.member_id, ResponseError::UnknownMemberId);
         }
         let id: Arc<str> = Arc::from(group_id);
-        c.groups.insert(id.clone(), Group::new(id));
+        groups.insert(id.clone(), Group::new(id));
     }
-    let group = c.groups.get_mut(group_id).expect("present or just created");
-    let env = &mut c.env;
+    let group = groups.get_mut(group_id).expect("present or just created");
 
-    if !accept_joining_member(env, group, &join.member_id) {
+    if !accept_joining_member(ctx, group, &join.member_id) {
         // Kafka removes the member (if it existed) without a rebalance.
         let id: Arc<str> = Arc::from(join.member_id.as_str());
-        rebalance::remove_member(group, &id, RemovalReason::GroupFull, out);
-        out.cancel(heartbeat_key(group, &id));
-        return join.fail(out, "", ResponseError::GroupMaxSizeReached);
+        rebalance::remove_member(ctx, group, &id, RemovalReason::GroupFull);
+        return join.fail(ctx, "", ResponseError::GroupMaxSizeReached);
     }
     if unknown {
-        join_new_member(env, group, now, join, out);
+        join_new_member(ctx, group, join);
     } else {
-        join_existing_member(env, group, now, join, out);
+        join_existing_member(ctx, group, join);
     }
 }
 
 /// Kafka's `acceptJoiningMember`: the `group.max.size` gate.
-fn accept_joining_member(env: &Env, group: &Group, member_id: &str) -> bool {
-    let max = env.config.max_group_size;
+fn accept_joining_member(ctx: &Ctx, group: &Group, member_id: &str) -> bool {
+    let max = ctx.env.config.max_group_size;
     match group.state {
         GroupState::Empty | GroupState::Dead => true,
         GroupState::PreparingRebalance => {
@@ -129,98 +126,95 @@ fn accept_joining_member(env: &Env, group: &Group, member_id: &str) -> bool {
     }
 }
 
-fn join_new_member(env: &mut Env, group: &mut Group, now: Millis, join: Join<'_>, out: &mut Out) {
+fn join_new_member(ctx: &mut Ctx, group: &mut Group, join: Join<'_>) {
     if group.is(GroupState::Dead) {
-        return join.fail(out, "", ResponseError::CoordinatorNotAvailable);
+        return join.fail(ctx, "", ResponseError::CoordinatorNotAvailable);
     }
     if !group.supports_protocols(&join.protocol_type, &join.keys) {
-        return join.fail(out, "", ResponseError::InconsistentGroupProtocol);
+        return join.fail(ctx, "", ResponseError::InconsistentGroupProtocol);
     }
     let prefix = join
         .group_instance_id
         .as_deref()
-        .unwrap_or(&join.ctx.client_id);
-    let new_id: Arc<str> = Arc::from(env.ids.member_id(prefix));
+        .unwrap_or(&join.client.client_id);
+    let new_id: Arc<str> = Arc::from(ctx.env.ids.member_id(prefix));
     match &join.group_instance_id {
         Some(instance) => match group.static_members.get(instance.as_str()).cloned() {
-            Some(old_id) => replace_static_member(env, group, now, old_id, new_id, join, out),
-            None => add_member_then_rebalance(env, group, now, new_id, join, out),
+            Some(old_id) => replace_static_member(ctx, group, old_id, new_id, join),
+            None => add_member_then_rebalance(ctx, group, new_id, join),
         },
-        None if join.ctx.api_version >= 4 => {
+        None if join.client.api_version >= 4 => {
             // Two-step join: hand out the id and wait for the member to come back with it.
             group.pending_join_members.insert(new_id.clone());
-            reschedule_heartbeat(group, &new_id, now, join.session_timeout_ms as Millis, out);
+            group.reschedule_heartbeat(&new_id, join.session_timeout_ms as Millis, ctx);
             tracing::debug!(group = %group.id, member = %new_id, "member id required");
-            out.respond(
+            ctx.respond(
                 join.reply_to,
                 GroupResponse::JoinGroup(responses::join_error(
-                    join.ctx.api_version,
+                    join.client.api_version,
                     &new_id,
                     ResponseError::MemberIdRequired,
                 )),
             );
         }
-        None => add_member_then_rebalance(env, group, now, new_id, join, out),
+        None => add_member_then_rebalance(ctx, group, new_id, join),
     }
 }
 
-fn join_existing_member(
-    env: &mut Env,
-    group: &mut Group,
-    now: Millis,
-    join: Join<'_>,
-    out: &mut Out,
-) {
+fn join_existing_member(ctx: &mut Ctx, group: &mut Group, join: Join<'_>) {
     let member_id = join.member_id.clone();
     if group.is(GroupState::Dead) {
-        return join.fail(out, &member_id, ResponseError::CoordinatorNotAvailable);
+        return join.fail(ctx, &member_id, ResponseError::CoordinatorNotAvailable);
     }
     if !group.supports_protocols(&join.protocol_type, &join.keys) {
-        return join.fail(out, &member_id, ResponseError::InconsistentGroupProtocol);
+        return join.fail(ctx, &member_id, ResponseError::InconsistentGroupProtocol);
     }
     if group.pending_join_members.contains(member_id.as_str()) {
         if join.group_instance_id.is_some() {
             // Kafka treats this as impossible (a pending id is never static); refuse it
             // rather than guess which identity the client means.
             group.pending_join_members.remove(member_id.as_str());
-            return join.fail(out, &member_id, ResponseError::UnknownMemberId);
+            return join.fail(ctx, &member_id, ResponseError::UnknownMemberId);
         }
         let id: Arc<str> = Arc::from(member_id.as_str());
-        return add_member_then_rebalance(env, group, now, id, join, out);
+        return add_member_then_rebalance(ctx, group, id, join);
     }
     if let Err(error) = group.validate_member(&member_id, join.group_instance_id.as_deref()) {
-        return join.fail(out, &member_id, error);
+        return join.fail(ctx, &member_id, error);
     }
-    let member = &group.members[member_id.as_str()];
-    let same = member.matches(&join.protocols);
+    let (id, member) = group
+        .members
+        .get_key_value(member_id.as_str())
+        .expect("validated");
+    let (id, same) = (id.clone(), member.matches(&join.protocols));
     match group.state {
         GroupState::PreparingRebalance => {
-            let reason = format!("member {member_id} joined during PreparingRebalance");
-            update_member_then_rebalance(env, group, now, join, &reason, out);
+            let reason = RebalanceReason::MemberJoinedDuringRebalance { member: id };
+            update_member_then_rebalance(ctx, group, join, reason);
         }
         GroupState::CompletingRebalance | GroupState::Stable
             if same && !leader_forces(group, &member_id) =>
         {
             // Nothing changed (the client probably lost the JoinGroup answer): the current
             // generation again.
-            let response = join_response_for(group, &member_id, join.ctx.api_version, false);
+            let response = join_response_for(group, &member_id, join.client.api_version, false);
             let response = if group.is(GroupState::Stable) {
                 response.with_members(Vec::new())
             } else {
                 response
             };
-            out.respond(join.reply_to, GroupResponse::JoinGroup(response));
+            ctx.respond(join.reply_to, GroupResponse::JoinGroup(response));
         }
         GroupState::CompletingRebalance | GroupState::Stable => {
             let reason = if same {
-                format!("leader {member_id} rejoined")
+                RebalanceReason::LeaderRejoined { member: id }
             } else {
-                format!("member {member_id} changed its protocols")
+                RebalanceReason::ProtocolsChanged { member: id }
             };
-            update_member_then_rebalance(env, group, now, join, &reason, out);
+            update_member_then_rebalance(ctx, group, join, reason);
         }
         GroupState::Empty | GroupState::Dead => {
-            join.fail(out, &member_id, ResponseError::UnknownMemberId)
+            join.fail(ctx, &member_id, ResponseError::UnknownMemberId)
         }
     }
 }
@@ -231,14 +225,7 @@ fn leader_forces(group: &Group, member_id: &str) -> bool {
     group.is(GroupState::Stable) && matches!(group.mode, Mode::Relay) && group.is_leader(member_id)
 }
 
-fn add_member_then_rebalance(
-    env: &mut Env,
-    group: &mut Group,
-    now: Millis,
-    id: Arc<str>,
-    join: Join<'_>,
-    out: &mut Out,
-) {
+fn add_member_then_rebalance(ctx: &mut Ctx, group: &mut Group, id: Arc<str>, join: Join<'_>) {
     let parked = join.parked();
     if group.is(GroupState::PreparingRebalance) && group.previous_state == GroupState::Empty {
         group.new_member_added = true;
@@ -246,8 +233,8 @@ fn add_member_then_rebalance(
     group.add(Member {
         id: id.clone(),
         group_instance_id: join.group_instance_id.as_deref().map(Arc::from),
-        client_id: join.ctx.client_id.clone(),
-        client_host: join.ctx.client_host.clone(),
+        client_id: join.client.client_id.clone(),
+        client_host: join.client.client_host.clone(),
         rebalance_timeout_ms: join.rebalance_timeout_ms,
         session_timeout_ms: join.session_timeout_ms,
         protocol_type: join.protocol_type,
@@ -261,18 +248,16 @@ fn add_member_then_rebalance(
         is_new: true,
     });
     // A new member cannot heartbeat before its first answer; drop it if the join never ends.
-    reschedule_heartbeat(group, &id, now, env.config.new_member_join_timeout_ms, out);
-    let reason = format!("adding new member {id}");
-    rebalance::maybe_prepare_or_complete(env, group, now, &reason, out);
+    group.reschedule_heartbeat(&id, ctx.env.config.new_member_join_timeout_ms, ctx);
+    let reason = RebalanceReason::MemberAdded { member: id };
+    rebalance::maybe_prepare_or_complete(ctx, group, reason);
 }
 
 fn update_member_then_rebalance(
-    env: &mut Env,
+    ctx: &mut Ctx,
     group: &mut Group,
-    now: Millis,
     join: Join<'_>,
-    reason: &str,
-    out: &mut Out,
+    reason: RebalanceReason,
 ) {
     let parked = join.parked();
     if let Some(previous) = group
@@ -281,7 +266,7 @@ fn update_member_then_rebalance(
         .and_then(|m| m.awaiting_join)
     {
         // A client that resent JoinGroup abandoned the earlier one.
-        out.join_error(
+        ctx.join_error(
             previous,
             &join.member_id,
             ResponseError::RebalanceInProgress,
@@ -295,39 +280,33 @@ fn update_member_then_rebalance(
         join.session_timeout_ms,
         Some(parked),
     );
-    rebalance::maybe_prepare_or_complete(env, group, now, reason, out);
+    rebalance::maybe_prepare_or_complete(ctx, group, reason);
 }
 
 /// KIP-345 replacement: a known `group.instance.id` joins with an empty member id. The old id is
 /// fenced; the new one inherits the old member's assignment. In Stable with an unchanged
 /// selected protocol there is no rebalance.
 fn replace_static_member(
-    env: &mut Env,
+    ctx: &mut Ctx,
     group: &mut Group,
-    now: Millis,
     old_id: Arc<str>,
     new_id: Arc<str>,
     join: Join<'_>,
-    out: &mut Out,
 ) {
     let previous_leader = group.leader_id.clone();
     let was_leader = group.is_leader(&old_id);
     let was_pending_sync = group.pending_sync_members.contains(&old_id);
     if let Some(parked) = group.take_join(&old_id) {
-        out.join_error(parked, &old_id, ResponseError::FencedInstanceId);
+        ctx.join_error(parked, &old_id, ResponseError::FencedInstanceId);
     }
     let Some(mut member) = group.remove(&old_id) else {
-        return join.fail(out, "", ResponseError::UnknownMemberId);
+        return join.fail(ctx, "", ResponseError::UnknownMemberId);
     };
     if let Some(parked) = member.awaiting_sync.take() {
-        out.sync_error(parked, ResponseError::FencedInstanceId);
+        ctx.sync_error(parked, ResponseError::FencedInstanceId);
     }
-    out.cancel(heartbeat_key(group, &old_id));
-    out.notice(super::event::Notice::MemberRemoved {
-        group: group.id.clone(),
-        member: old_id.clone(),
-        reason: RemovalReason::Fenced,
-    });
+    ctx.cancel(group.heartbeat_key(&old_id));
+    rebalance::member_removed(ctx, group, &old_id, RemovalReason::Fenced);
     member.id = new_id.clone();
     member.is_new = false;
     let session = member.session_timeout_ms.max(0) as Millis;
@@ -338,8 +317,8 @@ fn replace_static_member(
     if was_pending_sync {
         group.pending_sync_members.insert(new_id.clone());
     }
-    reschedule_heartbeat(group, &new_id, now, session, out);
-    let api_version = join.ctx.api_version;
+    group.reschedule_heartbeat(&new_id, session, ctx);
+    let api_version = join.client.api_version;
     let reply_to = join.reply_to;
     group.update_member(
         &new_id,
@@ -356,8 +335,8 @@ fn replace_static_member(
 
     match group.state {
         GroupState::Stable => {
-            let config = env.config_of(&group.id).cloned().unwrap_or_default();
-            let next = protocol::select(group, &config, &env.strategies).map(|s| s.key);
+            let config = ctx.env.config_of(&group.id);
+            let next = protocol::select(group, &config, &ctx.env.strategies).map(|s| s.key);
             if let Some(key) = next.filter(|k| group.protocol_key.as_ref() == Some(k)) {
                 let spelling = group.members[&new_id]
                     .spelling_for(&key)
@@ -365,7 +344,7 @@ fn replace_static_member(
                 group.members.get_mut(&new_id).expect("added").protocol_name = spelling;
                 group.take_join(&new_id);
                 // Persist the new member id before answering (Kafka answers after the write).
-                out.persist(group);
+                ctx.persist(group.snapshot());
                 let response = match group.mode {
                     Mode::Host { .. } => join_response_for(group, &new_id, api_version, false),
                     Mode::Relay if api_version >= 9 => {
@@ -390,16 +369,16 @@ fn replace_static_member(
                         )
                     }
                 };
-                out.respond(reply_to, GroupResponse::JoinGroup(response));
+                ctx.respond(reply_to, GroupResponse::JoinGroup(response));
             } else {
-                let reason = format!("static member {new_id} rejoined with a change of protocol");
-                rebalance::maybe_prepare_or_complete(env, group, now, &reason, out);
+                let reason = RebalanceReason::StaticMemberChangedProtocols { member: new_id };
+                rebalance::maybe_prepare_or_complete(ctx, group, reason);
             }
         }
         GroupState::CompletingRebalance => {
-            let reason = format!("static member {new_id} replaced during CompletingRebalance");
-            rebalance::prepare(env, group, now, &reason, out);
+            let reason = RebalanceReason::StaticMemberReplaced { member: new_id };
+            rebalance::prepare(ctx, group, reason);
         }
-        _ => rebalance::maybe_complete_join_phase(env, group, now, out),
+        _ => rebalance::maybe_complete_join_phase(ctx, group),
     }
 }

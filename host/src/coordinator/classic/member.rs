@@ -6,42 +6,35 @@ use std::sync::Arc;
 use assignor_sdk::TopicPartitions;
 use bytes::Bytes;
 
-use super::ReplyTo;
-
-/// A parked request: who to answer and the request version that shapes the answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Parked {
-    pub reply_to: ReplyTo,
-    pub api_version: i16,
-}
+use crate::coordinator::context::Parked;
 
 /// A member of a group.
 #[derive(Debug, Clone)]
 pub struct Member {
-    pub id: Arc<str>,
-    pub group_instance_id: Option<Arc<str>>,
-    pub client_id: String,
-    pub client_host: String,
-    pub rebalance_timeout_ms: i32,
-    pub session_timeout_ms: i32,
-    pub protocol_type: String,
+    pub(in crate::coordinator) id: Arc<str>,
+    pub(in crate::coordinator) group_instance_id: Option<Arc<str>>,
+    pub(in crate::coordinator) client_id: String,
+    pub(in crate::coordinator) client_host: String,
+    pub(in crate::coordinator) rebalance_timeout_ms: i32,
+    pub(in crate::coordinator) session_timeout_ms: i32,
+    pub(in crate::coordinator) protocol_type: String,
     /// Proposed protocols in the member's order of preference: (its spelling, metadata).
-    pub protocols: Vec<(String, Bytes)>,
+    pub(in crate::coordinator) protocols: Vec<(String, Bytes)>,
     /// For each entry of `protocols`, the key it counts under in the vote: the canonical
     /// strategy name when a module serves it (aliases normalised), else the spelling itself.
-    pub keys: Vec<String>,
+    pub(in crate::coordinator) keys: Vec<String>,
     /// The spelling of the selected protocol this member proposed; what it gets back.
-    pub protocol_name: Option<String>,
+    pub(in crate::coordinator) protocol_name: Option<String>,
     /// The assignment bytes served by SyncGroup in the current generation (empty = none yet).
-    pub assignment: Bytes,
+    pub(in crate::coordinator) assignment: Bytes,
     /// The partitions the host gave this member in the last installed generation
     /// (`AssignRequest.previous_assignment`).
-    pub given: Vec<TopicPartitions>,
-    pub awaiting_join: Option<Parked>,
-    pub awaiting_sync: Option<Parked>,
+    pub(in crate::coordinator) given: Vec<TopicPartitions>,
+    pub(in crate::coordinator) awaiting_join: Option<Parked>,
+    pub(in crate::coordinator) awaiting_sync: Option<Parked>,
     /// True from the moment the member is added until its first JoinGroup answer: a new member
     /// can expire even while its JoinGroup is parked.
-    pub is_new: bool,
+    pub(in crate::coordinator) is_new: bool,
 }
 
 impl Member {

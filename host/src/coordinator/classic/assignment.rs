@@ -13,27 +13,25 @@
 //! 3. a native range assignment (`native_range.rs`), stripped the same way.
 //!
 //! The coordinator does not check a module's output again: the runner already did, with the
-//! host's one set of [`crate::checks`] (the contract is on [`super::AssignorOutput`]). What the
+//! host's one set of [`crate::checks`] (the contract is on
+//! [`crate::coordinator::AssignorOutput`]). What the
 //! coordinator adds is the stripping of the fallback's output for cooperative groups, with the
 //! same ownership rule, so the stripped output passes the cooperative check by construction.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use assignor_sdk::{
-    ABI_VERSION, AssignRequest, AssignResponse, Member as AbiMember, MemberAssignment, Topic,
-};
-use bytes::Bytes;
+use assignor_sdk::{ABI_VERSION, AssignRequest, Member as AbiMember, Topic};
 
-use super::Millis;
-use super::event::{AssignorDone, AssignorRun, Effect, Notice, RunOutcome, TimerKey};
 use super::group::{Group, Mode, PendingRun, RunRecord};
+use super::install::install_assigned;
 use super::native_range::native_range;
-use super::shard::{Env, Out};
 use super::state::GroupState;
-use super::subscription::{decode_subscription, encode_assignment};
-use super::sync_group::{propagate_assignment, record_generation};
 use crate::checks::strip_owned;
+use crate::consumer_protocol::decode_subscription;
+use crate::coordinator::api::Millis;
+use crate::coordinator::context::Ctx;
+use crate::coordinator::event::{AssignorDone, AssignorRun, Effect, Notice, RunOutcome, TimerKey};
 
 /// The protocol type whose metadata is a Subscription.
 pub const CONSUMER: &str = "consumer";
@@ -116,7 +114,7 @@ pub fn build_request(
 }
 
 /// Starts the primary run of the current generation.
-pub(crate) fn start(env: &mut Env, group: &mut Group, now: Millis, out: &mut Out) {
+pub(crate) fn start(ctx: &mut Ctx, group: &mut Group) {
     let Mode::Host {
         strategy,
         pinned_version,
@@ -125,17 +123,14 @@ pub(crate) fn start(env: &mut Env, group: &mut Group, now: Millis, out: &mut Out
     else {
         return;
     };
-    let params = env
-        .config_of(&group.id)
-        .map(|c| c.params.clone())
-        .unwrap_or_default();
+    let params = ctx.env.config_of(&group.id).params;
     let (request, versions, counts) = build_request(
         group,
-        &env.topics,
+        &ctx.env.topics,
         params,
         &strategy,
         group.generation_id,
-        now,
+        ctx.now,
     );
     group.topic_counts = counts;
     let pending = PendingRun {
@@ -144,26 +139,19 @@ pub(crate) fn start(env: &mut Env, group: &mut Group, now: Millis, out: &mut Out
         strategy,
         pinned_version,
         fallback: false,
-        started_at: now,
+        started_at: ctx.now,
         request: Arc::new(request),
         versions: Arc::new(versions),
     };
-    launch(env, group, now, pending, cooperative, out);
+    launch(ctx, group, pending, cooperative);
 }
 
 /// Emits the run and arms its deadline.
-fn launch(
-    env: &mut Env,
-    group: &mut Group,
-    now: Millis,
-    mut pending: PendingRun,
-    cooperative: bool,
-    out: &mut Out,
-) {
-    pending.run_id = env.next_run;
-    env.next_run += 1;
-    pending.started_at = now;
-    out.effects.push(Effect::RunAssignor(Box::new(AssignorRun {
+fn launch(ctx: &mut Ctx, group: &mut Group, mut pending: PendingRun, cooperative: bool) {
+    pending.run_id = ctx.env.next_run;
+    ctx.env.next_run += 1;
+    pending.started_at = ctx.now;
+    ctx.effect(Effect::RunAssignor(Box::new(AssignorRun {
         group_id: group.id.to_string(),
         generation_id: pending.generation_id,
         run_id: pending.run_id,
@@ -173,15 +161,16 @@ fn launch(
         fallback: pending.fallback,
         request: pending.request.clone(),
     })));
-    let budget = env
+    let budget = ctx
+        .env
         .config
         .assignor_deadline_ms
         .min((group.rebalance_timeout_ms() / 2).max(1));
-    out.schedule(
+    ctx.schedule_in(
         TimerKey::AssignorDeadline {
             group: group.id.clone(),
         },
-        now + budget,
+        budget,
     );
     tracing::debug!(group = %group.id, generation = pending.generation_id, module = %pending.strategy,
         fallback = pending.fallback, "assignor run started");
@@ -199,8 +188,8 @@ fn cooperative(group: &Group) -> bool {
 }
 
 /// A result came back for a group that no longer exists.
-pub(crate) fn dropped(done: &AssignorDone, out: &mut Out) {
-    out.notice(Notice::AssignorFinished {
+pub(crate) fn dropped(ctx: &mut Ctx, done: &AssignorDone) {
+    ctx.notice(Notice::AssignorFinished {
         group: Arc::from(done.group_id.as_str()),
         generation: done.generation_id,
         module: module_of(done),
@@ -228,13 +217,7 @@ fn version_of(done: &AssignorDone) -> Option<u32> {
 
 /// An assignor run finished. Results for another generation, another run or a group that is
 /// no longer completing its rebalance are dropped.
-pub(crate) fn on_done(
-    env: &mut Env,
-    group: &mut Group,
-    now: Millis,
-    done: AssignorDone,
-    out: &mut Out,
-) {
+pub(crate) fn on_done(ctx: &mut Ctx, group: &mut Group, done: AssignorDone) {
     let current = group
         .pending_run
         .as_ref()
@@ -243,10 +226,10 @@ pub(crate) fn on_done(
         && done.generation_id == group.generation_id;
     if !current {
         tracing::debug!(group = %group.id, generation = done.generation_id, "stale assignor result dropped");
-        return dropped(&done, out);
+        return dropped(ctx, &done);
     }
     let pending = group.pending_run.take().expect("checked");
-    out.cancel(TimerKey::AssignorDeadline {
+    ctx.cancel(TimerKey::AssignorDeadline {
         group: group.id.clone(),
     });
     match done.result {
@@ -260,7 +243,7 @@ pub(crate) fn on_done(
                 outcome: RunOutcome::Ok,
                 fallback_used: pending.fallback,
             };
-            notice_run(group, &record, out);
+            notice_run(ctx, group, &record);
             let mut response = output.response;
             if pending.fallback && cooperative(group) {
                 // The fallback ran without the cooperative rule; obey it now.
@@ -268,7 +251,7 @@ pub(crate) fn on_done(
                 tracing::debug!(group = %group.id, generation = group.generation_id,
                     module = %output.module, stripped, "fallback output stripped of owned partitions");
             }
-            install(group, now, &pending, response, record, out);
+            install_assigned(ctx, group, &pending, response, record);
         }
         Err(failure) => {
             let outcome = match &failure.invalid_output {
@@ -286,15 +269,15 @@ pub(crate) fn on_done(
             };
             tracing::warn!(group = %group.id, generation = group.generation_id, module = %failure.module,
                 version = ?failure.version, error = %failure.message, "assignor failed");
-            notice_run(group, &record, out);
+            notice_run(ctx, group, &record);
             group.last_run = Some(record);
-            next_step(env, group, now, pending, out);
+            next_step(ctx, group, pending);
         }
     }
 }
 
 /// The deadline of the in-flight run passed: take the next step (its late result is dropped).
-pub(crate) fn deadline(env: &mut Env, group: &mut Group, now: Millis, out: &mut Out) {
+pub(crate) fn deadline(ctx: &mut Ctx, group: &mut Group) {
     if !group.is(GroupState::CompletingRebalance) {
         return;
     }
@@ -305,23 +288,24 @@ pub(crate) fn deadline(env: &mut Env, group: &mut Group, now: Millis, out: &mut 
         generation: group.generation_id,
         module: pending.strategy.clone(),
         version: pending.pinned_version,
-        duration_us: now.saturating_sub(pending.started_at) * 1000,
+        duration_us: ctx.now.saturating_sub(pending.started_at) * 1000,
         fuel: 0,
         outcome: RunOutcome::TimedOut,
         fallback_used: pending.fallback,
     };
     tracing::warn!(group = %group.id, generation = group.generation_id, module = %pending.strategy, "assignor timed out");
-    notice_run(group, &record, out);
+    notice_run(ctx, group, &record);
     group.last_run = Some(record);
-    next_step(env, group, now, pending, out);
+    next_step(ctx, group, pending);
 }
 
 /// After a failed step: the fallback strategy, else the native last resort.
-fn next_step(env: &mut Env, group: &mut Group, now: Millis, failed: PendingRun, out: &mut Out) {
+fn next_step(ctx: &mut Ctx, group: &mut Group, failed: PendingRun) {
     group.fallback_used = true;
-    let fallback = env
+    let fallback = ctx
+        .env
         .strategies
-        .canonical(&env.config.fallback_strategy)
+        .canonical(&ctx.env.config.fallback_strategy)
         .map(str::to_string);
     match fallback {
         Some(name)
@@ -333,7 +317,7 @@ fn next_step(env: &mut Env, group: &mut Group, now: Millis, failed: PendingRun, 
                 fallback: true,
                 ..failed
             };
-            launch(env, group, now, pending, false, out);
+            launch(ctx, group, pending, false);
         }
         _ => {
             let mut response = native_range(&failed.request);
@@ -349,14 +333,14 @@ fn next_step(env: &mut Env, group: &mut Group, now: Millis, failed: PendingRun, 
                 outcome: RunOutcome::Ok,
                 fallback_used: true,
             };
-            notice_run(group, &record, out);
-            install(group, now, &failed, response, record, out);
+            notice_run(ctx, group, &record);
+            install_assigned(ctx, group, &failed, response, record);
         }
     }
 }
 
-fn notice_run(group: &Group, record: &RunRecord, out: &mut Out) {
-    out.notice(Notice::AssignorFinished {
+fn notice_run(ctx: &mut Ctx, group: &Group, record: &RunRecord) {
+    ctx.notice(Notice::AssignorFinished {
         group: group.id.clone(),
         generation: record.generation,
         module: record.module.clone(),
@@ -366,80 +350,4 @@ fn notice_run(group: &Group, record: &RunRecord, out: &mut Out) {
         fuel: record.fuel,
         fallback: record.fallback_used,
     });
-}
-
-/// Installs a checked assignment: encodes every member's Assignment, persists the group, goes
-/// Stable and answers the parked SyncGroups.
-fn install(
-    group: &mut Group,
-    now: Millis,
-    pending: &PendingRun,
-    response: AssignResponse,
-    record: RunRecord,
-    out: &mut Out,
-) {
-    let mut by_member: HashMap<String, MemberAssignment> = response
-        .assignments
-        .into_iter()
-        .map(|a| (a.member_id.clone(), a))
-        .collect();
-    let consumer = group.protocol_type.as_deref() == Some(CONSUMER);
-    let mut before: HashMap<(String, i32), Arc<str>> = HashMap::new();
-    for m in group.members.values() {
-        for tp in &m.given {
-            for p in &tp.partitions {
-                before.insert((tp.topic.clone(), *p), m.id.clone());
-            }
-        }
-    }
-    let mut moved = 0u64;
-    for (abi, version) in pending.request.members.iter().zip(pending.versions.iter()) {
-        let Some(member) = group.members.get_mut(abi.member_id.as_str()) else {
-            continue;
-        };
-        let assigned = by_member.remove(&abi.member_id).unwrap_or_default();
-        let mut partitions = assigned.partitions;
-        partitions.retain(|tp| !tp.partitions.is_empty());
-        partitions.sort_by(|a, b| a.topic.cmp(&b.topic));
-        for tp in &mut partitions {
-            tp.partitions.sort_unstable();
-        }
-        for tp in &partitions {
-            for p in &tp.partitions {
-                if before
-                    .get(&(tp.topic.clone(), *p))
-                    .is_some_and(|owner| *owner != member.id)
-                {
-                    moved += 1;
-                }
-            }
-        }
-        member.assignment = if consumer {
-            encode_assignment(
-                version.unwrap_or(0),
-                &partitions,
-                assigned.user_data.as_deref(),
-            )
-        } else {
-            assigned.metadata.map(Bytes::from).unwrap_or_default()
-        };
-        member.given = partitions;
-    }
-    let strategy = record.module.clone();
-    let version = record.version;
-    group.last_run = Some(record);
-    out.persist(group);
-    group.transition(GroupState::Stable, out);
-    propagate_assignment(group, now, out);
-    record_generation(group, now, Some(strategy), version, moved, out);
-    if let Some(after) = response.rebalance_after_ms {
-        out.schedule(
-            TimerKey::FollowUp {
-                group: group.id.clone(),
-            },
-            now + after,
-        );
-    }
-    tracing::info!(group = %group.id, generation = group.generation_id, module = %pending.strategy,
-        partitions_moved = moved, "assignment installed");
 }

@@ -1,29 +1,27 @@
 //! LeaveGroup (API 13): a batch of identities (v3+; v0-2 carry one member id). Each identity is
 //! answered on its own; one rebalance follows if any left.
 
-use std::sync::Arc;
-
 use kafka_protocol::ResponseError;
 use kafka_protocol::messages::LeaveGroupRequest;
 use kafka_protocol::messages::leave_group_response::MemberResponse;
 
-use super::event::{Notice, RemovalReason};
-use super::rebalance::{self, heartbeat_key, remove_member};
-use super::responses;
-use super::shard::{Coordinator, Out};
+use super::group::Groups;
+use super::rebalance::{self, member_removed, remove_member};
 use super::state::GroupState;
-use super::{GroupResponse, Millis, ReplyTo, RequestContext};
+use crate::coordinator::api::{GroupResponse, ReplyTo, RequestContext};
+use crate::coordinator::context::Ctx;
+use crate::coordinator::event::{RebalanceReason, RemovalReason};
+use crate::coordinator::responses;
 
 pub(crate) fn handle(
-    c: &mut Coordinator,
-    now: Millis,
+    ctx: &mut Ctx,
+    groups: &mut Groups,
     reply_to: ReplyTo,
     group_id: &str,
-    ctx: &RequestContext,
+    client: &RequestContext,
     request: LeaveGroupRequest,
-    out: &mut Out,
 ) {
-    let v = ctx.api_version;
+    let v = client.api_version;
     // v0-2 name one member at the top level; fold it into the batch shape.
     let identities: Vec<(String, Option<String>, Option<String>)> = if v < 3 {
         vec![(request.member_id.to_string(), None, None)]
@@ -40,8 +38,8 @@ pub(crate) fn handle(
             })
             .collect()
     };
-    let reply = |out: &mut Out, top: i16, members: Vec<MemberResponse>| {
-        out.respond(
+    let reply = |ctx: &mut Ctx, top: i16, members: Vec<MemberResponse>| {
+        ctx.respond(
             reply_to,
             GroupResponse::LeaveGroup(responses::leave(v, top, members)),
         );
@@ -53,19 +51,19 @@ pub(crate) fn handle(
             .with_error_code(error)
     };
     if group_id.is_empty() {
-        return reply(out, ResponseError::InvalidGroupId.code(), Vec::new());
+        return reply(ctx, ResponseError::InvalidGroupId.code(), Vec::new());
     }
-    let Some(group) = c.groups.get_mut(group_id) else {
+    let Some(group) = groups.get_mut(group_id) else {
         let unknown = ResponseError::UnknownMemberId.code();
         let members = identities
             .iter()
             .map(|(m, i, _)| entry(m, i, unknown))
             .collect();
-        return reply(out, 0, members);
+        return reply(ctx, 0, members);
     };
     if group.is(GroupState::Dead) {
         return reply(
-            out,
+            ctx,
             ResponseError::CoordinatorNotAvailable.code(),
             Vec::new(),
         );
@@ -81,19 +79,15 @@ pub(crate) fn handle(
                 .and_then(|i| group.static_members.get(i).cloned())
             {
                 Some(current) => {
-                    leave_one(group, &current, out);
+                    remove_member(ctx, group, &current, RemovalReason::Left);
                     left.push((current, reason.clone()));
                     0
                 }
                 None => ResponseError::UnknownMemberId.code(),
             }
         } else if let Some(pending) = group.pending_join_members.take(member_id.as_str()) {
-            out.cancel(heartbeat_key(group, &pending));
-            out.notice(Notice::MemberRemoved {
-                group: group.id.clone(),
-                member: pending.clone(),
-                reason: RemovalReason::Left,
-            });
+            ctx.cancel(group.heartbeat_key(&pending));
+            member_removed(ctx, group, &pending, RemovalReason::Left);
             left.push((pending, reason.clone()));
             0
         } else {
@@ -105,7 +99,7 @@ pub(crate) fn handle(
                         .expect("validated")
                         .0
                         .clone();
-                    leave_one(group, &id, out);
+                    remove_member(ctx, group, &id, RemovalReason::Left);
                     left.push((id, reason.clone()));
                     0
                 }
@@ -115,17 +109,7 @@ pub(crate) fn handle(
         results.push(entry(member_id, instance, code));
     }
     if !left.is_empty() {
-        let names: Vec<String> = left
-            .iter()
-            .map(|(id, why)| format!("{id} ({})", why.as_deref().unwrap_or("not provided")))
-            .collect();
-        let reason = format!("members left: {}", names.join(", "));
-        rebalance::after_removal(&mut c.env, group, now, &reason, out);
+        rebalance::after_removal(ctx, group, RebalanceReason::MembersLeft { members: left });
     }
-    reply(out, 0, results);
-}
-
-fn leave_one(group: &mut super::group::Group, id: &Arc<str>, out: &mut Out) {
-    out.cancel(heartbeat_key(group, id));
-    remove_member(group, id, RemovalReason::Left, out);
+    reply(ctx, 0, results);
 }

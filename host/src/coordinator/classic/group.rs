@@ -12,16 +12,20 @@ use std::sync::Arc;
 
 use kafka_protocol::ResponseError;
 
-use super::Millis;
-use super::event::{Notice, RunOutcome};
-use super::member::{Member, Parked};
+use super::member::Member;
 use super::state::GroupState;
-use super::view::StrategiesView;
+use crate::coordinator::api::Millis;
+use crate::coordinator::context::{Ctx, Parked};
+use crate::coordinator::event::{Notice, RebalanceReason, RunOutcome, TimerKey};
+use crate::coordinator::view::StrategiesView;
 
 /// The synthetic leader id the host names in JoinGroup responses when it computes the
 /// assignment itself. Member ids are `<client id>-<uuid>`, so this never equals one, and every
 /// client takes the follower path.
 pub const HOST_LEADER: &str = "assignor-host";
+
+/// The classic groups of a shard, by group id.
+pub type Groups = HashMap<Arc<str>, Group>;
 
 /// How many recent rebalances a group keeps for the admin API.
 pub const HISTORY_LEN: usize = 16;
@@ -43,17 +47,17 @@ pub enum Mode {
 /// The assignor run in flight for the current generation.
 #[derive(Debug, Clone)]
 pub struct PendingRun {
-    pub run_id: u64,
-    pub generation_id: i32,
-    pub strategy: String,
-    pub pinned_version: Option<u32>,
-    pub fallback: bool,
-    pub started_at: Millis,
+    pub(in crate::coordinator) run_id: u64,
+    pub(in crate::coordinator) generation_id: i32,
+    pub(in crate::coordinator) strategy: String,
+    pub(in crate::coordinator) pinned_version: Option<u32>,
+    pub(in crate::coordinator) fallback: bool,
+    pub(in crate::coordinator) started_at: Millis,
     /// The request of this generation (the fallback reuses it).
-    pub request: Arc<assignor_sdk::AssignRequest>,
+    pub(in crate::coordinator) request: Arc<assignor_sdk::AssignRequest>,
     /// Each member's Subscription version, in `request.members` order (`None`: the metadata
     /// was not a Subscription).
-    pub versions: Arc<Vec<Option<i16>>>,
+    pub(in crate::coordinator) versions: Arc<Vec<Option<i16>>>,
 }
 
 /// The last assignor run of a group, for the admin API.
@@ -72,7 +76,7 @@ pub struct RunRecord {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct RebalanceRecord {
     pub generation: i32,
-    pub reason: String,
+    pub reason: Option<RebalanceReason>,
     pub strategy: Option<String>,
     pub module_version: Option<u32>,
     pub members: usize,
@@ -82,46 +86,40 @@ pub struct RebalanceRecord {
     pub fallback_used: bool,
 }
 
-/// One committed offset.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Committed {
-    pub offset: i64,
-    pub leader_epoch: i32,
-    pub metadata: Option<String>,
-}
-
+/// One classic group. Its fields are the coordinator's own; other parts see a group through
+/// the coordinator's views (`GroupDetail`, `GroupSummary`, snapshots).
 #[derive(Debug, Clone)]
 pub struct Group {
-    pub id: Arc<str>,
-    pub state: GroupState,
-    pub previous_state: GroupState,
-    pub protocol_type: Option<String>,
+    pub(in crate::coordinator) id: Arc<str>,
+    pub(in crate::coordinator) state: GroupState,
+    pub(in crate::coordinator) previous_state: GroupState,
+    pub(in crate::coordinator) protocol_type: Option<String>,
     /// The selected protocol's vote key (canonical name in host mode, the spelling in relay).
-    pub protocol_key: Option<String>,
-    pub mode: Mode,
-    pub generation_id: i32,
-    pub leader_id: Option<Arc<str>>,
+    pub(in crate::coordinator) protocol_key: Option<String>,
+    pub(in crate::coordinator) mode: Mode,
+    pub(in crate::coordinator) generation_id: i32,
+    pub(in crate::coordinator) leader_id: Option<Arc<str>>,
     /// Sorted by member id: `AssignRequest.members` order, and a deterministic leader choice.
-    pub members: BTreeMap<Arc<str>, Member>,
-    pub static_members: HashMap<Arc<str>, Arc<str>>,
-    pub pending_join_members: HashSet<Arc<str>>,
-    pub pending_sync_members: HashSet<Arc<str>>,
-    pub awaiting_join: usize,
-    pub supported: HashMap<String, usize>,
+    pub(in crate::coordinator) members: BTreeMap<Arc<str>, Member>,
+    pub(in crate::coordinator) static_members: HashMap<Arc<str>, Arc<str>>,
+    pub(in crate::coordinator) pending_join_members: HashSet<Arc<str>>,
+    pub(in crate::coordinator) pending_sync_members: HashSet<Arc<str>>,
+    pub(in crate::coordinator) awaiting_join: usize,
+    pub(in crate::coordinator) supported: HashMap<String, usize>,
     /// Set when a member is added during the initial rebalance; extends the initial delay.
-    pub new_member_added: bool,
+    pub(in crate::coordinator) new_member_added: bool,
     /// `(delay, remaining)` of the initial-rebalance timer while it is armed.
-    pub initial_delay: Option<(Millis, Millis)>,
-    pub offsets: BTreeMap<(String, i32), Committed>,
-    pub pending_run: Option<PendingRun>,
+    pub(in crate::coordinator) initial_delay: Option<(Millis, Millis)>,
+    pub(in crate::coordinator) pending_run: Option<PendingRun>,
     /// Partition counts of the subscribed topics when the current assignment was computed.
-    pub topic_counts: BTreeMap<String, i32>,
-    pub rebalance_reason: String,
-    pub rebalance_started_at: Millis,
-    pub last_run: Option<RunRecord>,
-    pub history: VecDeque<RebalanceRecord>,
+    pub(in crate::coordinator) topic_counts: BTreeMap<String, i32>,
+    /// Why the rebalance in progress (or the last one) started.
+    pub(in crate::coordinator) rebalance_reason: Option<RebalanceReason>,
+    pub(in crate::coordinator) rebalance_started_at: Millis,
+    pub(in crate::coordinator) last_run: Option<RunRecord>,
+    pub(in crate::coordinator) history: VecDeque<RebalanceRecord>,
     /// Fallback used for the generation being formed (for the history record).
-    pub fallback_used: bool,
+    pub(in crate::coordinator) fallback_used: bool,
 }
 
 impl Group {
@@ -143,10 +141,9 @@ impl Group {
             supported: HashMap::new(),
             new_member_added: false,
             initial_delay: None,
-            offsets: BTreeMap::new(),
             pending_run: None,
             topic_counts: BTreeMap::new(),
-            rebalance_reason: String::new(),
+            rebalance_reason: None,
             rebalance_started_at: 0,
             last_run: None,
             history: VecDeque::new(),
@@ -156,7 +153,7 @@ impl Group {
 
     /// Moves to `to` and reports it. Kafka's illegal transitions are bugs in the coordinator,
     /// not input errors; they are checked in debug builds.
-    pub(crate) fn transition(&mut self, to: GroupState, out: &mut super::shard::Out) {
+    pub(in crate::coordinator) fn transition(&mut self, to: GroupState, ctx: &mut Ctx) {
         debug_assert!(
             self.state.can_transition_to(to),
             "illegal transition {} -> {} in group {}",
@@ -166,7 +163,7 @@ impl Group {
         );
         self.previous_state = self.state;
         self.state = to;
-        out.notice(Notice::StateChanged {
+        ctx.notice(Notice::StateChanged {
             group: self.id.clone(),
             from: self.previous_state,
             to,
@@ -208,6 +205,36 @@ impl Group {
         }
         if !self.members.contains_key(member_id) {
             return Err(ResponseError::UnknownMemberId);
+        }
+        Ok(())
+    }
+
+    /// Kafka's `ClassicGroup.validateOffsetCommit` for non-transactional commits: an Empty
+    /// group takes commits with generation -1 (admin tools, consumers without group
+    /// management); otherwise member and generation must be current, and not while the
+    /// group waits for its assignment.
+    pub fn validate_offset_commit(
+        &self,
+        member_id: &str,
+        instance: Option<&str>,
+        generation: i32,
+    ) -> Result<(), ResponseError> {
+        if self.is(GroupState::Dead) {
+            return Err(ResponseError::CoordinatorNotAvailable);
+        }
+        if generation < 0 && self.is(GroupState::Empty) {
+            return Ok(());
+        }
+        if generation >= 0 || !member_id.is_empty() || instance.is_some() {
+            self.validate_member(member_id, instance)?;
+            if generation != self.generation_id {
+                return Err(ResponseError::IllegalGeneration);
+            }
+        } else if !self.is(GroupState::Empty) {
+            return Err(ResponseError::UnknownMemberId);
+        }
+        if self.is(GroupState::CompletingRebalance) {
+            return Err(ResponseError::RebalanceInProgress);
         }
         Ok(())
     }
@@ -328,6 +355,24 @@ impl Group {
             self.awaiting_join -= 1;
         }
         parked
+    }
+
+    /// The session timer of `member` (or of a pending member id).
+    pub fn heartbeat_key(&self, member: &Arc<str>) -> TimerKey {
+        TimerKey::Heartbeat {
+            group: self.id.clone(),
+            member: member.clone(),
+        }
+    }
+
+    /// Re-arms a member's session timer for `timeout_ms` from now.
+    pub(in crate::coordinator) fn reschedule_heartbeat(
+        &self,
+        member: &Arc<str>,
+        timeout_ms: Millis,
+        ctx: &mut Ctx,
+    ) {
+        ctx.schedule_in(self.heartbeat_key(member), timeout_ms);
     }
 
     /// Recomputes every member's vote keys after the strategies changed.

@@ -7,6 +7,8 @@
 //! tests and embedding: it binds (port 0 is fine), returns the bound address at once, and
 //! [`Server::shutdown`] stops it.
 
+mod assignors;
+
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -108,6 +110,7 @@ impl Server {
                 ..DriverConfig::default()
             }),
             registry.clone(),
+            registry.subscribe(),
             catalog.subscribe(),
             Some(store),
         )?;
@@ -133,7 +136,7 @@ impl Server {
             node: node.clone(),
             cluster_id: config.kafka.cluster_id.clone(),
             catalog: catalog.clone(),
-            groups: Some(Arc::new(driver.clone())),
+            driver: driver.clone(),
             metrics: Some(metrics.clone()),
         });
         let (stop, stopped) = oneshot::channel::<()>();
@@ -152,7 +155,7 @@ impl Server {
         let admin_addr = admin_socket.local_addr().map_err(bind_admin)?;
         let admin_state = AdminState {
             registry: registry.clone(),
-            driver: Some(driver.clone()),
+            driver: driver.clone(),
             catalog: catalog.clone(),
             metrics: metrics.clone(),
             max_module_bytes: usize::try_from(config.registry.max_module_bytes)
@@ -205,11 +208,6 @@ impl Server {
     /// How the host presents itself in Metadata and FindCoordinator.
     pub fn node(&self) -> &Node {
         &self.node
-    }
-
-    /// Whether the group APIs are served (a coordinator is attached; always, for a server).
-    pub fn serves_groups(&self) -> bool {
-        true
     }
 
     /// The module registry (for the admin API).

@@ -5,38 +5,31 @@
 use kafka_protocol::ResponseError;
 use kafka_protocol::messages::HeartbeatRequest;
 
-use super::rebalance::reschedule_heartbeat;
-use super::responses;
-use super::shard::{Coordinator, Out};
+use super::group::Groups;
 use super::state::GroupState;
-use super::{GroupResponse, Millis, ReplyTo};
+use crate::coordinator::api::{GroupResponse, Millis, ReplyTo};
+use crate::coordinator::context::Ctx;
+use crate::coordinator::responses;
 
 pub(crate) fn handle(
-    c: &mut Coordinator,
-    now: Millis,
+    ctx: &mut Ctx,
+    groups: &mut Groups,
     reply_to: ReplyTo,
     group_id: &str,
     request: HeartbeatRequest,
-    out: &mut Out,
 ) {
-    let code = answer(c, now, group_id, &request, out);
-    out.respond(
+    let code = answer(ctx, groups, group_id, &request);
+    ctx.respond(
         reply_to,
         GroupResponse::Heartbeat(responses::heartbeat(code)),
     );
 }
 
-fn answer(
-    c: &mut Coordinator,
-    now: Millis,
-    group_id: &str,
-    request: &HeartbeatRequest,
-    out: &mut Out,
-) -> i16 {
+fn answer(ctx: &mut Ctx, groups: &mut Groups, group_id: &str, request: &HeartbeatRequest) -> i16 {
     if group_id.is_empty() {
         return ResponseError::InvalidGroupId.code();
     }
-    let Some(group) = c.groups.get_mut(group_id) else {
+    let Some(group) = groups.get_mut(group_id) else {
         return ResponseError::UnknownMemberId.code();
     };
     if group.is(GroupState::Dead) {
@@ -55,11 +48,11 @@ fn answer(
     match group.state {
         GroupState::Empty | GroupState::Dead => ResponseError::UnknownMemberId.code(),
         GroupState::PreparingRebalance => {
-            reschedule_heartbeat(group, &id, now, session, out);
+            group.reschedule_heartbeat(&id, session, ctx);
             ResponseError::RebalanceInProgress.code()
         }
         GroupState::CompletingRebalance | GroupState::Stable => {
-            reschedule_heartbeat(group, &id, now, session, out);
+            group.reschedule_heartbeat(&id, session, ctx);
             0
         }
     }

@@ -1,131 +1,105 @@
 //! The rebalance life cycle (Kafka's `prepareRebalance`, `completeClassicGroupJoin`,
-//! `initNextGeneration`, the initial-delay extension, session and sync expiry), and the
-//! rebalances the host starts itself when a subscribed topic's partition count changes.
+//! `initNextGeneration`, the initial-delay extension, session and sync expiry, member
+//! removal), and the rebalances the host starts itself when a subscribed topic's partition
+//! count changes.
 
 use std::sync::Arc;
 
 use kafka_protocol::ResponseError;
+use kafka_protocol::messages::JoinGroupResponse;
 
-use super::event::{Notice, RemovalReason, TimerKey};
+use super::assignment;
 use super::group::{Group, HOST_LEADER, Mode};
 use super::protocol;
-use super::responses::{self, JoinOk};
-use super::shard::{Env, Out};
 use super::state::GroupState;
-use super::{GroupResponse, Millis};
-
-pub(crate) fn heartbeat_key(group: &Group, member: &Arc<str>) -> TimerKey {
-    TimerKey::Heartbeat {
-        group: group.id.clone(),
-        member: member.clone(),
-    }
-}
-
-/// Re-arms a member's session timer for `timeout_ms` from now.
-pub(crate) fn reschedule_heartbeat(
-    group: &Group,
-    member: &Arc<str>,
-    now: Millis,
-    timeout_ms: Millis,
-    out: &mut Out,
-) {
-    out.schedule(heartbeat_key(group, member), now + timeout_ms);
-}
+use crate::coordinator::api::{GroupResponse, Millis};
+use crate::coordinator::context::Ctx;
+use crate::coordinator::event::{Notice, RebalanceReason, RemovalReason, TimerKey};
+use crate::coordinator::responses::{self, JoinOk};
 
 /// Kafka's `maybePrepareRebalanceOrCompleteJoin`.
-pub(crate) fn maybe_prepare_or_complete(
-    env: &mut Env,
-    group: &mut Group,
-    now: Millis,
-    reason: &str,
-    out: &mut Out,
-) {
+pub(crate) fn maybe_prepare_or_complete(ctx: &mut Ctx, group: &mut Group, reason: RebalanceReason) {
     if group
         .state
         .can_transition_to(GroupState::PreparingRebalance)
     {
-        prepare(env, group, now, reason, out);
+        prepare(ctx, group, reason);
     } else {
-        maybe_complete_join_phase(env, group, now, out);
+        maybe_complete_join_phase(ctx, group);
     }
 }
 
 /// Completes the join phase when everyone has joined, except during the initial rebalance,
 /// which always waits out its delay.
-pub(crate) fn maybe_complete_join_phase(
-    env: &mut Env,
-    group: &mut Group,
-    now: Millis,
-    out: &mut Out,
-) {
+pub(crate) fn maybe_complete_join_phase(ctx: &mut Ctx, group: &mut Group) {
     if group.is(GroupState::PreparingRebalance)
         && group.has_all_members_joined()
         && group.previous_state != GroupState::Empty
     {
-        complete_join(env, group, now, out);
+        complete_join(ctx, group);
     }
 }
 
 /// Kafka's `prepareRebalance`: answer parked syncs with REBALANCE_IN_PROGRESS, drop the
 /// in-flight assignment, and wait for members to rejoin (with the initial delay for an Empty
 /// group).
-pub(crate) fn prepare(env: &mut Env, group: &mut Group, now: Millis, reason: &str, out: &mut Out) {
+pub(crate) fn prepare(ctx: &mut Ctx, group: &mut Group, reason: RebalanceReason) {
     if group.is(GroupState::CompletingRebalance) {
-        reset_and_propagate_error(group, ResponseError::RebalanceInProgress, out);
+        reset_and_propagate_error(ctx, group, ResponseError::RebalanceInProgress);
     }
     if group.pending_run.take().is_some() {
-        out.cancel(TimerKey::AssignorDeadline {
+        ctx.cancel(TimerKey::AssignorDeadline {
             group: group.id.clone(),
         });
     }
-    out.cancel(TimerKey::Sync {
+    ctx.cancel(TimerKey::Sync {
         group: group.id.clone(),
     });
-    out.cancel(TimerKey::FollowUp {
+    ctx.cancel(TimerKey::FollowUp {
         group: group.id.clone(),
     });
     group.pending_sync_members.clear();
 
     let initial = group.is(GroupState::Empty);
-    group.transition(GroupState::PreparingRebalance, out);
-    group.rebalance_reason = reason.to_string();
-    group.rebalance_started_at = now;
-    group.fallback_used = false;
-    out.notice(Notice::RebalanceStarted {
+    group.transition(GroupState::PreparingRebalance, ctx);
+    tracing::info!(group = %group.id, generation = group.generation_id, %reason, "preparing rebalance");
+    ctx.notice(Notice::RebalanceStarted {
         group: group.id.clone(),
         generation: group.generation_id,
-        reason: reason.to_string(),
+        reason: reason.clone(),
     });
-    tracing::info!(group = %group.id, generation = group.generation_id, reason, "preparing rebalance");
+    group.rebalance_reason = Some(reason);
+    group.rebalance_started_at = ctx.now;
+    group.fallback_used = false;
 
     let join_key = TimerKey::Join {
         group: group.id.clone(),
     };
     if initial {
-        let delay = env.config.initial_rebalance_delay_ms.max(0) as Millis;
+        let delay = ctx.env.config.initial_rebalance_delay_ms.max(0) as Millis;
         let remaining = group.rebalance_timeout_ms().saturating_sub(delay);
         group.initial_delay = Some((delay, remaining));
-        out.schedule(join_key, now + delay);
+        ctx.schedule_in(join_key, delay);
     } else if group.has_all_members_joined() {
-        complete_join(env, group, now, out);
+        complete_join(ctx, group);
     } else {
         group.initial_delay = None;
-        out.schedule(join_key, now + group.rebalance_timeout_ms());
+        ctx.schedule_in(join_key, group.rebalance_timeout_ms());
     }
 }
 
 /// Empties every assignment and answers parked SyncGroups with `error`.
-fn reset_and_propagate_error(group: &mut Group, error: ResponseError, out: &mut Out) {
+fn reset_and_propagate_error(ctx: &mut Ctx, group: &mut Group, error: ResponseError) {
     for member in group.members.values_mut() {
         member.assignment = bytes::Bytes::new();
         if let Some(parked) = member.awaiting_sync.take() {
-            out.sync_error(parked, error);
+            ctx.sync_error(parked, error);
         }
     }
 }
 
 /// The join timer fired: extend the initial delay while members keep arriving, else complete.
-pub(crate) fn join_timer(env: &mut Env, group: &mut Group, now: Millis, out: &mut Out) {
+pub(crate) fn join_timer(ctx: &mut Ctx, group: &mut Group) {
     if !group.is(GroupState::PreparingRebalance) {
         return;
     }
@@ -134,24 +108,24 @@ pub(crate) fn join_timer(env: &mut Env, group: &mut Group, now: Millis, out: &mu
         && remaining != 0
     {
         group.new_member_added = false;
-        let configured = env.config.initial_rebalance_delay_ms.max(0) as Millis;
+        let configured = ctx.env.config.initial_rebalance_delay_ms.max(0) as Millis;
         let new_delay = configured.min(remaining);
         let new_remaining = remaining.saturating_sub(delay);
         group.initial_delay = Some((new_delay, new_remaining));
-        out.schedule(
+        ctx.schedule_in(
             TimerKey::Join {
                 group: group.id.clone(),
             },
-            now + new_delay,
+            new_delay,
         );
         return;
     }
-    complete_join(env, group, now, out);
+    complete_join(ctx, group);
 }
 
 /// Kafka's `completeClassicGroupJoin` + `initNextGeneration`.
-pub(crate) fn complete_join(env: &mut Env, group: &mut Group, now: Millis, out: &mut Out) {
-    out.cancel(TimerKey::Join {
+pub(crate) fn complete_join(ctx: &mut Ctx, group: &mut Group) {
+    ctx.cancel(TimerKey::Join {
         group: group.id.clone(),
     });
     group.initial_delay = None;
@@ -164,8 +138,7 @@ pub(crate) fn complete_join(env: &mut Env, group: &mut Group, now: Millis, out: 
         .map(|m| m.id.clone())
         .collect();
     for id in not_rejoined {
-        remove_member(group, &id, RemovalReason::NotRejoined, out);
-        out.cancel(heartbeat_key(group, &id));
+        remove_member(ctx, group, &id, RemovalReason::NotRejoined);
     }
 
     // Leader: keep it if it rejoined, else the first member that did (relay mode uses it).
@@ -194,11 +167,11 @@ pub(crate) fn complete_join(env: &mut Env, group: &mut Group, now: Millis, out: 
     };
     if !elected && !group.members.is_empty() {
         tracing::warn!(group = %group.id, "no member rejoined; waiting for session expiry");
-        out.schedule(
+        ctx.schedule_in(
             TimerKey::Join {
                 group: group.id.clone(),
             },
-            now + group.rebalance_timeout_ms(),
+            group.rebalance_timeout_ms(),
         );
         return;
     }
@@ -208,9 +181,9 @@ pub(crate) fn complete_join(env: &mut Env, group: &mut Group, now: Millis, out: 
         group.protocol_key = None;
         group.mode = Mode::Relay;
         group.topic_counts.clear();
-        group.transition(GroupState::Empty, out);
-        out.persist(group);
-        out.notice(Notice::GenerationCompleted {
+        group.transition(GroupState::Empty, ctx);
+        ctx.persist(group.snapshot());
+        ctx.notice(Notice::GenerationCompleted {
             group: group.id.clone(),
             generation: group.generation_id,
             members: 0,
@@ -220,21 +193,20 @@ pub(crate) fn complete_join(env: &mut Env, group: &mut Group, now: Millis, out: 
         return;
     }
 
-    let config = env.config_of(&group.id).cloned().unwrap_or_default();
-    let Some(selection) = protocol::select(group, &config, &env.strategies) else {
+    let config = ctx.env.config_of(&group.id);
+    let Some(selection) = protocol::select(group, &config, &ctx.env.strategies) else {
         // Only reachable after a strategies change broke the common protocol: answer every
         // parked join and start over from Empty.
         let ids: Vec<Arc<str>> = group.members.keys().cloned().collect();
         for id in ids {
             if let Some(parked) = group.take_join(&id) {
-                out.join_error(parked, &id, ResponseError::InconsistentGroupProtocol);
+                ctx.join_error(parked, &id, ResponseError::InconsistentGroupProtocol);
             }
-            remove_member(group, &id, RemovalReason::Left, out);
-            out.cancel(heartbeat_key(group, &id));
+            remove_member(ctx, group, &id, RemovalReason::Left);
         }
         group.protocol_key = None;
-        group.transition(GroupState::Empty, out);
-        out.persist(group);
+        group.transition(GroupState::Empty, ctx);
+        ctx.persist(group.snapshot());
         return;
     };
     group.protocol_key = Some(selection.key.clone());
@@ -242,30 +214,30 @@ pub(crate) fn complete_join(env: &mut Env, group: &mut Group, now: Millis, out: 
     for member in group.members.values_mut() {
         member.protocol_name = member.spelling_for(&selection.key).map(str::to_string);
     }
-    group.transition(GroupState::CompletingRebalance, out);
+    group.transition(GroupState::CompletingRebalance, ctx);
 
     let ids: Vec<Arc<str>> = group.members.keys().cloned().collect();
     for id in &ids {
         if let Some(parked) = group.take_join(id) {
             let response = join_response_for(group, id, parked.api_version, false);
-            out.respond(parked.reply_to, GroupResponse::JoinGroup(response));
+            ctx.respond(parked.reply_to, GroupResponse::JoinGroup(response));
         }
         let member = group.members.get_mut(id).expect("listed above");
         member.is_new = false;
         let session = member.session_timeout_ms.max(0) as Millis;
-        reschedule_heartbeat(group, id, now, session, out);
+        group.reschedule_heartbeat(id, session, ctx);
         group.pending_sync_members.insert(id.clone());
     }
-    out.schedule(
+    ctx.schedule_in(
         TimerKey::Sync {
             group: group.id.clone(),
         },
-        now + group.rebalance_timeout_ms(),
+        group.rebalance_timeout_ms(),
     );
     tracing::info!(group = %group.id, generation = group.generation_id, members = ids.len(),
         protocol = %selection.key, "join phase completed");
     if matches!(group.mode, Mode::Host { .. }) {
-        super::assignment::start(env, group, now, out);
+        assignment::start(ctx, group);
     }
 }
 
@@ -276,7 +248,7 @@ pub(crate) fn join_response_for(
     member_id: &str,
     api_version: i16,
     skip_assignment: bool,
-) -> kafka_protocol::messages::JoinGroupResponse {
+) -> JoinGroupResponse {
     let member = &group.members[member_id];
     let (leader, members) = match group.mode {
         Mode::Host { .. } => (HOST_LEADER.to_string(), Vec::new()),
@@ -309,7 +281,7 @@ pub(crate) fn join_response_for(
 }
 
 /// Every member with its metadata for the selected protocol (what a client leader receives).
-pub(crate) fn current_members(group: &Group) -> Vec<(String, Option<String>, bytes::Bytes)> {
+fn current_members(group: &Group) -> Vec<(String, Option<String>, bytes::Bytes)> {
     let key = group.protocol_key.as_deref().unwrap_or("");
     group
         .members
@@ -324,68 +296,63 @@ pub(crate) fn current_members(group: &Group) -> Vec<(String, Option<String>, byt
         .collect()
 }
 
-/// Removes a member: its parked JoinGroup is answered UNKNOWN_MEMBER_ID (so a live client
-/// rejoins), a parked SyncGroup likewise.
+/// Removes a member and cancels its session timer: its parked JoinGroup is answered
+/// UNKNOWN_MEMBER_ID (so a live client rejoins), a parked SyncGroup likewise. The one place a
+/// member leaves a group, so the log line and the notice are written once.
 pub(crate) fn remove_member(
+    ctx: &mut Ctx,
     group: &mut Group,
     member_id: &Arc<str>,
     reason: RemovalReason,
-    out: &mut Out,
 ) {
     if let Some(parked) = group.take_join(member_id) {
-        out.join_error(parked, "", ResponseError::UnknownMemberId);
+        ctx.join_error(parked, "", ResponseError::UnknownMemberId);
     }
     if let Some(parked) = group
         .members
         .get_mut(member_id)
         .and_then(|m| m.awaiting_sync.take())
     {
-        out.sync_error(parked, ResponseError::UnknownMemberId);
+        ctx.sync_error(parked, ResponseError::UnknownMemberId);
     }
+    ctx.cancel(group.heartbeat_key(member_id));
     if group.remove(member_id).is_some() {
-        tracing::info!(group = %group.id, member = %member_id, ?reason, "member removed");
-        out.notice(Notice::MemberRemoved {
-            group: group.id.clone(),
-            member: member_id.clone(),
-            reason,
-        });
+        member_removed(ctx, group, member_id, reason);
     }
+}
+
+/// Logs and notices a member (or pending member id) that is gone from `group`.
+pub(crate) fn member_removed(
+    ctx: &mut Ctx,
+    group: &Group,
+    member_id: &Arc<str>,
+    reason: RemovalReason,
+) {
+    tracing::info!(group = %group.id, member = %member_id, ?reason, "member removed");
+    ctx.notice(Notice::MemberRemoved {
+        group: group.id.clone(),
+        member: member_id.clone(),
+        reason,
+    });
 }
 
 /// After members left: rebalance a settled group, or finish a join phase that was waiting only
 /// for them.
-pub(crate) fn after_removal(
-    env: &mut Env,
-    group: &mut Group,
-    now: Millis,
-    reason: &str,
-    out: &mut Out,
-) {
+pub(crate) fn after_removal(ctx: &mut Ctx, group: &mut Group, reason: RebalanceReason) {
     if group.is(GroupState::Stable) || group.is(GroupState::CompletingRebalance) {
-        prepare(env, group, now, reason, out);
+        prepare(ctx, group, reason);
     } else if group.is(GroupState::PreparingRebalance) && group.has_all_members_joined() {
-        complete_join(env, group, now, out);
+        complete_join(ctx, group);
     }
 }
 
 /// A heartbeat timer fired: forget a pending member id, or remove a member whose heartbeat is
 /// not satisfied.
-pub(crate) fn heartbeat_expired(
-    env: &mut Env,
-    group: &mut Group,
-    now: Millis,
-    member_id: &Arc<str>,
-    out: &mut Out,
-) {
+pub(crate) fn heartbeat_expired(ctx: &mut Ctx, group: &mut Group, member_id: &Arc<str>) {
     if group.pending_join_members.remove(member_id) {
-        tracing::info!(group = %group.id, member = %member_id, "pending member expired");
-        out.notice(Notice::MemberRemoved {
-            group: group.id.clone(),
-            member: member_id.clone(),
-            reason: RemovalReason::PendingExpired,
-        });
+        member_removed(ctx, group, member_id, RemovalReason::PendingExpired);
         if group.is(GroupState::PreparingRebalance) && group.has_all_members_joined() {
-            complete_join(env, group, now, out);
+            complete_join(ctx, group);
         }
         return;
     }
@@ -395,19 +362,16 @@ pub(crate) fn heartbeat_expired(
     if member.has_satisfied_heartbeat() {
         return;
     }
-    remove_member(group, member_id, RemovalReason::SessionExpired, out);
-    after_removal(
-        env,
-        group,
-        now,
-        &format!("member {member_id} session expired"),
-        out,
-    );
+    remove_member(ctx, group, member_id, RemovalReason::SessionExpired);
+    let reason = RebalanceReason::SessionExpired {
+        member: member_id.clone(),
+    };
+    after_removal(ctx, group, reason);
 }
 
 /// The sync timer fired: members that never sent SyncGroup are removed and the group
 /// rebalances.
-pub(crate) fn sync_expired(env: &mut Env, group: &mut Group, now: Millis, out: &mut Out) {
+pub(crate) fn sync_expired(ctx: &mut Ctx, group: &mut Group) {
     if !(group.is(GroupState::CompletingRebalance) || group.is(GroupState::Stable))
         || group.pending_sync_members.is_empty()
     {
@@ -415,32 +379,36 @@ pub(crate) fn sync_expired(env: &mut Env, group: &mut Group, now: Millis, out: &
     }
     let pending: Vec<Arc<str>> = group.pending_sync_members.iter().cloned().collect();
     for id in &pending {
-        remove_member(group, id, RemovalReason::SyncExpired, out);
-        out.cancel(heartbeat_key(group, id));
+        remove_member(ctx, group, id, RemovalReason::SyncExpired);
     }
-    prepare(
-        env,
-        group,
-        now,
-        "members did not send SyncGroup in time",
-        out,
-    );
+    prepare(ctx, group, RebalanceReason::SyncExpired);
 }
 
 /// Starts a rebalance when the partition count of a topic the current assignment covers
 /// changed (clients are all followers, so none of them watches metadata for the group).
-pub(crate) fn check_topics(env: &mut Env, group: &mut Group, now: Millis, out: &mut Out) {
+pub(crate) fn check_topics(ctx: &mut Ctx, group: &mut Group) {
     if !matches!(group.mode, Mode::Host { .. })
         || !(group.is(GroupState::Stable) || group.is(GroupState::CompletingRebalance))
     {
         return;
     }
     let changed = group.topic_counts.iter().find_map(|(topic, before)| {
-        let after = env.topics.get(topic).map_or(0, |t| t.partition_count);
+        let after = ctx.env.topics.get(topic).map_or(0, |t| t.partition_count);
         (after != *before).then(|| (topic.clone(), *before, after))
     });
     if let Some((topic, before, after)) = changed {
-        let reason = format!("partition count of topic {topic} changed from {before} to {after}");
-        prepare(env, group, now, &reason, out);
+        let reason = RebalanceReason::PartitionCountChanged {
+            topic,
+            before,
+            after,
+        };
+        prepare(ctx, group, reason);
+    }
+}
+
+/// A module asked for another rebalance; a group that is not Stable is rebalancing already.
+pub(crate) fn follow_up(ctx: &mut Ctx, group: &mut Group) {
+    if group.is(GroupState::Stable) {
+        prepare(ctx, group, RebalanceReason::AssignorFollowUp);
     }
 }

@@ -1,0 +1,192 @@
+//! Installing a generation's assignment, the one way a classic group becomes Stable: every
+//! member's Assignment bytes set, the group persisted, the parked SyncGroups answered, the
+//! generation recorded in the history. Two sources: the host's checked assignor output
+//! ([`install_assigned`]) and a client leader's SyncGroup in relay mode ([`install_relayed`]).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use assignor_sdk::{AssignResponse, MemberAssignment};
+use bytes::Bytes;
+use kafka_protocol::messages::SyncGroupRequest;
+
+use super::assignment::CONSUMER;
+use super::group::{Group, HISTORY_LEN, Mode, PendingRun, RebalanceRecord, RunRecord};
+use super::state::GroupState;
+use crate::consumer_protocol::encode_assignment;
+use crate::coordinator::api::{GroupResponse, Millis};
+use crate::coordinator::context::Ctx;
+use crate::coordinator::event::{Notice, TimerKey};
+use crate::coordinator::responses;
+
+/// Installs a checked assignment of the host's: encodes every member's Assignment (with the
+/// member's Subscription version; raw bytes for other protocol types), counts the partitions
+/// that changed owner, and goes Stable. A module's `rebalance_after_ms` arms the follow-up.
+pub(crate) fn install_assigned(
+    ctx: &mut Ctx,
+    group: &mut Group,
+    pending: &PendingRun,
+    response: AssignResponse,
+    record: RunRecord,
+) {
+    let mut by_member: HashMap<String, MemberAssignment> = response
+        .assignments
+        .into_iter()
+        .map(|a| (a.member_id.clone(), a))
+        .collect();
+    let consumer = group.protocol_type.as_deref() == Some(CONSUMER);
+    let mut before: HashMap<(String, i32), Arc<str>> = HashMap::new();
+    for m in group.members.values() {
+        for tp in &m.given {
+            for p in &tp.partitions {
+                before.insert((tp.topic.clone(), *p), m.id.clone());
+            }
+        }
+    }
+    let mut moved = 0u64;
+    for (abi, version) in pending.request.members.iter().zip(pending.versions.iter()) {
+        let Some(member) = group.members.get_mut(abi.member_id.as_str()) else {
+            continue;
+        };
+        let assigned = by_member.remove(&abi.member_id).unwrap_or_default();
+        let mut partitions = assigned.partitions;
+        partitions.retain(|tp| !tp.partitions.is_empty());
+        partitions.sort_by(|a, b| a.topic.cmp(&b.topic));
+        for tp in &mut partitions {
+            tp.partitions.sort_unstable();
+        }
+        for tp in &partitions {
+            for p in &tp.partitions {
+                if before
+                    .get(&(tp.topic.clone(), *p))
+                    .is_some_and(|owner| *owner != member.id)
+                {
+                    moved += 1;
+                }
+            }
+        }
+        member.assignment = if consumer {
+            encode_assignment(
+                version.unwrap_or(0),
+                &partitions,
+                assigned.user_data.as_deref(),
+            )
+        } else {
+            assigned.metadata.map(Bytes::from).unwrap_or_default()
+        };
+        member.given = partitions;
+    }
+    let strategy = record.module.clone();
+    let version = record.version;
+    group.last_run = Some(record);
+    stabilize(ctx, group, Some(strategy), version, moved);
+    if let Some(after) = response.rebalance_after_ms {
+        ctx.schedule_in(
+            TimerKey::FollowUp {
+                group: group.id.clone(),
+            },
+            after,
+        );
+    }
+    tracing::info!(group = %group.id, generation = group.generation_id, module = %pending.strategy,
+        partitions_moved = moved, "assignment installed");
+}
+
+/// Relay mode: the leader's assignments become every member's bytes (empty for a member the
+/// leader left out, as Kafka does).
+pub(crate) fn install_relayed(ctx: &mut Ctx, group: &mut Group, request: &SyncGroupRequest) {
+    let by_member: HashMap<&str, &Bytes> = request
+        .assignments
+        .iter()
+        .map(|a| (a.member_id.as_str(), &a.assignment))
+        .collect();
+    for member in group.members.values_mut() {
+        member.assignment = by_member
+            .get(&*member.id)
+            .map(|b| (*b).clone())
+            .unwrap_or_default();
+    }
+    stabilize(ctx, group, None, None, 0);
+}
+
+/// Persists the group (before the answers, as Kafka answers after the write), goes Stable,
+/// answers the parked SyncGroups and records the generation.
+fn stabilize(
+    ctx: &mut Ctx,
+    group: &mut Group,
+    strategy: Option<String>,
+    module_version: Option<u32>,
+    partitions_moved: u64,
+) {
+    ctx.persist(group.snapshot());
+    group.transition(GroupState::Stable, ctx);
+    propagate_assignment(ctx, group);
+    record_generation(ctx, group, strategy, module_version, partitions_moved);
+}
+
+/// Answers every parked SyncGroup with the member's assignment and re-arms its session (a
+/// member that waited in SyncGroup had no heartbeat expectation).
+fn propagate_assignment(ctx: &mut Ctx, group: &mut Group) {
+    let ids: Vec<Arc<str>> = group
+        .members
+        .values()
+        .filter(|m| m.awaiting_sync.is_some())
+        .map(|m| m.id.clone())
+        .collect();
+    for id in ids {
+        let member = group.members.get_mut(&id).expect("listed");
+        let parked = member.awaiting_sync.take().expect("filtered");
+        let session = member.session_timeout_ms.max(0) as Millis;
+        let response = responses::sync(
+            parked.api_version,
+            0,
+            group.protocol_type.as_deref(),
+            protocol_name_for(group, &id),
+            group.members[&id].assignment.clone(),
+        );
+        ctx.respond(parked.reply_to, GroupResponse::SyncGroup(response));
+        group.reschedule_heartbeat(&id, session, ctx);
+    }
+}
+
+/// The protocol name `member_id` was given: its own spelling in host mode, the group's in relay.
+pub(crate) fn protocol_name_for<'a>(group: &'a Group, member_id: &str) -> Option<&'a str> {
+    match group.mode {
+        Mode::Host { .. } => group
+            .members
+            .get(member_id)
+            .and_then(|m| m.protocol_name.as_deref()),
+        Mode::Relay => group.protocol_key.as_deref(),
+    }
+}
+
+/// Notes a completed generation in the history and notices.
+fn record_generation(
+    ctx: &mut Ctx,
+    group: &mut Group,
+    strategy: Option<String>,
+    module_version: Option<u32>,
+    partitions_moved: u64,
+) {
+    let record = RebalanceRecord {
+        generation: group.generation_id,
+        reason: group.rebalance_reason.clone(),
+        strategy: strategy.clone(),
+        module_version,
+        members: group.members.len(),
+        duration_ms: ctx.now.saturating_sub(group.rebalance_started_at),
+        partitions_moved,
+        fallback_used: group.fallback_used,
+    };
+    group.history.push_back(record);
+    while group.history.len() > HISTORY_LEN {
+        group.history.pop_front();
+    }
+    ctx.notice(Notice::GenerationCompleted {
+        group: group.id.clone(),
+        generation: group.generation_id,
+        members: group.members.len(),
+        protocol: group.protocol_key.clone(),
+        strategy,
+    });
+}

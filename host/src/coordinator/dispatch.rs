@@ -1,0 +1,283 @@
+//! [`Coordinator`]: the groups and offsets of one shard and the single entry point
+//! `handle(now, Event) -> Vec<Effect>`. The top of the coordinator's ladder: it imports every
+//! handler and routes each event to one, with a [`Ctx`] for the event and the one group (or
+//! the shard's groups) the handler needs; nothing below imports it.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use assignor_sdk::AssignRequest;
+use kafka_protocol::ResponseError;
+use kafka_protocol::messages::list_groups_response::ListedGroup;
+
+use super::admin::{self, AdminError, GroupDetail, GroupSummary};
+use super::api::{GroupRequest, Millis, ReplyTo, RequestContext};
+use super::classic::group::{Group, Groups};
+use super::classic::{
+    GroupState, assignment, heartbeat, join_group, leave_group, rebalance, sync_group,
+};
+use super::committed::{Committed, Offsets};
+use super::config::{CoordinatorConfig, GroupConfig};
+use super::context::{Ctx, Env};
+use super::event::{Effect, Event, RestoredGroup, TimerKey};
+use super::view::{StrategiesView, TopicsView};
+use super::{delete_groups, describe_groups, list_groups, offset_commit, offset_fetch};
+
+/// The sans-io group coordinator of one shard. See the module docs of [`super`].
+pub struct Coordinator {
+    env: Env,
+    groups: Groups,
+    /// Committed offsets by group id (a group may hold offsets and no members).
+    offsets: HashMap<Arc<str>, Offsets>,
+}
+
+impl Coordinator {
+    /// A coordinator with no groups, seeing `topics` and `strategies`.
+    pub fn new(
+        config: CoordinatorConfig,
+        topics: TopicsView,
+        strategies: Arc<StrategiesView>,
+    ) -> Coordinator {
+        Coordinator {
+            env: Env::new(config, topics, strategies),
+            groups: HashMap::new(),
+            offsets: HashMap::new(),
+        }
+    }
+
+    pub fn config(&self) -> &CoordinatorConfig {
+        &self.env.config
+    }
+
+    /// Handles one event at coordinator time `now` and returns what the driver must do, in
+    /// order.
+    pub fn handle(&mut self, now: Millis, event: Event) -> Vec<Effect> {
+        let Coordinator {
+            env,
+            groups,
+            offsets,
+        } = self;
+        let mut ctx = Ctx::new(now, env);
+        match event {
+            Event::Request {
+                reply_to,
+                group_id,
+                ctx: client,
+                request,
+            } => request_for(
+                &mut ctx, groups, offsets, reply_to, &group_id, &client, request,
+            ),
+            Event::TimerFired(key) => timer(&mut ctx, groups, key),
+            Event::AssignorDone(done) => match groups.get_mut(done.group_id.as_str()) {
+                Some(group) => assignment::on_done(&mut ctx, group, done),
+                None => assignment::dropped(&mut ctx, &done),
+            },
+            Event::TopicsChanged(topics) => {
+                ctx.env.topics = topics;
+                for group in groups.values_mut() {
+                    rebalance::check_topics(&mut ctx, group);
+                }
+            }
+            Event::StrategiesChanged(strategies) => {
+                ctx.env.strategies = strategies;
+                for group in groups.values_mut() {
+                    group.rekey(&ctx.env.strategies);
+                }
+            }
+            Event::Restore(restored) => restore(&mut ctx, groups, offsets, *restored),
+        }
+        ctx.into_effects()
+    }
+
+    /// Answers every parked request with COORDINATOR_NOT_AVAILABLE (the client looks the
+    /// coordinator up again), for a driver that is shutting down.
+    pub fn shutdown(&mut self) -> Vec<Effect> {
+        let mut ctx = Ctx::new(0, &mut self.env);
+        for group in self.groups.values_mut() {
+            let ids: Vec<Arc<str>> = group.members.keys().cloned().collect();
+            for id in ids {
+                if let Some(parked) = group.take_join(&id) {
+                    ctx.join_error(parked, &id, ResponseError::CoordinatorNotAvailable);
+                }
+                if let Some(parked) = group
+                    .members
+                    .get_mut(&id)
+                    .and_then(|m| m.awaiting_sync.take())
+                {
+                    ctx.sync_error(parked, ResponseError::CoordinatorNotAvailable);
+                }
+            }
+        }
+        ctx.into_effects()
+    }
+
+    /// The state of a group, if it exists.
+    pub fn group_state(&self, group_id: &str) -> Option<GroupState> {
+        self.groups.get(group_id).map(|g| g.state)
+    }
+
+    /// The generation of a group, if it exists.
+    pub fn generation(&self, group_id: &str) -> Option<i32> {
+        self.groups.get(group_id).map(|g| g.generation_id)
+    }
+
+    /// Number of groups of this shard.
+    pub fn group_count(&self) -> usize {
+        self.groups.len()
+    }
+
+    /// Group ids, sorted.
+    pub fn group_ids(&self) -> Vec<String> {
+        let ids: BTreeMap<&str, ()> = self.groups.keys().map(|k| (&**k, ())).collect();
+        ids.into_keys().map(str::to_string).collect()
+    }
+
+    /// The elected leader of a relay-mode group (tests: the leader is the member that got the
+    /// member list).
+    #[cfg(test)]
+    pub(crate) fn leader_of(&self, group_id: &str) -> Option<String> {
+        self.groups
+            .get(group_id)?
+            .leader_id
+            .as_ref()
+            .map(|l| l.to_string())
+    }
+
+    /// ListGroups for this shard (filters as Kafka's, see `list_groups.rs`).
+    pub fn list_groups(
+        &self,
+        states_filter: &[String],
+        types_filter: &[String],
+    ) -> Vec<ListedGroup> {
+        list_groups::list(&self.groups, states_filter, types_filter)
+    }
+
+    /// The detail of one group (the admin API's view).
+    pub fn group_detail(&self, group_id: &str) -> Option<GroupDetail> {
+        admin::group_detail(&self.env, &self.groups, group_id)
+    }
+
+    /// Every group of this shard, sorted by id.
+    pub fn group_summaries(&self) -> Vec<GroupSummary> {
+        admin::group_summaries(&self.groups)
+    }
+
+    /// Sets a group's operator configuration (persisted); it applies at the group's next
+    /// rebalance.
+    pub fn set_group_config(
+        &mut self,
+        group_id: &str,
+        config: GroupConfig,
+    ) -> Result<Vec<Effect>, AdminError> {
+        admin::set_group_config(&mut self.env, group_id, config)
+    }
+
+    /// Starts a rebalance of a group with members, for the operator (`why` goes into the
+    /// group's history).
+    pub fn trigger_rebalance(
+        &mut self,
+        now: Millis,
+        group_id: &str,
+        why: Option<String>,
+    ) -> Result<Vec<Effect>, AdminError> {
+        let mut ctx = Ctx::new(now, &mut self.env);
+        admin::trigger_rebalance(&mut ctx, &mut self.groups, group_id, why)?;
+        Ok(ctx.into_effects())
+    }
+
+    /// The request a rebalance of `group_id` with `strategy` would send now (for simulate).
+    pub fn assign_request(
+        &self,
+        now: Millis,
+        group_id: &str,
+        strategy: &str,
+    ) -> Option<AssignRequest> {
+        admin::assign_request(&self.env, &self.groups, now, group_id, strategy)
+    }
+}
+
+fn request_for(
+    ctx: &mut Ctx,
+    groups: &mut Groups,
+    offsets: &mut HashMap<Arc<str>, Offsets>,
+    reply_to: ReplyTo,
+    group_id: &str,
+    client: &RequestContext,
+    request: GroupRequest,
+) {
+    match request {
+        GroupRequest::JoinGroup(r) => {
+            join_group::handle(ctx, groups, reply_to, group_id, client, r)
+        }
+        GroupRequest::SyncGroup(r) => {
+            sync_group::handle(ctx, groups, reply_to, group_id, client, r)
+        }
+        GroupRequest::Heartbeat(r) => heartbeat::handle(ctx, groups, reply_to, group_id, r),
+        GroupRequest::LeaveGroup(r) => {
+            leave_group::handle(ctx, groups, reply_to, group_id, client, r)
+        }
+        GroupRequest::OffsetCommit(r) => {
+            offset_commit::handle(ctx, groups, offsets, reply_to, group_id, client, r)
+        }
+        GroupRequest::OffsetFetch(q) => offset_fetch::handle(ctx, offsets, reply_to, group_id, q),
+        GroupRequest::DescribeGroup(_) => describe_groups::handle(ctx, groups, reply_to, group_id),
+        GroupRequest::DeleteGroup(_) => {
+            delete_groups::handle(ctx, groups, offsets, reply_to, group_id)
+        }
+    }
+}
+
+fn timer(ctx: &mut Ctx, groups: &mut Groups, key: TimerKey) {
+    let group_id = match &key {
+        TimerKey::Heartbeat { group, .. }
+        | TimerKey::Join { group }
+        | TimerKey::Sync { group }
+        | TimerKey::AssignorDeadline { group }
+        | TimerKey::FollowUp { group } => group.clone(),
+    };
+    let Some(group) = groups.get_mut(&group_id) else {
+        return;
+    };
+    match key {
+        TimerKey::Heartbeat { member, .. } => rebalance::heartbeat_expired(ctx, group, &member),
+        TimerKey::Join { .. } => rebalance::join_timer(ctx, group),
+        TimerKey::Sync { .. } => rebalance::sync_expired(ctx, group),
+        TimerKey::AssignorDeadline { .. } => assignment::deadline(ctx, group),
+        TimerKey::FollowUp { .. } => rebalance::follow_up(ctx, group),
+    }
+}
+
+/// A group read back from the store: its offsets, its operator configuration, and its
+/// metadata; a group with members resumes Stable, every member with a full session from now.
+fn restore(
+    ctx: &mut Ctx,
+    groups: &mut Groups,
+    offsets: &mut HashMap<Arc<str>, Offsets>,
+    restored: RestoredGroup,
+) {
+    let id: Arc<str> = Arc::from(restored.group_id.as_str());
+    if let Some(config) = restored.config {
+        ctx.env.configs.insert(restored.group_id.clone(), config);
+    }
+    if restored.snapshot.is_none() && restored.offsets.is_empty() {
+        return;
+    }
+    let mut group = match &restored.snapshot {
+        Some(snapshot) => Group::restore(snapshot, &ctx.env.strategies),
+        None => Group::new(id.clone()),
+    };
+    if !restored.offsets.is_empty() {
+        let committed = offsets.entry(id.clone()).or_default();
+        for record in &restored.offsets {
+            committed.insert(
+                (record.topic.clone(), record.partition),
+                Committed::from(record),
+            );
+        }
+    }
+    for member in group.members.values() {
+        group.reschedule_heartbeat(&member.id, member.session_timeout_ms.max(0) as Millis, ctx);
+    }
+    rebalance::check_topics(ctx, &mut group);
+    groups.insert(id, group);
+}

@@ -1,0 +1,114 @@
+//! OffsetCommit (API 8): the group's own checks (generation and member, Kafka's
+//! `validateOffsetCommit`), the metadata size limit, and "simple" groups created by a commit
+//! with generation -1; then the offsets are stored and persisted before the answer.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use kafka_protocol::ResponseError;
+use kafka_protocol::messages::offset_commit_response::{
+    OffsetCommitResponsePartition, OffsetCommitResponseTopic,
+};
+use kafka_protocol::messages::{OffsetCommitRequest, OffsetCommitResponse};
+
+use super::api::{GroupResponse, Millis, ReplyTo, RequestContext};
+use super::classic::GroupState;
+use super::classic::group::{Group, Groups};
+use super::committed::{Committed, Offsets};
+use super::context::Ctx;
+use super::event::Effect;
+use super::responses;
+use super::snapshot::OffsetRecord;
+
+pub(crate) fn handle(
+    ctx: &mut Ctx,
+    groups: &mut Groups,
+    offsets: &mut HashMap<Arc<str>, Offsets>,
+    reply_to: ReplyTo,
+    group_id: &str,
+    client: &RequestContext,
+    request: OffsetCommitRequest,
+) {
+    let all = |ctx: &mut Ctx, error: ResponseError| {
+        ctx.respond(
+            reply_to,
+            GroupResponse::OffsetCommit(responses::offset_commit_all(&request, error.code())),
+        );
+    };
+    let generation = request.generation_id_or_member_epoch;
+    if !groups.contains_key(group_id) {
+        if generation >= 0 {
+            let error = if client.api_version >= 9 {
+                ResponseError::GroupIdNotFound
+            } else {
+                ResponseError::IllegalGeneration
+            };
+            return all(ctx, error);
+        }
+        // A commit without group management creates a "simple" group (no protocol, Empty).
+        let id: Arc<str> = Arc::from(group_id);
+        groups.insert(id.clone(), Group::new(id));
+    }
+    let (id, group) = groups
+        .get_key_value(group_id)
+        .expect("present or just created");
+    let id = id.clone();
+    let member_id = request.member_id.as_str();
+    let instance = request.group_instance_id.as_ref().map(|i| i.as_str());
+    if let Err(error) = group.validate_offset_commit(member_id, instance, generation) {
+        return all(ctx, error);
+    }
+    if let Some((member, m)) = group.members.get_key_value(member_id)
+        && (group.is(GroupState::Stable) || group.is(GroupState::PreparingRebalance))
+    {
+        let (member, session) = (member.clone(), m.session_timeout_ms.max(0) as Millis);
+        group.reschedule_heartbeat(&member, session, ctx);
+    }
+
+    let max = ctx.env.config.offset_metadata_max_bytes;
+    let mut records = Vec::new();
+    let mut topics = Vec::with_capacity(request.topics.len());
+    for topic in &request.topics {
+        let mut partitions = Vec::with_capacity(topic.partitions.len());
+        for p in &topic.partitions {
+            let too_large = p.committed_metadata.as_ref().is_some_and(|m| m.len() > max);
+            let error = if too_large {
+                ResponseError::OffsetMetadataTooLarge.code()
+            } else {
+                records.push(OffsetRecord {
+                    topic: topic.name.to_string(),
+                    partition: p.partition_index,
+                    offset: p.committed_offset,
+                    leader_epoch: p.committed_leader_epoch,
+                    metadata: p.committed_metadata.as_ref().map(|m| m.to_string()),
+                });
+                0
+            };
+            partitions.push(
+                OffsetCommitResponsePartition::default()
+                    .with_partition_index(p.partition_index)
+                    .with_error_code(error),
+            );
+        }
+        topics.push(
+            OffsetCommitResponseTopic::default()
+                .with_name(topic.name.clone())
+                .with_topic_id(topic.topic_id)
+                .with_partitions(partitions),
+        );
+    }
+    if !records.is_empty() {
+        let committed = offsets.entry(id).or_default();
+        for r in &records {
+            committed.insert((r.topic.clone(), r.partition), Committed::from(r));
+        }
+        ctx.effect(Effect::PersistOffsets {
+            group_id: group_id.to_string(),
+            offsets: records,
+        });
+    }
+    ctx.respond(
+        reply_to,
+        GroupResponse::OffsetCommit(OffsetCommitResponse::default().with_topics(topics)),
+    );
+}
