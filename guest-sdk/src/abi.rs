@@ -1,13 +1,16 @@
 //! Guest ABI v1: the messages that cross the host/module boundary.
 //!
-//! This file is the contract between assignor-host and every assignor module, in any language.
-//! Field names are the wire names (MessagePack maps with named fields), so fields can be added
-//! without breaking old modules: a reader ignores fields it does not know, and a field added in
-//! a later revision of v1 is optional (`#[serde(default)]`). Byte strings travel as MessagePack
-//! `bin`, never as arrays of integers. Partitions travel as integer arrays grouped by topic so a
-//! 10,000-member group with 500,000 partitions encodes in a few milliseconds.
+//! These types are the contract between assignor-host and every assignor module, in any
+//! language, as `docs/abi.md` specifies it: the host and the SDK both encode and decode with
+//! them, and `guest-sdk/tests/abi_doc.rs` keeps the two equal. Field names are the wire names
+//! (MessagePack maps with named fields), so fields can be added without breaking old modules:
+//! a reader ignores fields it does not know, and a field added in a later revision of v1 is
+//! optional (`#[serde(default)]`). Byte strings travel as MessagePack `bin`, never as arrays
+//! of integers. Partitions travel as integer arrays grouped by topic so a 10,000-member group
+//! with 500,000 partitions encodes in a few milliseconds.
 //!
-//! See DESIGN.md, "Guest ABI v1", for the exports a module provides.
+//! `docs/abi.md` also specifies the exports a module provides ("Exports and the import"), the
+//! order the host calls them in ("One call"), the limits and the output checks.
 
 use serde::{Deserialize, Serialize};
 

@@ -1,7 +1,7 @@
 //! [`BumpAllocator`]: a global allocator for modules, made for the host's one-call instances.
 //!
 //! The host runs every call in a fresh instance and throws its memory away afterwards
-//! (DESIGN.md, "Sandbox and registry"), so a module's allocator never has to give memory back
+//! (`docs/abi.md`, "One call"), so a module's allocator never has to give memory back
 //! for long: it only has to be fast for one call. This one hands out memory by moving a pointer
 //! forward, growing linear memory in steps of at least [`GROW_STEP_PAGES`]. `dealloc` and
 //! `realloc` reuse memory only at the top (the last allocation shrinks, frees, or grows in

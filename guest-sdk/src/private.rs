@@ -5,8 +5,8 @@
 //! call the functions below, and a compile-time check that each export name it writes equals
 //! the constant in [`crate::abi`], so the two cannot drift apart.
 //!
-//! Memory: the host runs every call in a fresh instance and drops it afterwards (DESIGN.md,
-//! "Sandbox and registry"), so nothing here is ever freed: the input buffer from
+//! Memory: the host runs every call in a fresh instance and drops it afterwards
+//! (`docs/abi.md`, "One call"), so nothing here is ever freed: the input buffer from
 //! `alloc` and the output buffer of `assign`/`describe` are leaked on purpose and stay
 //! valid until the instance is gone, which is exactly as long as the host needs to read them.
 

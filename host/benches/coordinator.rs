@@ -1,4 +1,4 @@
-//! Sans-io coordinator benchmarks (DESIGN.md "Numbers to reach"):
+//! Sans-io coordinator benchmarks (the targets are in README.md, "Numbers"):
 //! 1. 1,000 members rejoining: from the last JoinGroup in to every SyncGroup answered, with
 //!    the native range strategy (the same code as the built-in module);
 //! 2. heartbeats handled per second with 10,000 members (one shard, one core);

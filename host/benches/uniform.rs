@@ -1,7 +1,7 @@
 //! `uniform` on Kafka's JMH shape for it (`ServerSideAssignorBenchmark`, UNIFORM, HOMOGENEOUS,
 //! FULL): 10,000 members x 10 partitions per member (100,000 partitions) x {10, 100, 1000}
-//! topics. DESIGN.md's target: 10,000 members x 100,000 partitions, full assignment, in wasm,
-//! <= 10 ms median (Kafka's Java assignor: ~3 ms, assignor call only).
+//! topics. The target (README.md, "Numbers"): 10,000 members x 100,000 partitions, full
+//! assignment, in wasm, <= 10 ms median (Kafka's Java assignor: ~3 ms, assignor call only).
 //!
 //! Three tables:
 //! 1. End to end, native and wasm interleaved: `Sandbox::assign` on the embedded built-in (fresh

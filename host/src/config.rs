@@ -1,5 +1,5 @@
 //! The host's configuration: one TOML file, every field defaulted, so `assignor-host serve` with
-//! no file at all is the standalone mode of DESIGN.md (Kafka on 127.0.0.1:9092, admin on
+//! no file at all is the standalone mode of docs/operating.md (Kafka on 127.0.0.1:9092, admin on
 //! 127.0.0.1:9644, data in `./data`, no topics).
 //!
 //! Each part of the host owns one section (`[kafka]`, `[admin]`, `[catalog]`, ...), so adding a

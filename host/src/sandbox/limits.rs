@@ -112,7 +112,7 @@ pub struct SandboxLimits {
     /// past it returns -1 to the guest and the call fails with [`super::CallError::MemoryCap`]
     /// if the guest then traps. Must not exceed [`PoolConfig::max_memory_bytes`].
     ///
-    /// Why 256 MiB, not DESIGN.md's first 64 MiB: a 10,000-member group subscribing to 100
+    /// Why 256 MiB, not the 64 MiB first planned: a 10,000-member group subscribing to 100
     /// topics sends a 25 MB request (every member lists 100 topic names, and its raw
     /// Subscription repeats them), and the built-in `range` peaks at 84 MiB on it with 10
     /// partitions per topic (the sandbox test

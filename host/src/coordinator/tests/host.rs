@@ -1,4 +1,4 @@
-//! The host's differences from Kafka, on purpose (DESIGN.md "Coordinator semantics"): the
+//! The host's differences from Kafka, on purpose (README.md, "How the host behaves"): the
 //! synthetic leader, per-member protocol names, strategy choice, the fallback chain,
 //! host-started rebalances and the ABI request. Cooperative safety is in `host_cooperative.rs`.
 
