@@ -2,8 +2,10 @@
 //! no file at all is the standalone mode of docs/operating.md (Kafka on 127.0.0.1:9092, admin on
 //! 127.0.0.1:9644, data in `./data`, no topics).
 //!
-//! Each part of the host owns one section (`[kafka]`, `[admin]`, `[catalog]`, ...), so adding a
-//! part's settings is one field here. Unknown keys are refused with the key's name, because a
+//! Each part of the host owns one section (`[kafka]`, `[admin]`, `[catalog]`, ...) as a type
+//! of its own ([`crate::kafka::KafkaConfig`], [`crate::admin::AdminConfig`], ...); this file
+//! only reads the file, the environment and the flags and assembles them, so adding a part's
+//! settings is one field here and no part imports this file. Unknown keys are refused with the key's name, because a
 //! misspelt setting silently ignored is worse than a refused start. Every key can also come
 //! from the environment as `ASSIGNOR_HOST_<SECTION>__<KEY>` ([`Config::load`], `env`), and
 //! `docs/assignor-host.example.toml` lists every setting with its default (a test keeps the
@@ -26,15 +28,17 @@
 
 mod env;
 
-use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::admin::AdminConfig;
+use crate::catalog::CatalogConfig;
 use crate::coordinator::CoordinatorConfig;
-use crate::driver::DriverConfig;
-use crate::registry::{QuarantinePolicy, RegistryConfig};
-use crate::sandbox::{Metering, PoolConfig, SandboxLimits};
+use crate::driver::DriverSettings;
+use crate::kafka::KafkaConfig;
+use crate::registry::RegistrySettings;
+use crate::sandbox::SandboxConfig;
 
 /// Everything the host reads at start. `Config::default()` is the standalone mode.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -71,153 +75,6 @@ impl Default for Config {
             driver: DriverSettings::default(),
         }
     }
-}
-
-/// The `[registry]` section: what an upload may be, and when a failing version is quarantined
-/// (`[registry.quarantine]`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct RegistrySettings {
-    /// Largest module accepted by an upload, in bytes (default 16 MiB); also the admin API's
-    /// body cap for uploads.
-    pub max_module_bytes: u64,
-    /// When a failing version is quarantined, and for how long (`[registry.quarantine]`).
-    pub quarantine: QuarantinePolicy,
-}
-
-impl Default for RegistrySettings {
-    fn default() -> Self {
-        let defaults = RegistryConfig::default();
-        RegistrySettings {
-            max_module_bytes: defaults.max_module_bytes,
-            quarantine: defaults.quarantine,
-        }
-    }
-}
-
-/// The `[driver]` section: how the coordinator runs on tokio. Unset counts follow the
-/// machine's cores.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct DriverSettings {
-    /// Coordinator shards (tasks); groups are spread over them by a hash of the group id
-    /// (default: one per core).
-    pub shards: Option<usize>,
-    /// Primary assignor calls running at once (default: the number of cores, at least 2).
-    pub assignor_threads: Option<usize>,
-    /// Fallback calls running at once, apart from the primary ones so a stuck module cannot
-    /// starve the fallback (default 2).
-    pub fallback_threads: Option<usize>,
-    /// Queue depth of each shard (default 4096).
-    pub queue: Option<usize>,
-}
-
-impl DriverSettings {
-    /// The driver's configuration: these settings over the driver's defaults.
-    pub fn apply(&self, mut config: DriverConfig) -> DriverConfig {
-        config.shards = self.shards.unwrap_or(config.shards);
-        config.assignor_threads = self.assignor_threads.unwrap_or(config.assignor_threads);
-        config.fallback_threads = self.fallback_threads.unwrap_or(config.fallback_threads);
-        config.queue = self.queue.unwrap_or(config.queue);
-        config
-    }
-}
-
-/// The `[sandbox]` section: `metering` and `[sandbox.pool]` for the engine (fixed at start),
-/// `[sandbox.limits]` per call.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct SandboxConfig {
-    /// How CPU is bounded: `"fuel"` (default: fuel budget plus wall-clock deadline, a
-    /// deterministic cap) or `"epoch"` (the wall-clock deadline alone: faster calls, a cap
-    /// that depends on the machine). See [`Metering`].
-    pub metering: Metering,
-    /// The bounds of every assignor call (`[sandbox.limits]`).
-    pub limits: SandboxLimits,
-    /// The engine's instance pool, fixed at start (`[sandbox.pool]`).
-    pub pool: PoolConfig,
-}
-
-/// The Kafka listener and how the host presents itself as a broker.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct KafkaConfig {
-    /// Address the Kafka listener binds.
-    pub listen: SocketAddr,
-    /// `host:port` clients are told to connect to (Metadata brokers, FindCoordinator). `None`
-    /// advertises the bound listen address, which must then not be a wildcard address
-    /// (Kafka refuses `advertised.listeners` on 0.0.0.0 for the same reason: clients would
-    /// be sent to an address they cannot reach).
-    pub advertised: Option<String>,
-    /// The host's broker id in Metadata, FindCoordinator and partition leaders.
-    pub node_id: i32,
-    /// `cluster_id` in Metadata v2+.
-    pub cluster_id: String,
-    /// Largest request frame accepted, in bytes (Kafka's `socket.request.max.bytes`, same
-    /// default). A larger or negative size prefix closes the connection before the body is read.
-    pub max_frame_bytes: usize,
-    /// Open connections at most; further clients wait in the accept queue until one closes.
-    pub max_connections: usize,
-}
-
-impl Default for KafkaConfig {
-    fn default() -> Self {
-        KafkaConfig {
-            listen: SocketAddr::from(([127, 0, 0, 1], 9092)),
-            advertised: None,
-            node_id: 1,
-            cluster_id: "assignor-host".to_owned(),
-            max_frame_bytes: 100 * 1024 * 1024,
-            max_connections: 10_000,
-        }
-    }
-}
-
-/// The `[admin]` section is owned by the admin API.
-pub use crate::admin::AdminConfig;
-
-/// The topic catalog: seeds, defaults and the auto-creation policy.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct CatalogConfig {
-    /// Create a topic when a Metadata request names an unknown one and allows auto-creation
-    /// (Kafka's `auto.create.topics.enable`). Off by default: the host holds no data, so a
-    /// typo'd topic that silently appears with one partition helps nobody.
-    pub auto_create_topics: bool,
-    /// Partitions of a topic created with `num_partitions = -1` or auto-created
-    /// (Kafka's `num.partitions`).
-    pub default_partitions: i32,
-    /// Upper bound on one topic's partition count, so one bad CreateTopics cannot make every
-    /// Metadata answer enormous.
-    pub max_partitions_per_topic: i32,
-    /// Topics created at start if missing; an existing topic with fewer partitions grows to
-    /// the configured count (partitions only ever increase, as in Kafka).
-    pub topics: Vec<TopicSeed>,
-}
-
-impl Default for CatalogConfig {
-    fn default() -> Self {
-        CatalogConfig {
-            auto_create_topics: false,
-            default_partitions: 1,
-            max_partitions_per_topic: 1_000_000,
-            topics: Vec::new(),
-        }
-    }
-}
-
-/// One topic in the config file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TopicSeed {
-    /// Topic name (Kafka's rules: 1-249 of `[a-zA-Z0-9._-]`).
-    pub name: String,
-    /// Partition count; at start an existing topic grows to it, never shrinks.
-    pub partitions: i32,
-    /// Replica racks per partition, for rack-aware strategies: empty (unknown) or exactly one
-    /// list per partition.
-    #[serde(default)]
-    pub partition_racks: Vec<Vec<String>>,
 }
 
 /// The config file could not be used.
@@ -257,6 +114,7 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sandbox::Metering;
 
     #[test]
     fn empty_file_is_the_standalone_mode() {

@@ -23,6 +23,10 @@ use kafka_protocol::messages::consumer_protocol_subscription::{
 };
 use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
 
+/// The JoinGroup `protocol_type` of Kafka consumers: their metadata is a Subscription and
+/// their assignment an Assignment. Groups of other types carry bytes the host does not read.
+pub const PROTOCOL_TYPE: &str = "consumer";
+
 /// The highest embedded-protocol version the host understands.
 pub const MAX_VERSION: i16 = 3;
 

@@ -21,6 +21,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use assignor_sdk::AssignRequest;
 use kafka_protocol::ResponseError;
 use kafka_protocol::messages::list_groups_response::ListedGroup;
+use serde::{Deserialize, Serialize};
 use tokio::sync::{Semaphore, mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 
@@ -35,19 +36,56 @@ use crate::coordinator::{
 use crate::store::{Store, StoreError};
 use shard::{Command, Shard};
 
-/// Driver settings.
+/// The `[driver]` section: how the coordinator runs on tokio. Unset counts follow the
+/// machine's cores.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DriverSettings {
+    /// Coordinator shards (tasks); groups are spread over them by a hash of the group id
+    /// (default: one per core).
+    pub shards: Option<usize>,
+    /// Primary assignor calls running at once (default: the number of cores, at least 2).
+    pub assignor_threads: Option<usize>,
+    /// Fallback calls running at once, apart from the primary ones so a stuck module cannot
+    /// starve the fallback (default 2).
+    pub fallback_threads: Option<usize>,
+    /// Queue depth of each shard (default 4096).
+    pub queue: Option<usize>,
+}
+
+impl DriverSettings {
+    /// Shards to run: the setting, else one per core.
+    pub fn shards(&self) -> usize {
+        self.shards.unwrap_or_else(cores)
+    }
+
+    /// Primary assignor calls at once: the setting, else the cores (at least 2).
+    pub fn assignor_threads(&self) -> usize {
+        self.assignor_threads.unwrap_or_else(|| cores().max(2))
+    }
+
+    /// Fallback calls at once: the setting, else 2.
+    pub fn fallback_threads(&self) -> usize {
+        self.fallback_threads.unwrap_or(2)
+    }
+
+    /// Each shard's queue depth: the setting, else 4096.
+    pub fn queue(&self) -> usize {
+        self.queue.unwrap_or(4096)
+    }
+}
+
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get())
+}
+
+/// How the driver runs: its settings, the coordinator's, and what the host wires in.
 #[derive(Clone)]
 pub struct DriverConfig {
-    /// Number of shards (tasks); each owns the groups whose id hashes to it.
-    pub shards: usize,
+    /// The `[driver]` section.
+    pub settings: DriverSettings,
+    /// Each shard's coordinator settings (the `[coordinator]` section).
     pub coordinator: CoordinatorConfig,
-    /// Assignor calls running at once (primary runs); the blocking pool does the work.
-    pub assignor_threads: usize,
-    /// Fallback calls running at once, apart from the primary runs so stuck modules cannot
-    /// starve the fallback.
-    pub fallback_threads: usize,
-    /// Queue depth of each shard's command channel.
-    pub queue: usize,
     /// Where notices go (metrics, logs).
     pub notices: Arc<dyn NoticeSink>,
     /// Seed the member-id generator from the OS (true) or use `coordinator.seed` (tests).
@@ -56,13 +94,9 @@ pub struct DriverConfig {
 
 impl Default for DriverConfig {
     fn default() -> Self {
-        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
         DriverConfig {
-            shards: cores,
+            settings: DriverSettings::default(),
             coordinator: CoordinatorConfig::default(),
-            assignor_threads: cores.max(2),
-            fallback_threads: 2,
-            queue: 4096,
             notices: Arc::new(TracingNotices),
             random_seed: true,
         }
@@ -72,11 +106,9 @@ impl Default for DriverConfig {
 impl std::fmt::Debug for DriverConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DriverConfig")
-            .field("shards", &self.shards)
+            .field("settings", &self.settings)
             .field("coordinator", &self.coordinator)
-            .field("assignor_threads", &self.assignor_threads)
-            .field("fallback_threads", &self.fallback_threads)
-            .field("queue", &self.queue)
+            .field("random_seed", &self.random_seed)
             .finish_non_exhaustive()
     }
 }
@@ -116,7 +148,13 @@ impl Driver {
         topics: watch::Receiver<TopicsView>,
         store: Option<Store>,
     ) -> Result<Driver, DriverError> {
-        if config.shards == 0 || config.assignor_threads == 0 || config.fallback_threads == 0 {
+        let settings = &config.settings;
+        let (shards, primary, fallback) = (
+            settings.shards(),
+            settings.assignor_threads(),
+            settings.fallback_threads(),
+        );
+        if shards == 0 || primary == 0 || fallback == 0 {
             return Err(DriverError::Config(
                 "shards, assignor_threads and fallback_threads must be at least 1".into(),
             ));
@@ -126,19 +164,19 @@ impl Driver {
             Some(store) => store.load_groups()?,
             None => Vec::new(),
         };
-        let primary = Arc::new(Semaphore::new(config.assignor_threads));
-        let fallback = Arc::new(Semaphore::new(config.fallback_threads));
+        let primary = Arc::new(Semaphore::new(primary));
+        let fallback = Arc::new(Semaphore::new(fallback));
         let start = tokio::time::Instant::now();
-        let mut senders = Vec::with_capacity(config.shards);
-        let mut tasks = Vec::with_capacity(config.shards + 1);
-        for index in 0..config.shards {
+        let mut senders = Vec::with_capacity(shards);
+        let mut tasks = Vec::with_capacity(shards + 1);
+        for index in 0..shards {
             let mut coordinator_config = config.coordinator.clone();
             coordinator_config.seed = if config.random_seed {
                 random_seed()
             } else {
                 coordinator_config.seed.wrapping_add(index as u64)
             };
-            let (tx, rx) = mpsc::channel(config.queue.max(1));
+            let (tx, rx) = mpsc::channel(config.settings.queue().max(1));
             let (done_tx, done_rx) = mpsc::unbounded_channel();
             let shard = Shard {
                 coordinator: Coordinator::new(

@@ -16,6 +16,8 @@
 //! - [`sandbox`]: wasmtime engine, per-call store with limits, ABI marshalling; runs the checks.
 //! - [`checks`]: what a valid assignment is (and who owns a partition, for cooperative groups),
 //!   defined once for the sandbox and the coordinator; neither wasmtime nor tokio.
+//! - [`consumer_protocol`]: Kafka's consumer Subscription and Assignment bytes, one codec for
+//!   the whole host.
 //! - [`registry`]: modules by protocol name: upload checks, versions, hot swap, built-ins.
 //! - [`builtins`]: the built-in strategies, compiled to wasm at build time and embedded.
 //! - [`kafka`]: the wire: frame codec, connections, listener, one file per Kafka API.
@@ -25,8 +27,12 @@
 //! - [`metrics`]: Prometheus metrics fed by the wire layer, the coordinator's notices and scrapes.
 //! - [`simulate`]: scenario files, local and live simulations, balance and movement reports.
 //! - [`cli`]: the command line's client side: admin API calls, tables, `--json`.
-//! - [`config`]: the TOML configuration, one section per part, every field defaulted.
+//! - [`config`]: reads the TOML file, the environment and the flags into each part's own
+//!   settings type, every field defaulted.
 //! - [`server`]: assembles the parts from a [`config::Config`] and runs them until shutdown.
+//!
+//! The arrows between these parts, and the ones that must never exist, are in
+//! `docs/architecture.md`; `tests/architecture.rs` checks the code against it.
 
 pub mod admin;
 pub mod builtins;

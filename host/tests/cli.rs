@@ -7,7 +7,8 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::process::Output;
 
-use assignor_host::config::{Config, TopicSeed};
+use assignor_host::catalog::TopicSeed;
+use assignor_host::config::Config;
 use assignor_host::server::Server;
 use serde_json::Value;
 use tokio::process::Command;

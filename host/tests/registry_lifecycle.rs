@@ -8,8 +8,8 @@ mod sandbox_support;
 use std::borrow::Cow;
 
 use assignor_host::registry::{
-    BuiltinSource, Registry, RegistryConfig, RegistryError, RunErrorKind, UploadError,
-    UploadOptions,
+    BuiltinSource, Registry, RegistryConfig, RegistryError, RegistrySettings, RunErrorKind,
+    UploadError, UploadOptions,
 };
 use assignor_host::sandbox::{CallError, LoadError, OutputError};
 use assignor_sdk::{AssignorInfo, RebalanceProtocol};
@@ -143,7 +143,10 @@ fn an_upload_supersedes_a_builtin_and_deleting_it_returns_to_the_builtin() {
 fn refused_uploads_leave_the_active_version_unchanged() {
     let config = RegistryConfig {
         builtins: vec![],
-        max_module_bytes: 64 << 10,
+        settings: RegistrySettings {
+            max_module_bytes: 64 << 10,
+            ..RegistrySettings::default()
+        },
         ..RegistryConfig::default()
     };
     let registry = Registry::open(sandbox(), None, config).unwrap();

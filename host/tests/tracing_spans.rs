@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use assignor_host::coordinator::view::{Topic, TopicsView};
 use assignor_host::coordinator::{CoordinatorConfig, GroupRequest, GroupResponse, RequestContext};
-use assignor_host::driver::{Driver, DriverConfig};
+use assignor_host::driver::{Driver, DriverConfig, DriverSettings};
 use assignor_host::registry::{Registry, RegistryConfig};
 use bytes::{BufMut, BytesMut};
 use kafka_protocol::ResponseError;
@@ -271,9 +271,12 @@ async fn driver_requests_fill_the_request_span_and_the_run_nests_module_call_in_
     let (_topics, topics_rx) =
         watch::channel::<TopicsView>(Arc::new(BTreeMap::from([("t".to_owned(), topic)])));
     let config = DriverConfig {
-        shards: 1,
-        assignor_threads: 1,
-        fallback_threads: 1,
+        settings: DriverSettings {
+            shards: Some(1),
+            assignor_threads: Some(1),
+            fallback_threads: Some(1),
+            ..DriverSettings::default()
+        },
         random_seed: false,
         coordinator: CoordinatorConfig {
             initial_rebalance_delay_ms: 0,

@@ -11,7 +11,9 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use anyhow::{Context, bail, ensure};
-use assignor_host::config::{Config, KafkaConfig, TopicSeed};
+use assignor_host::catalog::TopicSeed;
+use assignor_host::config::Config;
+use assignor_host::kafka::KafkaConfig;
 use assignor_host::server::Server;
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 use kafka_protocol::messages::{ApiKey, RequestHeader, ResponseHeader};

@@ -13,7 +13,7 @@ use serde_json::json;
 
 async fn host() -> TestHost {
     TestHost::with_config(|c| {
-        c.catalog.topics = vec![assignor_host::config::TopicSeed {
+        c.catalog.topics = vec![assignor_host::catalog::TopicSeed {
             name: "orders".into(),
             partitions: 4,
             partition_racks: Vec::new(),

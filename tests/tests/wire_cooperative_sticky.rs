@@ -156,7 +156,7 @@ async fn computed_by_the_module(admin: &Admin) {
 #[tokio::test]
 async fn a_partition_changes_owner_over_two_rounds_and_never_has_two() {
     let host = TestHost::with_config(|c| {
-        c.catalog.topics = vec![assignor_host::config::TopicSeed {
+        c.catalog.topics = vec![assignor_host::catalog::TopicSeed {
             name: TOPIC.into(),
             partitions: 6,
             partition_racks: Vec::new(),

@@ -30,7 +30,7 @@ fn group() -> GroupId {
 
 async fn host() -> TestHost {
     TestHost::with_config(|c| {
-        c.catalog.topics = vec![assignor_host::config::TopicSeed {
+        c.catalog.topics = vec![assignor_host::catalog::TopicSeed {
             name: "orders".into(),
             partitions: 4,
             partition_racks: Vec::new(),

@@ -7,8 +7,8 @@ use axum::http::{StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use super::AdminState;
 use super::error::ApiError;
+use super::state::AdminState;
 
 pub async fn require_token(
     State(state): State<AdminState>,

@@ -8,8 +8,8 @@ use axum::extract::{FromRequest, Request};
 use axum::http::StatusCode;
 use serde::de::DeserializeOwned;
 
-use super::AdminState;
 use super::error::ApiError;
+use super::state::AdminState;
 
 /// A JSON body of at most `admin.max_json_bytes`. Malformed JSON, a wrong field type or an
 /// unknown field is a 400 naming where; an empty body is a 400 unless `T` is optional.
@@ -48,7 +48,7 @@ impl FromRequest<AdminState> for WasmBody {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &AdminState) -> Result<Self, ApiError> {
-        let cap = state.max_module_bytes;
+        let cap = state.max_module_bytes();
         let bytes = Bytes::from_request(req, state)
             .await
             .map_err(|e| body_rejection(e, cap, "registry.max_module_bytes"))?;

@@ -15,9 +15,9 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::AdminState;
 use super::error::ApiError;
 use super::extract::JsonBody;
+use super::state::AdminState;
 use crate::coordinator::{GroupConfig, GroupDetail, RebalanceReason};
 
 pub fn routes() -> Router<AdminState> {

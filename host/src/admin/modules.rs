@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use super::error::ApiError;
 use super::extract::{JsonBody, WasmBody, parse_version};
-use super::{AdminState, blocking};
+use super::state::{AdminState, blocking};
 use crate::registry::{ModuleStatus, ModuleSummary, UploadOptions, VersionInfo};
 use crate::simulate::Usage;
 

@@ -13,7 +13,7 @@ use serde_json::json;
 use super::error::ApiError;
 use super::extract::JsonBody;
 use super::groups::unknown_group;
-use super::{AdminState, blocking};
+use super::state::{AdminState, blocking};
 use crate::registry::RunErrorKind;
 use crate::simulate::{Scenario, SimulateError, SimulationReport, simulate};
 

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 use super::error::ApiError;
 use super::extract::JsonBody;
-use super::{AdminState, blocking};
+use super::state::{AdminState, blocking};
 use crate::catalog::NewTopic;
 
 pub fn routes() -> Router<AdminState> {

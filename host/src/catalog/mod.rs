@@ -13,6 +13,7 @@
 //! done inline even from async handlers: topic changes are rare admin operations, and keeping
 //! the catalog synchronous lets the admin API, the Kafka handlers and the seeding share it.
 
+mod config;
 pub mod names;
 
 use std::collections::BTreeMap;
@@ -23,9 +24,10 @@ use kafka_protocol::error::ResponseError;
 use parking_lot::Mutex;
 use tokio::sync::watch;
 
-use crate::config::{CatalogConfig, TopicSeed};
 use crate::coordinator::view::TopicsView;
 use crate::store::{Store, StoreError};
+
+pub use config::{CatalogConfig, TopicSeed};
 
 /// The topic catalog. Cheap to clone; clones share one state.
 #[derive(Clone)]

@@ -1,7 +1,7 @@
 //! Catalog behaviour: Kafka's admin rules, persistence, seeding and the published view.
 
 use super::*;
-use crate::config::{CatalogConfig, TopicSeed};
+use super::{CatalogConfig, TopicSeed};
 
 fn settings() -> CatalogConfig {
     CatalogConfig {

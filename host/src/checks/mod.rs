@@ -22,14 +22,14 @@
 //! The checks are linear in the size of the output (plus the owned partitions for cooperative
 //! strategies) so they stay a small part of a 10,000-member call.
 
+mod index;
 mod owners;
-
-use std::collections::HashMap;
 
 use assignor_sdk::{AssignRequest, AssignResponse, Member};
 
 pub use owners::strip_owned;
 
+use index::{MemberIndex, topic_index};
 use owners::Owners;
 
 /// Why an assignment was refused.
@@ -174,16 +174,6 @@ pub fn check_response(
     })
 }
 
-/// Topic name -> index in `request.topics`.
-fn topic_index(request: &AssignRequest) -> HashMap<&str, usize> {
-    request
-        .topics
-        .iter()
-        .enumerate()
-        .map(|(i, t)| (t.name.as_str(), i))
-        .collect()
-}
-
 fn subscribes(member: &Member, topic: &str, sorted: bool) -> bool {
     if sorted {
         member
@@ -192,37 +182,5 @@ fn subscribes(member: &Member, topic: &str, sorted: bool) -> bool {
             .is_ok()
     } else {
         member.topics.iter().any(|t| t == topic)
-    }
-}
-
-/// Member id -> index in `request.members`. The host sends members sorted, so this is a binary
-/// search; a hash map covers a request built by hand in any order.
-enum MemberIndex<'a> {
-    Sorted(&'a [Member]),
-    Hashed(HashMap<&'a str, usize>),
-}
-
-impl<'a> MemberIndex<'a> {
-    fn new(members: &'a [Member]) -> MemberIndex<'a> {
-        if members.is_sorted_by(|a, b| a.member_id < b.member_id) {
-            MemberIndex::Sorted(members)
-        } else {
-            MemberIndex::Hashed(
-                members
-                    .iter()
-                    .enumerate()
-                    .map(|(i, m)| (m.member_id.as_str(), i))
-                    .collect(),
-            )
-        }
-    }
-
-    fn find(&self, id: &str) -> Option<usize> {
-        match self {
-            MemberIndex::Sorted(members) => members
-                .binary_search_by(|m| m.member_id.as_str().cmp(id))
-                .ok(),
-            MemberIndex::Hashed(map) => map.get(id).copied(),
-        }
     }
 }

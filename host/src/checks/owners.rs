@@ -14,7 +14,7 @@ use std::collections::HashMap;
 
 use assignor_sdk::{AssignRequest, AssignResponse};
 
-use super::{MemberIndex, topic_index};
+use super::index::{MemberIndex, topic_index};
 
 /// The current owners of every claimed partition of the request's topics.
 pub(super) struct Owners {

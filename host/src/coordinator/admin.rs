@@ -10,11 +10,11 @@ use serde::Serialize;
 use super::api::Millis;
 use super::classic::group::Groups;
 use super::classic::rebalance;
-use super::classic::{CONSUMER, GroupState, Mode, RebalanceRecord, RunRecord, build_request};
+use super::classic::{GroupState, Mode, RebalanceRecord, RunRecord, build_request};
 use super::config::GroupConfig;
 use super::context::{Ctx, Env};
 use super::event::{Effect, RebalanceReason};
-use crate::consumer_protocol::{decode_assignment, decode_subscription};
+use crate::consumer_protocol::{self, decode_assignment, decode_subscription};
 
 /// One group in detail.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -80,7 +80,7 @@ pub enum AdminError {
 pub(crate) fn group_detail(env: &Env, groups: &Groups, group_id: &str) -> Option<GroupDetail> {
     let group = groups.get(group_id)?;
     let key = group.protocol_key.as_deref().unwrap_or("");
-    let consumer = group.protocol_type.as_deref() == Some(CONSUMER);
+    let consumer = group.protocol_type.as_deref() == Some(consumer_protocol::PROTOCOL_TYPE);
     let (mode, strategy) = match &group.mode {
         Mode::Host { strategy, .. } => ("host", Some(strategy.clone())),
         Mode::Relay => ("relay", None),

@@ -69,8 +69,11 @@ fn start(
     let (topics, topics_rx) = watch::channel(default_topics());
     let (strategies, strategies_rx) = watch::channel(default_strategies());
     let config = DriverConfig {
-        shards: 3,
-        assignor_threads: 2,
+        settings: DriverSettings {
+            shards: Some(3),
+            assignor_threads: Some(2),
+            ..DriverSettings::default()
+        },
         notices,
         random_seed: false,
         ..DriverConfig::default()
@@ -493,7 +496,10 @@ fn driver_refuses_zero_shards_and_needs_a_runtime() {
     let (_t, topics) = watch::channel(default_topics());
     let (_s, strategies) = watch::channel(default_strategies());
     let config = DriverConfig {
-        shards: 0,
+        settings: DriverSettings {
+            shards: Some(0),
+            ..DriverSettings::default()
+        },
         ..DriverConfig::default()
     };
     assert!(matches!(

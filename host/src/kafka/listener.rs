@@ -18,20 +18,13 @@ use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, error, info};
 
 use super::connection::Connection;
-use super::{Broker, Client};
-
-/// How the listener runs.
-#[derive(Debug, Clone)]
-pub struct ListenerConfig {
-    pub max_connections: usize,
-    pub max_frame_bytes: usize,
-}
+use super::{Broker, Client, KafkaConfig};
 
 /// Serves Kafka on `listener` until `shutdown` completes, then drains every connection.
 pub async fn run(
     listener: TcpListener,
     broker: Arc<Broker>,
-    config: ListenerConfig,
+    config: KafkaConfig,
     shutdown: impl Future,
 ) {
     let stop = CancellationToken::new();

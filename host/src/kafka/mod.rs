@@ -14,6 +14,7 @@
 
 pub mod api_versions;
 pub mod codec;
+mod config;
 mod connection;
 mod create_partitions;
 mod create_topics;
@@ -42,6 +43,8 @@ use std::sync::Arc;
 
 use crate::catalog::Catalog;
 use crate::driver::Driver;
+
+pub use config::KafkaConfig;
 
 /// How the host presents itself as a broker: the one node of its cluster.
 #[derive(Debug, Clone, PartialEq, Eq)]

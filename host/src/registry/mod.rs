@@ -36,7 +36,7 @@ use std::sync::Arc;
 use arc_swap::ArcSwap;
 use assignor_sdk::{AssignorInfo, RebalanceProtocol};
 use parking_lot::Mutex;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use tokio::sync::watch;
 
@@ -74,15 +74,36 @@ impl BuiltinSource {
     }
 }
 
-/// How the registry behaves. `Default` is the production setup minus persistence.
+/// The `[registry]` section: what an upload may be, and when a failing version is quarantined
+/// (`[registry.quarantine]`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RegistrySettings {
+    /// Largest module accepted by an upload, in bytes (default 16 MiB: the built-ins are a few
+    /// hundred KB, and Redpanda's cap for the same purpose is 10 MiB); also the admin API's
+    /// body cap for uploads.
+    pub max_module_bytes: u64,
+    /// When a failing version is quarantined, and for how long (`[registry.quarantine]`).
+    pub quarantine: QuarantinePolicy,
+}
+
+impl Default for RegistrySettings {
+    fn default() -> Self {
+        RegistrySettings {
+            max_module_bytes: 16 << 20,
+            quarantine: QuarantinePolicy::default(),
+        }
+    }
+}
+
+/// How the registry runs: its settings and what the host wires in. `Default` is the production
+/// setup minus persistence.
 #[derive(Clone)]
 pub struct RegistryConfig {
-    /// Largest module accepted, in bytes (default 16 MiB: the built-ins are a few hundred KB,
-    /// and Redpanda's cap for the same purpose is 10 MiB).
-    pub max_module_bytes: u64,
+    /// The `[registry]` section.
+    pub settings: RegistrySettings,
     /// Where precompiled code goes (`<data_dir>/cache`); `None` compiles at every start.
     pub cache_dir: Option<PathBuf>,
-    pub quarantine: QuarantinePolicy,
     /// Registered at start as version 0 of their names.
     pub builtins: Vec<BuiltinSource>,
     /// Source of upload times and quarantine deadlines.
@@ -92,9 +113,8 @@ pub struct RegistryConfig {
 impl Default for RegistryConfig {
     fn default() -> Self {
         RegistryConfig {
-            max_module_bytes: 16 << 20,
+            settings: RegistrySettings::default(),
             cache_dir: None,
-            quarantine: QuarantinePolicy::default(),
             builtins: BuiltinSource::embedded(),
             clock: Arc::new(SystemClock),
         }
@@ -214,6 +234,11 @@ impl Registry {
     /// The coordinator's view of the strategies: active versions and aliases.
     pub fn view(&self) -> StrategiesView {
         self.catalog.load().view()
+    }
+
+    /// Largest module an upload may be, in bytes (the admin API caps upload bodies with it).
+    pub fn max_module_bytes(&self) -> u64 {
+        self.config.settings.max_module_bytes
     }
 
     /// A receiver of the coordinator's view, updated on every change.

@@ -170,7 +170,7 @@ impl Registry {
             }
             Err(failure) => {
                 let now = self.config.clock.now_ms();
-                let policy = &self.config.quarantine;
+                let policy = &self.config.settings.quarantine;
                 let quarantined =
                     module
                         .health

@@ -16,12 +16,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use assignor_sdk::{AssignRequest, AssignorInfo, Member, RebalanceProtocol, Topic};
-use bytes::{BufMut, BytesMut};
-use kafka_protocol::messages::ConsumerProtocolSubscription;
-use kafka_protocol::protocol::{Encodable, StrBytes};
 
 use super::catalog::{ModuleVersion, NameEntry, VersionMeta};
 use super::{Registry, aliases, info_or_default, sha256_hex};
+use crate::consumer_protocol::{self, Subscription};
 use crate::sandbox::{CallError, CallStats, CallTag, LoadError};
 use crate::store::StoreError;
 use crate::store::modules::StoredVersion;
@@ -99,7 +97,7 @@ impl Registry {
     ) -> Result<UploadOutcome, UploadError> {
         let started = Instant::now();
         check_name(name)?;
-        let cap = self.config.max_module_bytes;
+        let cap = self.config.settings.max_module_bytes;
         if wasm.len() as u64 > cap {
             return Err(UploadError::TooLarge {
                 bytes: wasm.len() as u64,
@@ -335,18 +333,12 @@ pub fn smoke_request(protocol_name: &str) -> AssignRequest {
     }
 }
 
-/// A version-1 ConsumerProtocolSubscription, as a Java consumer would send it.
+/// A version-1 Subscription, as a Java consumer would send it.
 fn subscription_bytes(topics: &[&str]) -> Vec<u8> {
-    let subscription = ConsumerProtocolSubscription::default().with_topics(
-        topics
-            .iter()
-            .map(|t| StrBytes::from_string(t.to_string()))
-            .collect(),
-    );
-    let mut buf = BytesMut::new();
-    buf.put_i16(1);
-    match subscription.encode(&mut buf, 1) {
-        Ok(()) => buf.to_vec(),
-        Err(_) => Vec::new(),
-    }
+    consumer_protocol::encode_subscription(&Subscription {
+        version: 1,
+        topics: topics.iter().map(|t| t.to_string()).collect(),
+        ..Subscription::default()
+    })
+    .to_vec()
 }

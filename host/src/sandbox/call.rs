@@ -7,42 +7,16 @@
 //! Nothing here panics on module behaviour: pointers are bounds-checked, lengths capped, traps
 //! turned into values.
 
-use std::time::Duration;
-
 use assignor_sdk::{AssignorInfo, EXPORT_ALLOC, EXPORT_ASSIGN, EXPORT_MEMORY, LogLevel};
-use serde::Serialize;
 use wasmtime::{Instance, Memory, Store, Trap, TypedFunc, WasmBacktrace, WasmParams, WasmResults};
 
 use super::engine::Permit;
 use super::error::CallError;
 use super::limits::{CallLimiter, Metering, SandboxLimits};
 use super::log::GuestLog;
+use super::stats::CallStats;
+use super::store::CallState;
 use super::{CompiledModule, Sandbox};
-
-/// What a call used. Filled in for failed calls too, up to the point of failure.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
-pub struct CallStats {
-    /// Wall time of the whole call: encoding, instantiation, the guest, decoding and checks.
-    pub duration: Duration,
-    /// Fuel the guest consumed (deterministic for a given module and input). Always 0 under
-    /// [`Metering::Epoch`], where nothing is counted: a plain `u64` rather than an `Option`
-    /// because a fuel-metered call always burns some (instantiation alone does), so 0 is
-    /// unambiguous, and consumers (the fuel metric, which skips 0, the admin API, `simulate`)
-    /// keep one type. [`super::Sandbox::metering`] says which case applies.
-    pub fuel_used: u64,
-    /// Largest size the guest's linear memory reached, in bytes.
-    pub peak_memory_bytes: u64,
-    /// Size of the MessagePack request written into the guest.
-    pub input_bytes: u64,
-    /// Size of the MessagePack response read out of the guest.
-    pub output_bytes: u64,
-}
-
-/// The data of a call's `Store`: the limiter and the guest's log lines.
-pub(crate) struct CallState {
-    pub(crate) limiter: CallLimiter,
-    pub(crate) log: GuestLog,
-}
 
 /// One store and instance of a module, alive for one call.
 pub(crate) struct Session<'a> {

@@ -7,8 +7,8 @@
 
 use assignor_sdk::ABI_VERSION;
 
-use super::call::CallStats;
 use super::log::GuestLogLine;
+use super::stats::CallStats;
 use crate::checks::OutputError;
 
 /// Why a module cannot be loaded. Produced by [`super::Sandbox::compile`] and

@@ -9,7 +9,6 @@
 use assignor_sdk::LogLevel;
 use wasmtime::{Caller, Linker};
 
-use super::call::CallState;
 use super::limits::SandboxLimits;
 
 /// One line a module logged during a call.
@@ -57,28 +56,33 @@ impl GuestLog {
     }
 }
 
-/// Defines `assignor.log` in `linker`; the only import the sandbox links.
-pub(crate) fn define(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
+/// Defines `assignor.log` in `linker`, the only import the sandbox links; `log_of` finds the
+/// call's [`GuestLog`] in the store's data (generic so this file need not know that type).
+pub(crate) fn define<T: 'static>(
+    linker: &mut Linker<T>,
+    log_of: fn(&mut T) -> &mut GuestLog,
+) -> wasmtime::Result<()> {
     linker.func_wrap(
         assignor_sdk::IMPORT_MODULE,
         assignor_sdk::IMPORT_LOG,
-        |mut caller: Caller<'_, CallState>, level: i32, ptr: i32, len: i32| {
-            if !caller.data().log.has_room() {
-                caller.data_mut().log.dropped += 1;
+        move |mut caller: Caller<'_, T>, level: i32, ptr: i32, len: i32| {
+            if !log_of(caller.data_mut()).has_room() {
+                log_of(caller.data_mut()).dropped += 1;
                 return;
             }
             let memory = caller
                 .get_export(assignor_sdk::EXPORT_MEMORY)
                 .and_then(|e| e.into_memory());
             let Some(memory) = memory else {
-                caller.data_mut().log.dropped += 1;
+                log_of(caller.data_mut()).dropped += 1;
                 return;
             };
             let (data, state) = memory.data_and_store_mut(&mut caller);
+            let log = log_of(state);
             let (start, len) = (ptr as u32 as usize, len as u32 as usize);
             match start.checked_add(len).and_then(|end| data.get(start..end)) {
-                Some(raw) => state.log.push(LogLevel::from_i32(level), raw),
-                None => state.log.dropped += 1,
+                Some(raw) => log.push(LogLevel::from_i32(level), raw),
+                None => log.dropped += 1,
             }
         },
     )?;

@@ -17,6 +17,7 @@
 //! `assignor.log` import), [`error`] (the failures). The output checks live in [`crate::checks`],
 //! shared with the coordinator; their types are re-exported here because calls return them.
 
+mod config;
 pub mod error;
 pub mod limits;
 
@@ -24,6 +25,8 @@ mod call;
 mod engine;
 mod load;
 mod log;
+mod stats;
+mod store;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -32,13 +35,14 @@ use assignor_sdk::{AssignRequest, AssignResponse, AssignorInfo, EXPORT_ABI_VERSI
 use wasmtime::{Engine, InstancePre, Linker, Module};
 
 pub use crate::checks::{CheckSummary, OutputError, check_response};
-pub use call::CallStats;
+pub use config::SandboxConfig;
 pub use error::{CallError, CallFailure, LoadError};
 pub use limits::{FUEL_PER_MS, Metering, PoolConfig, SandboxLimits, UnknownMetering};
 pub use log::GuestLogLine;
+pub use stats::CallStats;
 
-use call::CallState;
 use engine::{EpochTicker, Permits};
+use store::CallState;
 
 /// The sandbox could not be set up (a configuration problem, reported at start).
 #[derive(Debug, thiserror::Error)]
@@ -142,8 +146,10 @@ impl Sandbox {
             }
         })?;
         let mut linker = Linker::new(&engine);
-        log::define(&mut linker).map_err(|e| SandboxError::Engine {
-            message: format!("{e:#}"),
+        log::define(&mut linker, |state: &mut CallState| &mut state.log).map_err(|e| {
+            SandboxError::Engine {
+                message: format!("{e:#}"),
+            }
         })?;
         let ticker = EpochTicker::start(engine.clone(), pool.epoch_tick)?;
         Ok(Sandbox {

@@ -21,7 +21,7 @@ use crate::admin::{self, AdminConfigError, AdminState};
 use crate::catalog::{Catalog, CatalogError};
 use crate::config::Config;
 use crate::driver::{Driver, DriverConfig, DriverError};
-use crate::kafka::listener::{self, ListenerConfig};
+use crate::kafka::listener;
 use crate::kafka::{Broker, Node};
 use crate::metrics::Metrics;
 use crate::registry::{Registry, RegistryConfig, RegistryError};
@@ -90,9 +90,8 @@ impl Server {
             config.sandbox.metering,
         )?;
         let registry_config = RegistryConfig {
+            settings: config.registry.clone(),
             cache_dir: Some(config.data_dir.join("cache")),
-            max_module_bytes: config.registry.max_module_bytes,
-            quarantine: config.registry.quarantine.clone(),
             ..RegistryConfig::default()
         };
         let registry_store = store.clone();
@@ -104,11 +103,12 @@ impl Server {
         let registry = Arc::new(registry);
         let metrics = Arc::new(Metrics::new());
         let driver = Driver::start(
-            config.driver.apply(DriverConfig {
+            DriverConfig {
+                settings: config.driver.clone(),
                 coordinator: config.coordinator.clone(),
                 notices: metrics.clone(),
                 ..DriverConfig::default()
-            }),
+            },
             registry.clone(),
             registry.subscribe(),
             catalog.subscribe(),
@@ -140,11 +140,7 @@ impl Server {
             metrics: Some(metrics.clone()),
         });
         let (stop, stopped) = oneshot::channel::<()>();
-        let listener_config = ListenerConfig {
-            max_connections: config.kafka.max_connections,
-            max_frame_bytes: config.kafka.max_frame_bytes,
-        };
-        let task = tokio::spawn(listener::run(socket, broker, listener_config, stopped));
+        let task = tokio::spawn(listener::run(socket, broker, config.kafka.clone(), stopped));
 
         let admin_listen = config.admin.listen;
         let bind_admin = |source| ServerError::BindAdmin {
@@ -158,8 +154,6 @@ impl Server {
             driver: driver.clone(),
             catalog: catalog.clone(),
             metrics: metrics.clone(),
-            max_module_bytes: usize::try_from(config.registry.max_module_bytes)
-                .unwrap_or(usize::MAX),
             config: Arc::new(config.admin.clone()),
         };
         let (admin_stop, admin_stopped) = oneshot::channel::<()>();

@@ -32,11 +32,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use assignor_sdk::{ABI_VERSION, AssignRequest, Member, Topic, TopicPartitions};
-use bytes::{BufMut, Bytes, BytesMut};
-use kafka_protocol::messages::consumer_protocol_subscription::TopicPartition;
-use kafka_protocol::messages::{ConsumerProtocolSubscription, TopicName};
-use kafka_protocol::protocol::{Encodable, StrBytes};
 use serde::{Deserialize, Serialize};
+
+use crate::consumer_protocol::{self, Subscription};
 
 /// A group to simulate. See the module docs for the format.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -286,7 +284,7 @@ impl Scenario {
         let mut subscription = m.subscription.clone();
         subscription.sort();
         subscription.dedup();
-        let metadata = if self.protocol_type == "consumer" {
+        let metadata = if self.protocol_type == consumer_protocol::PROTOCOL_TYPE {
             subscription_v3(&subscription, &user_data, &owned, owned_generation, &m.rack)
         } else {
             Vec::new()
@@ -326,8 +324,8 @@ fn partitions(map: &BTreeMap<String, Vec<i32>>) -> Vec<TopicPartitions> {
         .collect()
 }
 
-/// A version-3 ConsumerProtocolSubscription (version prefix included), as a Java 3.x client
-/// sends it, so a module that reads `metadata` sees what a live group would give it.
+/// A version-3 Subscription (version prefix included), as a Java 3.x client sends it, so a
+/// module that reads `metadata` sees what a live group would give it.
 fn subscription_v3(
     topics: &[String],
     user_data: &Option<Vec<u8>>,
@@ -335,26 +333,13 @@ fn subscription_v3(
     generation_id: i32,
     rack: &Option<String>,
 ) -> Vec<u8> {
-    let str = |s: &str| StrBytes::from_string(s.to_owned());
-    let subscription = ConsumerProtocolSubscription::default()
-        .with_topics(topics.iter().map(|t| str(t)).collect())
-        .with_user_data(user_data.clone().map(Bytes::from))
-        .with_owned_partitions(
-            owned
-                .iter()
-                .map(|tp| {
-                    TopicPartition::default()
-                        .with_topic(TopicName(str(&tp.topic)))
-                        .with_partitions(tp.partitions.clone())
-                })
-                .collect(),
-        )
-        .with_generation_id(generation_id)
-        .with_rack_id(rack.as_deref().map(str));
-    let mut buf = BytesMut::new();
-    buf.put_i16(3);
-    match subscription.encode(&mut buf, 3) {
-        Ok(()) => buf.to_vec(),
-        Err(_) => Vec::new(),
-    }
+    consumer_protocol::encode_subscription(&Subscription {
+        version: 3,
+        topics: topics.to_vec(),
+        user_data: user_data.clone(),
+        owned_partitions: owned.to_vec(),
+        owned_generation: generation_id,
+        rack_id: rack.clone(),
+    })
+    .to_vec()
 }

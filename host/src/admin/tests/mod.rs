@@ -18,9 +18,10 @@ use serde_json::Value;
 use tower::ServiceExt;
 
 use super::*;
-use crate::config::CatalogConfig;
-use crate::driver::DriverConfig;
-use crate::registry::{BuiltinSource, RegistryConfig};
+use crate::catalog::{Catalog, CatalogConfig};
+use crate::driver::{Driver, DriverConfig, DriverSettings};
+use crate::metrics::Metrics;
+use crate::registry::{BuiltinSource, Registry, RegistryConfig, RegistrySettings};
 use crate::sandbox::{PoolConfig, Sandbox, SandboxLimits};
 
 pub(super) fn sandbox() -> Sandbox {
@@ -46,7 +47,14 @@ pub(super) fn roundrobin_wasm() -> &'static [u8] {
 
 /// A host's admin state: built-in `range` only, no store, a running driver.
 pub(super) fn state(edit: impl FnOnce(&mut AdminConfig, &mut usize)) -> AdminState {
+    let mut config = AdminConfig::default();
+    let mut max_module_bytes = 16 << 20;
+    edit(&mut config, &mut max_module_bytes);
     let registry_config = RegistryConfig {
+        settings: RegistrySettings {
+            max_module_bytes: max_module_bytes as u64,
+            ..RegistrySettings::default()
+        },
         builtins: BuiltinSource::embedded()
             .into_iter()
             .filter(|b| b.name == "range")
@@ -57,7 +65,10 @@ pub(super) fn state(edit: impl FnOnce(&mut AdminConfig, &mut usize)) -> AdminSta
     let catalog = Catalog::open(&CatalogConfig::default(), None).unwrap();
     let metrics = Arc::new(Metrics::new());
     let driver_config = DriverConfig {
-        shards: 2,
+        settings: DriverSettings {
+            shards: Some(2),
+            ..DriverSettings::default()
+        },
         notices: metrics.clone(),
         ..DriverConfig::default()
     };
@@ -69,16 +80,12 @@ pub(super) fn state(edit: impl FnOnce(&mut AdminConfig, &mut usize)) -> AdminSta
         None,
     )
     .unwrap();
-    let mut config = AdminConfig::default();
-    let mut max_module_bytes = 16 << 20;
-    edit(&mut config, &mut max_module_bytes);
     AdminState {
         registry,
         driver,
         catalog,
         metrics,
         config: Arc::new(config),
-        max_module_bytes,
     }
 }
 

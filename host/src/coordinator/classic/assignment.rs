@@ -28,13 +28,10 @@ use super::install::install_assigned;
 use super::native_range::native_range;
 use super::state::GroupState;
 use crate::checks::strip_owned;
-use crate::consumer_protocol::decode_subscription;
+use crate::consumer_protocol::{self, decode_subscription};
 use crate::coordinator::api::Millis;
 use crate::coordinator::context::Ctx;
 use crate::coordinator::event::{AssignorDone, AssignorRun, Effect, Notice, RunOutcome, TimerKey};
-
-/// The protocol type whose metadata is a Subscription.
-pub const CONSUMER: &str = "consumer";
 
 /// Builds the request a rebalance of `group` would send now, with each member's Subscription
 /// version (`None` when its metadata is not a Subscription: it then subscribes to nothing).
@@ -51,7 +48,7 @@ pub fn build_request(
     now: Millis,
 ) -> (AssignRequest, Vec<Option<i16>>, BTreeMap<String, i32>) {
     let key = group.protocol_key.as_deref().unwrap_or("");
-    let consumer = group.protocol_type.as_deref() == Some(CONSUMER);
+    let consumer = group.protocol_type.as_deref() == Some(consumer_protocol::PROTOCOL_TYPE);
     let mut members = Vec::with_capacity(group.members.len());
     let mut versions = Vec::with_capacity(group.members.len());
     let mut subscribed: BTreeSet<String> = BTreeSet::new();

@@ -10,10 +10,9 @@ use assignor_sdk::{AssignResponse, MemberAssignment};
 use bytes::Bytes;
 use kafka_protocol::messages::SyncGroupRequest;
 
-use super::assignment::CONSUMER;
 use super::group::{Group, HISTORY_LEN, Mode, PendingRun, RebalanceRecord, RunRecord};
 use super::state::GroupState;
-use crate::consumer_protocol::encode_assignment;
+use crate::consumer_protocol::{self, encode_assignment};
 use crate::coordinator::api::{GroupResponse, Millis};
 use crate::coordinator::context::Ctx;
 use crate::coordinator::event::{Notice, TimerKey};
@@ -34,7 +33,7 @@ pub(crate) fn install_assigned(
         .into_iter()
         .map(|a| (a.member_id.clone(), a))
         .collect();
-    let consumer = group.protocol_type.as_deref() == Some(CONSUMER);
+    let consumer = group.protocol_type.as_deref() == Some(consumer_protocol::PROTOCOL_TYPE);
     let mut before: HashMap<(String, i32), Arc<str>> = HashMap::new();
     for m in group.members.values() {
         for tp in &m.given {

@@ -46,7 +46,7 @@ pub(super) mod snapshot;
 pub mod state;
 pub(super) mod sync_group;
 
-pub use assignment::{CONSUMER, build_request};
+pub use assignment::build_request;
 pub use group::{HISTORY_LEN, HOST_LEADER, Mode, RebalanceRecord, RunRecord};
 #[cfg(test)]
 pub(crate) use native_range::native_range;
