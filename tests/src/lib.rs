@@ -5,7 +5,13 @@
 //! tests speak real Kafka bytes to the real listener. [`KafkaClient`] sends any request at any
 //! version and decodes the answer with the header version the protocol prescribes, or sends raw
 //! bytes for the malformed-input tests. Every read has a generous deadline so a host that never
-//! answers fails the test instead of hanging it; no test asserts on elapsed time.
+//! answers fails the test instead of hanging it; no test asserts how fast anything is (the fake
+//! cluster's own tests only check that a delay was waited for, a bound that cannot flake).
+//!
+//! [`fake_cluster`] is a scripted Kafka cluster of several brokers on loopback, the upstream
+//! of the proxy-mode tests.
+
+pub mod fake_cluster;
 
 use std::net::SocketAddr;
 use std::time::Duration;
