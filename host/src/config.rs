@@ -39,6 +39,7 @@ use crate::driver::DriverSettings;
 use crate::kafka::KafkaConfig;
 use crate::registry::RegistrySettings;
 use crate::sandbox::SandboxConfig;
+use crate::upstream::UpstreamConfig;
 
 /// Everything the host reads at start. `Config::default()` is the standalone mode.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -60,6 +61,9 @@ pub struct Config {
     pub registry: RegistrySettings,
     /// Shards and assignor threads of the coordinator's runtime, owned by `driver`.
     pub driver: DriverSettings,
+    /// Proxy mode: the cluster the host sits in front of, owned by `upstream`. Empty
+    /// `bootstrap`: standalone.
+    pub upstream: UpstreamConfig,
 }
 
 impl Default for Config {
@@ -73,6 +77,7 @@ impl Default for Config {
             sandbox: SandboxConfig::default(),
             registry: RegistrySettings::default(),
             driver: DriverSettings::default(),
+            upstream: UpstreamConfig::default(),
         }
     }
 }
@@ -158,7 +163,7 @@ mod tests {
     }
 
     /// One misspelt key per section (and per nested section), each a file on its own.
-    pub(super) const TYPOS: [(&str, &str); 14] = [
+    pub(super) const TYPOS: [(&str, &str); 15] = [
         ("data_dri = \"/tmp/x\"", "data_dri"),
         ("[kafka]\nmax_conections = 5", "max_conections"),
         ("[admin]\ntokn = \"secret\"", "tokn"),
@@ -179,6 +184,7 @@ mod tests {
         ("[registry]\nmax_module_byte = 1", "max_module_byte"),
         ("[registry.quarantine]\ntreshold = 1", "treshold"),
         ("[driver]\nshard = 1", "shard"),
+        ("[upstream]\nbootstraps = \"a:1\"", "bootstraps"),
     ];
 
     #[test]

@@ -9,6 +9,7 @@
 //! knows neither the registry nor the sandbox.
 
 mod notices;
+mod offsets;
 mod runner;
 mod shard;
 #[cfg(test)]
@@ -26,6 +27,7 @@ use tokio::sync::{Semaphore, mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 
 pub use notices::{NoticeSink, TracingNotices};
+pub use offsets::{BoxFuture, RemoteOffsets};
 pub use runner::AssignorRunner;
 
 use crate::coordinator::view::{StrategiesView, TopicsView};
@@ -90,6 +92,9 @@ pub struct DriverConfig {
     pub notices: Arc<dyn NoticeSink>,
     /// Seed the member-id generator from the OS (true) or use `coordinator.seed` (tests).
     pub random_seed: bool,
+    /// Where committed offsets live in proxy mode (the upstream cluster); `None`: in each
+    /// shard's table and the store.
+    pub remote_offsets: Option<Arc<dyn RemoteOffsets>>,
 }
 
 impl Default for DriverConfig {
@@ -99,6 +104,7 @@ impl Default for DriverConfig {
             coordinator: CoordinatorConfig::default(),
             notices: Arc::new(TracingNotices),
             random_seed: true,
+            remote_offsets: None,
         }
     }
 }
@@ -192,6 +198,11 @@ impl Driver {
                 primary: primary.clone(),
                 fallback: fallback.clone(),
                 store: store.clone(),
+                offsets: Default::default(),
+                remote: config
+                    .remote_offsets
+                    .clone()
+                    .map(offsets::RemoteQueues::new),
                 sink: config.notices.clone(),
                 done_tx,
             };

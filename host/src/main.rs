@@ -53,6 +53,10 @@ struct ServeArgs {
     /// Bearer token the admin API requires (required when --admin-listen is not loopback).
     #[arg(long, env = "ASSIGNOR_HOST_TOKEN", hide_env_values = true)]
     token: Option<String>,
+    /// Proxy mode: bootstrap servers of the Kafka cluster to sit in front of,
+    /// HOST:PORT[,HOST:PORT...] [default: none, standalone].
+    #[arg(long, env = "ASSIGNOR_HOST_UPSTREAM", value_delimiter = ',')]
+    upstream: Vec<String>,
 }
 
 impl ServeArgs {
@@ -73,6 +77,13 @@ impl ServeArgs {
         }
         if let Some(token) = self.token {
             config.admin.token = Some(token);
+        }
+        if !self.upstream.is_empty() {
+            for server in &self.upstream {
+                assignor_host::upstream::config::parse_server(server)
+                    .map_err(|e| anyhow::anyhow!("--upstream: {e}"))?;
+            }
+            config.upstream.bootstrap = self.upstream;
         }
         Ok(config)
     }

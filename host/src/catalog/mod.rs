@@ -119,6 +119,34 @@ impl Catalog {
         Ok(catalog)
     }
 
+    /// The catalog of proxy mode: the upstream cluster's topics as its Metadata reads, kept
+    /// in memory only ([`Catalog::mirror_topics`] replaces them), no seeds.
+    pub fn mirror() -> Catalog {
+        let (view, _) = watch::channel(Arc::new(BTreeMap::new()));
+        Catalog {
+            inner: Arc::new(Inner {
+                write: Mutex::new(()),
+                view,
+                store: None,
+                settings: CatalogConfig::default(),
+            }),
+        }
+    }
+
+    /// Replaces every topic with `topics` (a complete read of the upstream's Metadata), and
+    /// publishes only when something changed, so groups rebalance only for a real change.
+    /// Returns whether it changed.
+    pub fn mirror_topics(&self, topics: Vec<Topic>) -> bool {
+        let _guard = self.inner.write.lock();
+        let next: BTreeMap<String, Topic> =
+            topics.into_iter().map(|t| (t.name.clone(), t)).collect();
+        if **self.inner.view.borrow() == next {
+            return false;
+        }
+        self.inner.view.send_replace(Arc::new(next));
+        true
+    }
+
     /// The current topics, by name.
     pub fn topics(&self) -> TopicsView {
         self.inner.view.borrow().clone()

@@ -13,8 +13,8 @@
 use kafka_protocol::messages::describe_groups_response::DescribedGroup;
 use kafka_protocol::messages::{
     HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest,
-    LeaveGroupResponse, OffsetCommitRequest, OffsetCommitResponse, SyncGroupRequest,
-    SyncGroupResponse,
+    LeaveGroupResponse, OffsetCommitRequest, OffsetCommitResponse, OffsetDeleteRequest,
+    OffsetDeleteResponse, SyncGroupRequest, SyncGroupResponse,
 };
 
 /// Coordinator time in milliseconds (monotonic, from the driver's clock; a fake clock in tests).
@@ -47,6 +47,8 @@ pub enum GroupRequest {
     /// Unknown topics and partitions are answered by the wire layer and never reach here.
     OffsetCommit(OffsetCommitRequest),
     OffsetFetch(OffsetFetchQuery),
+    /// Unknown topics and partitions are answered by the wire layer and never reach here.
+    OffsetDelete(OffsetDeleteRequest),
     DescribeGroup(DescribeGroup),
     DeleteGroup(DeleteGroup),
 }
@@ -79,6 +81,7 @@ pub enum GroupResponse {
     LeaveGroup(LeaveGroupResponse),
     OffsetCommit(OffsetCommitResponse),
     OffsetFetch(OffsetFetchResult),
+    OffsetDelete(OffsetDeleteResponse),
     DescribeGroup(DescribedGroup),
     /// The error code for this group (NONE, NON_EMPTY_GROUP, GROUP_ID_NOT_FOUND, ...).
     DeleteGroup(i16),
@@ -112,8 +115,9 @@ pub trait GroupCall: Sized {
     type Answer;
     /// The request as the coordinator takes it.
     fn into_request(self) -> GroupRequest;
-    /// The typed answer, or the response back if it is of another kind (a coordinator bug).
-    fn answer(response: GroupResponse) -> Result<Self::Answer, GroupResponse>;
+    /// The typed answer, or the response back if it is of another kind (a coordinator bug;
+    /// boxed, as the rare path).
+    fn answer(response: GroupResponse) -> Result<Self::Answer, Box<GroupResponse>>;
 }
 
 macro_rules! group_call {
@@ -123,10 +127,10 @@ macro_rules! group_call {
             fn into_request(self) -> GroupRequest {
                 GroupRequest::$variant(self)
             }
-            fn answer(response: GroupResponse) -> Result<$answer, GroupResponse> {
+            fn answer(response: GroupResponse) -> Result<$answer, Box<GroupResponse>> {
                 match response {
                     GroupResponse::$variant(answer) => Ok(answer),
-                    other => Err(other),
+                    other => Err(Box::new(other)),
                 }
             }
         }
@@ -140,6 +144,7 @@ group_call! {
     LeaveGroupRequest => LeaveGroup(LeaveGroupResponse);
     OffsetCommitRequest => OffsetCommit(OffsetCommitResponse);
     OffsetFetchQuery => OffsetFetch(OffsetFetchResult);
+    OffsetDeleteRequest => OffsetDelete(OffsetDeleteResponse);
     DescribeGroup => DescribeGroup(DescribedGroup);
     DeleteGroup => DeleteGroup(i16);
 }
@@ -154,6 +159,7 @@ impl GroupResponse {
             GroupResponse::LeaveGroup(_) => "LeaveGroup",
             GroupResponse::OffsetCommit(_) => "OffsetCommit",
             GroupResponse::OffsetFetch(_) => "OffsetFetch",
+            GroupResponse::OffsetDelete(_) => "OffsetDelete",
             GroupResponse::DescribeGroup(_) => "DescribeGroups",
             GroupResponse::DeleteGroup(_) => "DeleteGroups",
         }
@@ -170,6 +176,7 @@ impl GroupRequest {
             GroupRequest::LeaveGroup(_) => "LeaveGroup",
             GroupRequest::OffsetCommit(_) => "OffsetCommit",
             GroupRequest::OffsetFetch(_) => "OffsetFetch",
+            GroupRequest::OffsetDelete(_) => "OffsetDelete",
             GroupRequest::DescribeGroup(_) => "DescribeGroups",
             GroupRequest::DeleteGroup(_) => "DeleteGroups",
         }

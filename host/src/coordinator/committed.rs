@@ -1,10 +1,12 @@
-//! Committed offsets as the coordinator keeps them: by group id, apart from the groups
-//! themselves (Kafka's `OffsetMetadataManager` beside its `GroupMetadataManager`), so every
-//! group protocol commits into the same place and a group holding only offsets (a "simple"
-//! group, committed to with generation -1) needs no members.
+//! Committed offsets as a table: what standalone mode keeps (the driver's shards hold one and
+//! persist it) and what an OffsetFetch answers from it. Offsets are not the coordinator's
+//! state: it only decides whether a commit is valid and emits the write, so the same
+//! decisions serve the host's own store and the upstream cluster of proxy mode.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
+use super::api::{OffsetFetchQuery, OffsetFetchResult, PartitionOffset};
+use super::responses::no_offset;
 use super::snapshot::OffsetRecord;
 
 /// One committed offset.
@@ -15,29 +17,89 @@ pub struct Committed {
     pub metadata: Option<String>,
 }
 
-/// One group's committed offsets by `(topic, partition)`, sorted (OffsetFetch answers in
-/// this order).
-pub type Offsets = BTreeMap<(String, i32), Committed>;
+/// The committed offsets of many groups; per group sorted by `(topic, partition)`, the order
+/// OffsetFetch answers in.
+#[derive(Debug, Clone, Default)]
+pub struct OffsetTable {
+    groups: HashMap<String, BTreeMap<(String, i32), Committed>>,
+}
 
-impl From<&OffsetRecord> for Committed {
-    fn from(record: &OffsetRecord) -> Committed {
-        Committed {
-            offset: record.offset,
-            leader_epoch: record.leader_epoch,
-            metadata: record.metadata.clone(),
+impl OffsetTable {
+    /// Records `offsets` for `group`, replacing earlier commits of the same partitions.
+    pub fn commit(&mut self, group: &str, offsets: &[OffsetRecord]) {
+        let table = self.groups.entry(group.to_owned()).or_default();
+        for r in offsets {
+            table.insert(
+                (r.topic.clone(), r.partition),
+                Committed {
+                    offset: r.offset,
+                    leader_epoch: r.leader_epoch,
+                    metadata: r.metadata.clone(),
+                },
+            );
         }
+    }
+
+    /// The OffsetFetch answer for `group`: the partitions asked (-1 where nothing was
+    /// committed), or every committed one when `query.topics` is `None`.
+    pub fn fetch(&self, group: &str, query: &OffsetFetchQuery) -> OffsetFetchResult {
+        let empty = BTreeMap::new();
+        let offsets = self.groups.get(group).unwrap_or(&empty);
+        let topics = match &query.topics {
+            Some(requested) => requested
+                .iter()
+                .map(|(topic, partitions)| {
+                    let found = partitions
+                        .iter()
+                        .map(|p| match offsets.get(&(topic.clone(), *p)) {
+                            Some(c) => committed(*p, c),
+                            None => no_offset(*p, 0),
+                        })
+                        .collect();
+                    (topic.clone(), found)
+                })
+                .collect(),
+            None => {
+                let mut by_topic: BTreeMap<&str, Vec<PartitionOffset>> = BTreeMap::new();
+                for ((topic, partition), c) in offsets {
+                    by_topic
+                        .entry(topic.as_str())
+                        .or_default()
+                        .push(committed(*partition, c));
+                }
+                by_topic
+                    .into_iter()
+                    .map(|(t, ps)| (t.to_string(), ps))
+                    .collect()
+            }
+        };
+        OffsetFetchResult {
+            error_code: 0,
+            topics,
+        }
+    }
+
+    /// Forgets `partitions` of `group` (OffsetDelete).
+    pub fn delete(&mut self, group: &str, partitions: &[(String, i32)]) {
+        if let Some(table) = self.groups.get_mut(group) {
+            for key in partitions {
+                table.remove(key);
+            }
+        }
+    }
+
+    /// Forgets every offset of `group` (DeleteGroups).
+    pub fn delete_group(&mut self, group: &str) {
+        self.groups.remove(group);
     }
 }
 
-impl OffsetRecord {
-    /// The record of `(topic, partition)` committed at `committed`.
-    pub fn of(topic: &str, partition: i32, committed: &Committed) -> OffsetRecord {
-        OffsetRecord {
-            topic: topic.to_owned(),
-            partition,
-            offset: committed.offset,
-            leader_epoch: committed.leader_epoch,
-            metadata: committed.metadata.clone(),
-        }
+fn committed(partition_index: i32, c: &Committed) -> PartitionOffset {
+    PartitionOffset {
+        partition_index,
+        committed_offset: c.offset,
+        committed_leader_epoch: c.leader_epoch,
+        metadata: c.metadata.clone(),
+        error_code: 0,
     }
 }

@@ -1,4 +1,4 @@
-//! [`Coordinator`]: the groups and offsets of one shard and the single entry point
+//! [`Coordinator`]: the groups of one shard and the single entry point
 //! `handle(now, Event) -> Vec<Effect>`. The top of the coordinator's ladder: it imports every
 //! handler and routes each event to one, with a [`Ctx`] for the event and the one group (or
 //! the shard's groups) the handler needs; nothing below imports it.
@@ -16,19 +16,18 @@ use super::classic::group::{Group, Groups};
 use super::classic::{
     GroupState, assignment, heartbeat, join_group, leave_group, rebalance, sync_group,
 };
-use super::committed::{Committed, Offsets};
 use super::config::{CoordinatorConfig, GroupConfig};
 use super::context::{Ctx, Env};
 use super::event::{Effect, Event, RestoredGroup, TimerKey};
 use super::view::{StrategiesView, TopicsView};
-use super::{delete_groups, describe_groups, list_groups, offset_commit, offset_fetch};
+use super::{
+    delete_groups, describe_groups, list_groups, offset_commit, offset_delete, offset_fetch,
+};
 
 /// The sans-io group coordinator of one shard. See the module docs of [`super`].
 pub struct Coordinator {
     env: Env,
     groups: Groups,
-    /// Committed offsets by group id (a group may hold offsets and no members).
-    offsets: HashMap<Arc<str>, Offsets>,
 }
 
 impl Coordinator {
@@ -41,7 +40,6 @@ impl Coordinator {
         Coordinator {
             env: Env::new(config, topics, strategies),
             groups: HashMap::new(),
-            offsets: HashMap::new(),
         }
     }
 
@@ -52,11 +50,7 @@ impl Coordinator {
     /// Handles one event at coordinator time `now` and returns what the driver must do, in
     /// order.
     pub fn handle(&mut self, now: Millis, event: Event) -> Vec<Effect> {
-        let Coordinator {
-            env,
-            groups,
-            offsets,
-        } = self;
+        let Coordinator { env, groups } = self;
         let mut ctx = Ctx::new(now, env);
         match event {
             Event::Request {
@@ -64,9 +58,7 @@ impl Coordinator {
                 group_id,
                 ctx: client,
                 request,
-            } => request_for(
-                &mut ctx, groups, offsets, reply_to, &group_id, &client, request,
-            ),
+            } => request_for(&mut ctx, groups, reply_to, &group_id, &client, request),
             Event::TimerFired(key) => timer(&mut ctx, groups, key),
             Event::AssignorDone(done) => match groups.get_mut(done.group_id.as_str()) {
                 Some(group) => assignment::on_done(&mut ctx, group, done),
@@ -84,7 +76,7 @@ impl Coordinator {
                     group.rekey(&ctx.env.strategies);
                 }
             }
-            Event::Restore(restored) => restore(&mut ctx, groups, offsets, *restored),
+            Event::Restore(restored) => restore(&mut ctx, groups, *restored),
         }
         ctx.into_effects()
     }
@@ -199,7 +191,6 @@ impl Coordinator {
 fn request_for(
     ctx: &mut Ctx,
     groups: &mut Groups,
-    offsets: &mut HashMap<Arc<str>, Offsets>,
     reply_to: ReplyTo,
     group_id: &str,
     client: &RequestContext,
@@ -217,13 +208,12 @@ fn request_for(
             leave_group::handle(ctx, groups, reply_to, group_id, client, r)
         }
         GroupRequest::OffsetCommit(r) => {
-            offset_commit::handle(ctx, groups, offsets, reply_to, group_id, client, r)
+            offset_commit::handle(ctx, groups, reply_to, group_id, client, r)
         }
-        GroupRequest::OffsetFetch(q) => offset_fetch::handle(ctx, offsets, reply_to, group_id, q),
+        GroupRequest::OffsetFetch(q) => offset_fetch::handle(ctx, reply_to, group_id, q),
+        GroupRequest::OffsetDelete(r) => offset_delete::handle(ctx, groups, reply_to, group_id, r),
         GroupRequest::DescribeGroup(_) => describe_groups::handle(ctx, groups, reply_to, group_id),
-        GroupRequest::DeleteGroup(_) => {
-            delete_groups::handle(ctx, groups, offsets, reply_to, group_id)
-        }
+        GroupRequest::DeleteGroup(_) => delete_groups::handle(ctx, groups, reply_to, group_id),
     }
 }
 
@@ -247,14 +237,10 @@ fn timer(ctx: &mut Ctx, groups: &mut Groups, key: TimerKey) {
     }
 }
 
-/// A group read back from the store: its offsets, its operator configuration, and its
-/// metadata; a group with members resumes Stable, every member with a full session from now.
-fn restore(
-    ctx: &mut Ctx,
-    groups: &mut Groups,
-    offsets: &mut HashMap<Arc<str>, Offsets>,
-    restored: RestoredGroup,
-) {
+/// A group read back from the store: its operator configuration and its metadata (a group
+/// with members resumes Stable, every member with a full session from now), or, for a group
+/// that only holds offsets, an Empty group (the offsets themselves are the driver's).
+fn restore(ctx: &mut Ctx, groups: &mut Groups, restored: RestoredGroup) {
     let id: Arc<str> = Arc::from(restored.group_id.as_str());
     if let Some(config) = restored.config {
         ctx.env.configs.insert(restored.group_id.clone(), config);
@@ -266,15 +252,6 @@ fn restore(
         Some(snapshot) => Group::restore(snapshot, &ctx.env.strategies),
         None => Group::new(id.clone()),
     };
-    if !restored.offsets.is_empty() {
-        let committed = offsets.entry(id.clone()).or_default();
-        for record in &restored.offsets {
-            committed.insert(
-                (record.topic.clone(), record.partition),
-                Committed::from(record),
-            );
-        }
-    }
     for member in group.members.values() {
         group.reschedule_heartbeat(&member.id, member.session_timeout_ms.max(0) as Millis, ctx);
     }

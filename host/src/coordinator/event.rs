@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use assignor_sdk::{AssignRequest, AssignResponse};
 
-use super::api::{GroupRequest, GroupResponse, Millis, ReplyTo, RequestContext};
+use kafka_protocol::messages::{OffsetCommitResponse, OffsetDeleteResponse};
+
+use super::api::{GroupRequest, GroupResponse, Millis, OffsetFetchQuery, ReplyTo, RequestContext};
 use super::classic::state::GroupState;
 use super::config::GroupConfig;
 use super::snapshot::{GroupSnapshot, OffsetRecord};
@@ -82,18 +84,39 @@ pub enum Effect {
     RunAssignor(Box<AssignorRun>),
     /// Store the group's metadata at this generation (replaces the previous record).
     PersistGroup(Arc<GroupSnapshot>),
-    /// Store committed offsets; the OffsetCommit response follows this effect.
-    PersistOffsets {
+    /// Commit `offsets` for the group where offsets live (this host's store, or the upstream
+    /// cluster), then answer `to` with `response`: its partitions that are in `offsets` read
+    /// NONE and take the write's error where it failed; the others carry the coordinator's
+    /// own refusal (OFFSET_METADATA_TOO_LARGE). Answered only after the write.
+    CommitOffsets {
+        to: ReplyTo,
         group_id: String,
         offsets: Vec<OffsetRecord>,
+        response: OffsetCommitResponse,
+    },
+    /// Answer `to` with the group's committed offsets for `query`, read where they live.
+    FetchOffsets {
+        to: ReplyTo,
+        group_id: String,
+        query: OffsetFetchQuery,
+    },
+    /// Forget `partitions` of the group's offsets, then answer `to` with `response` (the
+    /// partitions not refused read NONE unless the deletion fails).
+    DeleteOffsets {
+        to: ReplyTo,
+        group_id: String,
+        partitions: Vec<(String, i32)>,
+        response: OffsetDeleteResponse,
     },
     /// Store the operator's configuration of a group.
     PersistGroupConfig {
         group_id: String,
         config: GroupConfig,
     },
-    /// Forget a deleted group's metadata and offsets (its operator configuration stays).
+    /// Forget a deleted group's metadata and offsets (its operator configuration stays), then
+    /// answer `to`: NONE, or the error of the deletion where the offsets live.
     DeleteGroup {
+        to: ReplyTo,
         group_id: String,
     },
     Notice(Notice),

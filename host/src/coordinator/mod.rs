@@ -23,8 +23,11 @@
 //!    far) and `responses` (version-shaped answers);
 //! 3. the group protocols: [`classic`] (Kafka's classic protocol, with host-side
 //!    assignment; KIP-848's consumer protocol will sit beside it);
-//! 4. the APIs every protocol shares: `offset_commit`, `offset_fetch`, `describe_groups`,
-//!    `list_groups`, `delete_groups`, and `admin` (the operator's views and changes);
+//! 4. the APIs every protocol shares: `offset_commit`, `offset_fetch`, `offset_delete`,
+//!    `describe_groups`, `list_groups`, `delete_groups`, and `admin` (the operator's views and
+//!    changes). Offsets are not the coordinator's state: it decides whether a commit or a
+//!    deletion is valid and emits the write; the driver keeps them (`committed::OffsetTable`
+//!    in standalone mode, the upstream cluster in proxy mode);
 //! 5. `dispatch`: [`Coordinator`], which routes each event to its handler.
 //!
 //! The checklist tests in `tests/` are named after the conformance items of Kafka's
@@ -43,6 +46,7 @@ mod event;
 mod ids;
 mod list_groups;
 mod offset_commit;
+mod offset_delete;
 mod offset_fetch;
 mod responses;
 mod snapshot;
@@ -57,6 +61,7 @@ pub use api::{
     OffsetFetchResult, PartitionOffset, ReplyTo, RequestContext,
 };
 pub use classic::{GroupState, HOST_LEADER, RebalanceRecord, RunRecord};
+pub use committed::{Committed, OffsetTable};
 pub use config::{CoordinatorConfig, GroupConfig};
 pub use dispatch::Coordinator;
 pub use event::{

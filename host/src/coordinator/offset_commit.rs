@@ -1,8 +1,9 @@
 //! OffsetCommit (API 8): the group's own checks (generation and member, Kafka's
 //! `validateOffsetCommit`), the metadata size limit, and "simple" groups created by a commit
-//! with generation -1; then the offsets are stored and persisted before the answer.
+//! with generation -1. The coordinator decides; storing is an effect
+//! ([`Effect::CommitOffsets`]): the driver writes the offsets where they live (this host's
+//! store, or the upstream cluster in proxy mode) and answers only once they are written.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use kafka_protocol::ResponseError;
@@ -14,7 +15,6 @@ use kafka_protocol::messages::{OffsetCommitRequest, OffsetCommitResponse};
 use super::api::{GroupResponse, Millis, ReplyTo, RequestContext};
 use super::classic::GroupState;
 use super::classic::group::{Group, Groups};
-use super::committed::{Committed, Offsets};
 use super::context::Ctx;
 use super::event::Effect;
 use super::responses;
@@ -23,7 +23,6 @@ use super::snapshot::OffsetRecord;
 pub(crate) fn handle(
     ctx: &mut Ctx,
     groups: &mut Groups,
-    offsets: &mut HashMap<Arc<str>, Offsets>,
     reply_to: ReplyTo,
     group_id: &str,
     client: &RequestContext,
@@ -49,10 +48,7 @@ pub(crate) fn handle(
         let id: Arc<str> = Arc::from(group_id);
         groups.insert(id.clone(), Group::new(id));
     }
-    let (id, group) = groups
-        .get_key_value(group_id)
-        .expect("present or just created");
-    let id = id.clone();
+    let group = groups.get(group_id).expect("present or just created");
     let member_id = request.member_id.as_str();
     let instance = request.group_instance_id.as_ref().map(|i| i.as_str());
     if let Err(error) = group.validate_offset_commit(member_id, instance, generation) {
@@ -97,18 +93,14 @@ pub(crate) fn handle(
                 .with_partitions(partitions),
         );
     }
-    if !records.is_empty() {
-        let committed = offsets.entry(id).or_default();
-        for r in &records {
-            committed.insert((r.topic.clone(), r.partition), Committed::from(r));
-        }
-        ctx.effect(Effect::PersistOffsets {
-            group_id: group_id.to_string(),
-            offsets: records,
-        });
+    let response = OffsetCommitResponse::default().with_topics(topics);
+    if records.is_empty() {
+        return ctx.respond(reply_to, GroupResponse::OffsetCommit(response));
     }
-    ctx.respond(
-        reply_to,
-        GroupResponse::OffsetCommit(OffsetCommitResponse::default().with_topics(topics)),
-    );
+    ctx.effect(Effect::CommitOffsets {
+        to: reply_to,
+        group_id: group_id.to_string(),
+        offsets: records,
+        response,
+    });
 }

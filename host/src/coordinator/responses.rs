@@ -13,7 +13,7 @@ use kafka_protocol::messages::offset_commit_response::{
 };
 use kafka_protocol::messages::{
     GroupId, HeartbeatResponse, JoinGroupResponse, LeaveGroupResponse, OffsetCommitRequest,
-    OffsetCommitResponse, SyncGroupResponse,
+    OffsetCommitResponse, OffsetDeleteResponse, SyncGroupResponse,
 };
 use kafka_protocol::protocol::StrBytes;
 
@@ -214,6 +214,9 @@ pub fn error_response(
         GroupRequest::OffsetCommit(r) => GroupResponse::OffsetCommit(offset_commit_all(r, code)),
         GroupRequest::OffsetFetch(q) => {
             GroupResponse::OffsetFetch(offset_fetch_error(api_version, q, code))
+        }
+        GroupRequest::OffsetDelete(_) => {
+            GroupResponse::OffsetDelete(OffsetDeleteResponse::default().with_error_code(code))
         }
         GroupRequest::DescribeGroup(_) => {
             GroupResponse::DescribeGroup(described_dead(group_id, code))

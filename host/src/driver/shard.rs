@@ -2,7 +2,8 @@
 //! timer firings and assignor results, and executes the effects in order. Assignor calls go to
 //! the blocking pool (bounded by semaphores, the fallback with its own permits so a stuck
 //! module cannot starve it); persistence waits for the store before the next effect, so an
-//! OffsetCommit is answered after its write.
+//! OffsetCommit is answered after its write. Offsets are kept as `offsets.rs` says: in the
+//! shard's table and the store, or upstream (proxy mode) by tasks of their own.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -13,12 +14,13 @@ use tokio::sync::{Semaphore, mpsc, oneshot};
 use tokio::time::Instant;
 
 use super::notices::NoticeSink;
+use super::offsets::{RemoteQueues, UNAVAILABLE, merge_commit, merge_delete};
 use super::runner::AssignorRunner;
 use super::timers::Timers;
 use crate::coordinator::{
     AdminError, AssignorDone, AssignorFailure, AssignorRun, Coordinator, Effect, Event,
-    GroupConfig, GroupDetail, GroupRequest, GroupResponse, GroupSummary, Millis, ReplyTo,
-    RequestContext,
+    GroupConfig, GroupDetail, GroupRequest, GroupResponse, GroupSummary, Millis, OffsetTable,
+    ReplyTo, RequestContext, error_response,
 };
 use crate::store::Store;
 use assignor_sdk::AssignRequest;
@@ -75,6 +77,10 @@ pub(crate) struct Shard {
     pub primary: Arc<Semaphore>,
     pub fallback: Arc<Semaphore>,
     pub store: Option<Store>,
+    /// This shard's groups' offsets, standalone (proxy mode keeps none here).
+    pub offsets: OffsetTable,
+    /// Where offsets live in proxy mode; `None`: in `offsets` and the store.
+    pub remote: Option<RemoteQueues>,
     pub sink: Arc<dyn NoticeSink>,
     pub done_tx: mpsc::UnboundedSender<AssignorDone>,
 }
@@ -128,6 +134,9 @@ impl Shard {
     }
 
     async fn event(&mut self, event: Event) {
+        if let (Event::Restore(restored), None) = (&event, &self.remote) {
+            self.offsets.commit(&restored.group_id, &restored.offsets);
+        }
         let effects = self.coordinator.handle(self.now(), event);
         // Storage errors are logged where they happen; the group keeps serving.
         let _ = self.execute(effects).await;
@@ -204,37 +213,115 @@ impl Shard {
         }
     }
 
-    /// Executes effects in order. A failed write is logged and reported; an OffsetCommit
-    /// answered after a failed offsets write is turned into COORDINATOR_NOT_AVAILABLE on every
-    /// partition (the client retries; Kafka maps storage failures to retriable errors). The
-    /// first storage error is returned.
+    /// Executes effects in order. A failed write is logged and reported; the offsets answer
+    /// that depended on it gets COORDINATOR_NOT_AVAILABLE where it failed (the client retries;
+    /// Kafka maps storage failures to retriable errors). The first storage error is returned.
     async fn execute(&mut self, effects: Vec<Effect>) -> Result<(), String> {
-        let mut offsets_failed = false;
         let mut first_error = None;
         for effect in effects {
             match effect {
-                Effect::Respond { to, mut response } => {
-                    if offsets_failed && let GroupResponse::OffsetCommit(r) = &mut response {
-                        for p in r.topics.iter_mut().flat_map(|t| t.partitions.iter_mut()) {
-                            p.error_code = ResponseError::CoordinatorNotAvailable.code();
-                        }
-                    }
-                    if let Some(reply) = self.replies.remove(&to) {
-                        let _ = reply.send(response);
-                    }
-                }
+                Effect::Respond { to, response } => self.respond(to, response),
                 Effect::ScheduleTimer { key, at } => self.timers.schedule(key, at),
                 Effect::CancelTimer { key } => self.timers.cancel(&key),
                 Effect::RunAssignor(run) => self.spawn_run(*run),
                 Effect::Notice(notice) => self.sink.notice(&notice),
-                Effect::PersistOffsets { group_id, offsets } => {
-                    let result = self
-                        .write(move |s| s.save_offsets(&group_id, &offsets))
-                        .await;
-                    if let Err(e) = result {
-                        offsets_failed = true;
-                        first_error.get_or_insert(e);
+                Effect::CommitOffsets {
+                    to,
+                    group_id,
+                    offsets,
+                    response,
+                } => {
+                    if let Some(queues) = &mut self.remote {
+                        let (remote, reply) = (queues.remote.clone(), self.replies.remove(&to));
+                        queues.submit(&group_id.clone(), Box::pin(async move {
+                            let codes = remote.commit(group_id.clone(), offsets.clone()).await;
+                            let codes = codes.map_err(|error| {
+                                tracing::warn!(group = %group_id, %error, "upstream offset commit failed");
+                                UNAVAILABLE
+                            });
+                            let merged =
+                                merge_commit(response, &offsets, codes.as_deref().map_err(|c| *c));
+                            if let Some(reply) = reply {
+                                let _ = reply.send(GroupResponse::OffsetCommit(merged));
+                            }
+                        }));
+                        continue;
                     }
+                    let (g, o) = (group_id.clone(), offsets.clone());
+                    let written = self.write(move |s| s.save_offsets(&g, &o)).await;
+                    let merged = match written {
+                        Ok(()) => {
+                            self.offsets.commit(&group_id, &offsets);
+                            merge_commit(response, &offsets, Ok(&vec![0; offsets.len()]))
+                        }
+                        Err(e) => {
+                            first_error.get_or_insert(e);
+                            merge_commit(response, &offsets, Err(UNAVAILABLE))
+                        }
+                    };
+                    self.respond(to, GroupResponse::OffsetCommit(merged));
+                }
+                Effect::FetchOffsets {
+                    to,
+                    group_id,
+                    query,
+                } => match &mut self.remote {
+                    Some(queues) => {
+                        let (remote, reply) = (queues.remote.clone(), self.replies.remove(&to));
+                        queues.submit(&group_id.clone(), Box::pin(async move {
+                            let result = remote.fetch(group_id.clone(), query.clone()).await;
+                            let response = result.map(GroupResponse::OffsetFetch).unwrap_or_else(|error| {
+                                tracing::warn!(group = %group_id, %error, "upstream offset fetch failed");
+                                let request = GroupRequest::OffsetFetch(query);
+                                error_response(2, &group_id, &request, ResponseError::CoordinatorNotAvailable)
+                            });
+                            if let Some(reply) = reply {
+                                let _ = reply.send(response);
+                            }
+                        }));
+                    }
+                    None => {
+                        let result = self.offsets.fetch(&group_id, &query);
+                        self.respond(to, GroupResponse::OffsetFetch(result));
+                    }
+                },
+                Effect::DeleteOffsets {
+                    to,
+                    group_id,
+                    partitions,
+                    response,
+                } => {
+                    if let Some(queues) = &mut self.remote {
+                        let (remote, reply) = (queues.remote.clone(), self.replies.remove(&to));
+                        queues.submit(&group_id.clone(), Box::pin(async move {
+                            let codes = remote.delete(group_id.clone(), partitions.clone()).await;
+                            let codes = codes.map_err(|error| {
+                                tracing::warn!(group = %group_id, %error, "upstream offset delete failed");
+                                UNAVAILABLE
+                            });
+                            let merged = merge_delete(
+                                response,
+                                &partitions,
+                                codes.as_deref().map_err(|c| *c),
+                            );
+                            if let Some(reply) = reply {
+                                let _ = reply.send(GroupResponse::OffsetDelete(merged));
+                            }
+                        }));
+                        continue;
+                    }
+                    let (g, p) = (group_id.clone(), partitions.clone());
+                    let merged = match self.write(move |s| s.delete_offsets(&g, &p)).await {
+                        Ok(()) => {
+                            self.offsets.delete(&group_id, &partitions);
+                            merge_delete(response, &partitions, Ok(&vec![0; partitions.len()]))
+                        }
+                        Err(e) => {
+                            first_error.get_or_insert(e);
+                            merge_delete(response, &partitions, Err(UNAVAILABLE))
+                        }
+                    };
+                    self.respond(to, GroupResponse::OffsetDelete(merged));
                 }
                 Effect::PersistGroup(snapshot) => {
                     if let Err(e) = self.write(move |s| s.save_group(&snapshot)).await {
@@ -249,14 +336,45 @@ impl Shard {
                         first_error.get_or_insert(e);
                     }
                 }
-                Effect::DeleteGroup { group_id } => {
-                    if let Err(e) = self.write(move |s| s.delete_group(&group_id)).await {
+                Effect::DeleteGroup { to, group_id } => {
+                    let g = group_id.clone();
+                    let stored = self.write(move |s| s.delete_group(&g)).await;
+                    self.offsets.delete_group(&group_id);
+                    if let Err(e) = stored {
                         first_error.get_or_insert(e);
+                        self.respond(to, GroupResponse::DeleteGroup(UNAVAILABLE));
+                        continue;
                     }
+                    let Some(queues) = &mut self.remote else {
+                        self.respond(to, GroupResponse::DeleteGroup(0));
+                        continue;
+                    };
+                    let (remote, reply) = (queues.remote.clone(), self.replies.remove(&to));
+                    queues.submit(&group_id.clone(), Box::pin(async move {
+                        let code = remote.delete_group(group_id.clone()).await.unwrap_or_else(|error| {
+                            tracing::warn!(group = %group_id, %error, "upstream group deletion failed");
+                            UNAVAILABLE
+                        });
+                        // Nothing to delete upstream is a deleted group.
+                        let code = if code == ResponseError::GroupIdNotFound.code() {
+                            0
+                        } else {
+                            code
+                        };
+                        if let Some(reply) = reply {
+                            let _ = reply.send(GroupResponse::DeleteGroup(code));
+                        }
+                    }));
                 }
             }
         }
         first_error.map_or(Ok(()), Err)
+    }
+
+    fn respond(&mut self, to: ReplyTo, response: GroupResponse) {
+        if let Some(reply) = self.replies.remove(&to) {
+            let _ = reply.send(response);
+        }
     }
 
     /// Runs a store write on the blocking pool and waits for it (no store: nothing to do).

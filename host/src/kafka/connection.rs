@@ -1,37 +1,75 @@
-//! One client connection: read a frame, answer it, write the answer, repeat.
+//! One client connection, pipelined: requests are read ahead, and their answers are written
+//! back strictly in request order (Kafka clients match answers to requests by order; the Java
+//! client fails on an answer out of order).
 //!
-//! Requests are handled one at a time, so answers leave in request order (Kafka clients match
-//! answers to requests by order as well as by correlation id). Anything the host cannot serve
-//! (a frame size over the cap, an unknown API, an unsupported version, a body that does not
-//! decode) closes this connection only, with a log line naming the peer and the reason; every
-//! other connection is untouched. Shutdown is observed between requests and while one waits
-//! (a held Fetch or a parked JoinGroup is abandoned and the socket closed; clients reconnect).
+//! Three parts run at once:
+//! - the reader (this task) reads frames and gives each request a slot in the answer queue:
+//!   the host's own requests go to the local worker, in proxy mode the others go up the
+//!   connection's [`Link`] to its upstream broker (opened at the first such request);
+//! - the local worker answers the host's requests one at a time, in order, as Kafka's request
+//!   handler does for one connection (a JoinGroup parked until the join phase ends holds the
+//!   host's later answers, not the reading, nor the requests passed up meanwhile);
+//! - the writer takes the slots in order and writes each answer when it is ready, rewriting
+//!   the upstream answers that name brokers.
+//!
+//! Anything that cannot be served (a frame over the cap, an unknown API in standalone mode, a
+//! version not advertised, a body that does not decode, an upstream that broke) closes this
+//! connection only, once the answers before it are written, with a log line naming the peer
+//! and the reason. The client closing its end, or shutdown, ends all three at once: a held
+//! Fetch or a parked JoinGroup is dropped with the connection, never kept for a client that is
+//! gone.
 
 use std::sync::Arc;
 
-use bytes::BytesMut;
-use kafka_protocol::messages::ResponseKind;
+use bytes::{Buf, Bytes, BytesMut};
+use kafka_protocol::messages::{ApiKey, ResponseKind};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, debug, warn};
 
 use super::codec::{FrameCodec, FrameError, Response};
 use super::dispatch::{self, Outcome};
+use super::proxy::answer;
+use super::proxy::link::{Answer, Link};
+use super::proxy::{Route, Target};
 use super::request::{self, Inbound};
 use super::{Broker, Client, api_versions};
 
-/// Initial size of the read and write buffers; they grow with larger frames.
+/// Initial size of the read buffer; it grows with larger frames.
 const BUFFER_BYTES: usize = 8 * 1024;
+/// Requests read ahead whose answers are not written yet; the reader waits beyond it.
+const IN_FLIGHT: usize = 64;
+
+/// One answer to come, in request order.
+enum Slot {
+    /// The host's own answer: an encoded frame, nothing (Produce with `acks = 0`), or a reason
+    /// to close.
+    Local(oneshot::Receiver<Result<Option<BytesMut>, String>>),
+    /// The upstream's answer, to rewrite when `rewrite` names the API.
+    Up {
+        answer: oneshot::Receiver<Answer>,
+        rewrite: Option<(ApiKey, i16)>,
+    },
+    /// Close once the answers before are written.
+    Close(String),
+}
+
+/// A request for the local worker.
+struct Job {
+    request: request::Request,
+    answer: oneshot::Sender<Result<Option<BytesMut>, String>>,
+}
 
 pub struct Connection {
     socket: TcpStream,
-    codec: FrameCodec,
-    read: BytesMut,
-    write: BytesMut,
     client: Client,
     broker: Arc<Broker>,
+    max_frame_bytes: usize,
     shutdown: CancellationToken,
+    target: Target,
 }
 
 impl Connection {
@@ -41,120 +79,327 @@ impl Connection {
         broker: Arc<Broker>,
         max_frame_bytes: usize,
         shutdown: CancellationToken,
+        target: Target,
     ) -> Connection {
         Connection {
             socket,
-            codec: FrameCodec::new(max_frame_bytes),
-            read: BytesMut::with_capacity(BUFFER_BYTES),
-            write: BytesMut::with_capacity(BUFFER_BYTES),
             client,
             broker,
+            max_frame_bytes,
             shutdown,
+            target,
         }
     }
 
     /// Serves the connection until the peer closes it, it breaks the protocol, or shutdown.
-    pub async fn run(mut self) {
+    pub async fn run(self) {
         let peer = self.client.peer;
-        match self.serve().await {
+        let _ = self.socket.set_nodelay(true);
+        let (read, write) = self.socket.into_split();
+        let (slots, queue) = mpsc::channel(IN_FLIGHT);
+        let (jobs, work) = mpsc::channel(IN_FLIGHT);
+        let mut writer =
+            tokio::spawn(write_answers(write, queue, self.broker.clone()).in_current_span());
+        let mut worker = tokio::spawn(
+            answer_locally(work, self.broker.clone(), self.client.clone()).in_current_span(),
+        );
+        let reader = Reader {
+            read,
+            buffer: BytesMut::with_capacity(BUFFER_BYTES),
+            codec: FrameCodec::new(self.max_frame_bytes),
+            broker: self.broker.clone(),
+            target: self.target,
+            link: None,
+            slots,
+            jobs,
+        };
+        let shutdown = self.shutdown.clone();
+        let ended = tokio::select! {
+            biased;
+            () = shutdown.cancelled() => Ended::Shutdown,
+            read = reader.run() => Ended::Reader(read),
+            written = &mut writer => {
+                Ended::Writer(written.unwrap_or_else(|e| Err(format!("writer failed: {e}"))))
+            }
+        };
+        let finished = match ended {
+            Ended::Shutdown | Ended::Reader(Ok(())) => Ok(()),
+            Ended::Writer(result) => result,
+            Ended::Reader(Err(Stop::Now(reason))) => Err(reason),
+            // Write the answers read before the request that stopped the reader (its close
+            // slot ends the writer), unless the host is stopping.
+            Ended::Reader(Err(Stop::Flush(reason))) => {
+                tokio::select! {
+                    () = shutdown.cancelled() => {}
+                    _ = &mut writer => {}
+                }
+                Err(reason)
+            }
+        };
+        writer.abort();
+        worker.abort();
+        let _ = (&mut worker).await;
+        match finished {
             Ok(()) => debug!(%peer, "connection closed"),
             Err(reason) => warn!(%peer, %reason, "closing connection"),
         }
     }
+}
 
-    async fn serve(&mut self) -> Result<(), String> {
-        let shutdown = self.shutdown.clone();
+/// Which part ended the connection first.
+enum Ended {
+    Shutdown,
+    Reader(Result<(), Stop>),
+    Writer(Result<(), String>),
+}
+
+/// Why the reader stopped.
+enum Stop {
+    /// Write the answers read so far (the last slot closes), then close.
+    Flush(String),
+    /// Close at once.
+    Now(String),
+}
+
+struct Reader {
+    read: OwnedReadHalf,
+    buffer: BytesMut,
+    codec: FrameCodec,
+    broker: Arc<Broker>,
+    target: Target,
+    link: Option<Link>,
+    slots: mpsc::Sender<Slot>,
+    jobs: mpsc::Sender<Job>,
+}
+
+impl Reader {
+    /// Reads requests until the peer closes (`Ok`) or the connection must close.
+    async fn run(mut self) -> Result<(), Stop> {
         loop {
-            let frame = tokio::select! {
-                biased;
-                () = shutdown.cancelled() => return Ok(()),
-                frame = self.read_frame() => frame,
-            };
-            let frame = match frame {
-                Ok(Some(frame)) => frame,
+            let frame = match self.read_frame().await {
+                Ok(Some(frame)) => frame.freeze(),
                 Ok(None) => return Ok(()),
-                Err(e) => return Err(e.to_string()),
+                Err(e) => return self.close(e.to_string()).await,
             };
-            let request = match request::parse(frame.freeze()).map_err(|e| e.to_string())? {
-                Inbound::UnsupportedApiVersions(header) => {
-                    debug!(
-                        version = header.request_api_version,
-                        "ApiVersions at an unknown version; answering v0"
+            if frame.len() < 8 {
+                let reason = format!(
+                    "frame of {} bytes is too short for a request header",
+                    frame.len()
+                );
+                return self.close(reason).await;
+            }
+            let api_key = i16::from_be_bytes([frame[0], frame[1]]);
+            let api_version = i16::from_be_bytes([frame[2], frame[3]]);
+            let correlation_id = i32::from_be_bytes([frame[4], frame[5], frame[6], frame[7]]);
+            let route = match &self.broker.proxy {
+                Some(proxy) => proxy.route(api_key, api_version, &frame),
+                None => Route::Local,
+            };
+            match route {
+                Route::Local => self.local(frame).await?,
+                Route::Up { rewrite } => {
+                    self.up(frame, api_key, api_version, correlation_id, rewrite)
+                        .await?
+                }
+                Route::Refuse => {
+                    let reason = format!(
+                        "{:?} v{api_version} is not served in proxy mode (not advertised)",
+                        ApiKey::try_from(api_key).map_err(|()| api_key)
                     );
-                    self.send(Response {
+                    return self.close(reason).await;
+                }
+            }
+        }
+    }
+
+    /// A request the host answers: decoded here, answered by the local worker.
+    async fn local(&mut self, frame: Bytes) -> Result<(), Stop> {
+        let request = match request::parse(frame) {
+            Ok(Inbound::Request(request)) => request,
+            Ok(Inbound::UnsupportedApiVersions(header)) => {
+                debug!(
+                    version = header.request_api_version,
+                    "ApiVersions at an unknown version; answering v0"
+                );
+                let mut out = BytesMut::new();
+                let encoded = FrameCodec::new(0).encode(
+                    Response {
                         correlation_id: header.correlation_id,
                         api_version: 0,
                         body: ResponseKind::ApiVersions(api_versions::unsupported_version()),
-                    })
-                    .await?;
-                    continue;
-                }
-                Inbound::Request(request) => request,
-            };
-            let correlation_id = request.header.correlation_id;
-            let api_version = request.version();
-            // Group APIs fill `group`, `member` and `generation` in (see `Driver::request`).
-            let span = tracing::debug_span!(
-                "request",
-                api = ?request.api_key,
-                version = api_version,
-                correlation_id,
-                group = tracing::field::Empty,
-                member = tracing::field::Empty,
-                generation = tracing::field::Empty,
-            );
-            span.in_scope(|| {
-                let client_id = request.header.client_id.as_deref().unwrap_or("");
-                debug!(client_id, "request");
-            });
-            let outcome = tokio::select! {
-                biased;
-                () = shutdown.cancelled() => return Ok(()),
-                outcome = dispatch::handle(&self.broker, &self.client, request).instrument(span) => outcome,
-            };
-            match outcome {
-                Outcome::Reply(body) => {
-                    self.send(Response {
-                        correlation_id,
-                        api_version,
-                        body,
-                    })
-                    .await?
-                }
-                Outcome::NoReply => {}
-                Outcome::Close(reason) => return Err(reason),
+                    },
+                    &mut out,
+                );
+                let (answer, receiver) = oneshot::channel();
+                let _ = answer.send(encoded.map(|()| Some(out)).map_err(|e| e.to_string()));
+                return self.slot(Slot::Local(receiver)).await;
+            }
+            Err(e) => return self.close(e.to_string()).await,
+        };
+        let (answer, receiver) = oneshot::channel();
+        self.slot(Slot::Local(receiver)).await?;
+        self.jobs
+            .send(Job { request, answer })
+            .await
+            .map_err(|_| Stop::Now("the local worker stopped".into()))
+    }
+
+    /// A request passed up the link, byte for byte.
+    async fn up(
+        &mut self,
+        frame: Bytes,
+        api_key: i16,
+        api_version: i16,
+        correlation_id: i32,
+        rewrite: Option<ApiKey>,
+    ) -> Result<(), Stop> {
+        let Some(proxy) = self.broker.proxy.clone() else {
+            return self.close("no upstream".into()).await;
+        };
+        if self.link.is_none() {
+            match proxy.connect(self.target).await {
+                Ok(link) => self.link = Some(link),
+                Err(e) => return self.close(e.to_string()).await,
             }
         }
+        let answered =
+            !(api_key == ApiKey::Produce as i16 && answer::acks_zero(&frame, api_version));
+        let link = self.link.as_mut().expect("connected above");
+        let answer = match link.send(&frame, correlation_id, answered).await {
+            Ok(answer) => answer,
+            Err(e) => return self.close(e.to_string()).await,
+        };
+        match answer {
+            Some(answer) => {
+                let rewrite = rewrite.map(|key| (key, api_version));
+                self.slot(Slot::Up { answer, rewrite }).await
+            }
+            None => Ok(()),
+        }
+    }
+
+    async fn slot(&mut self, slot: Slot) -> Result<(), Stop> {
+        self.slots
+            .send(slot)
+            .await
+            .map_err(|_| Stop::Now("the writer stopped".into()))
+    }
+
+    /// Queues a close after the answers read so far.
+    async fn close(&mut self, reason: String) -> Result<(), Stop> {
+        let _ = self.slots.send(Slot::Close(reason.clone())).await;
+        Err(Stop::Flush(reason))
     }
 
     /// The next request frame; `None` when the peer closed cleanly between frames.
     async fn read_frame(&mut self) -> Result<Option<BytesMut>, FrameError> {
         loop {
-            if let Some(frame) = self.codec.decode(&mut self.read)? {
+            if let Some(frame) = self.codec.decode(&mut self.buffer)? {
                 return Ok(Some(frame));
             }
-            if self.read.capacity() == self.read.len() {
-                self.read.reserve(BUFFER_BYTES);
+            if self.buffer.capacity() == self.buffer.len() {
+                self.buffer.reserve(BUFFER_BYTES);
             }
-            if self.socket.read_buf(&mut self.read).await? == 0 {
-                if self.read.is_empty() {
+            if self.read.read_buf(&mut self.buffer).await? == 0 {
+                if self.buffer.is_empty() {
                     return Ok(None);
                 }
                 return Err(FrameError::Io(std::io::Error::new(
                     std::io::ErrorKind::UnexpectedEof,
-                    format!("peer closed mid-frame ({} bytes unread)", self.read.len()),
+                    format!("peer closed mid-frame ({} bytes unread)", self.buffer.len()),
                 )));
             }
         }
     }
+}
 
-    async fn send(&mut self, response: Response) -> Result<(), String> {
-        if let Err(e) = self.codec.encode(response, &mut self.write) {
-            tracing::error!(error = %e, "response encoding failed (a bug in the host)");
-            return Err(e.to_string());
-        }
-        let written = self.socket.write_all(&self.write).await;
-        self.write.clear();
-        written.map_err(|e| format!("write failed: {e}"))
+/// Answers the host's own requests, one at a time, in order.
+async fn answer_locally(mut work: mpsc::Receiver<Job>, broker: Arc<Broker>, client: Client) {
+    let mut codec = FrameCodec::new(0);
+    while let Some(Job { request, answer }) = work.recv().await {
+        let correlation_id = request.header.correlation_id;
+        let api_version = request.version();
+        // Group APIs fill `group`, `member` and `generation` in (see `Driver::request`).
+        let span = tracing::debug_span!(
+            "request",
+            api = ?request.api_key,
+            version = api_version,
+            correlation_id,
+            group = tracing::field::Empty,
+            member = tracing::field::Empty,
+            generation = tracing::field::Empty,
+        );
+        span.in_scope(|| {
+            let client_id = request.header.client_id.as_deref().unwrap_or("");
+            debug!(client_id, "request");
+        });
+        let outcome = dispatch::handle(&broker, &client, request)
+            .instrument(span)
+            .await;
+        let result = match outcome {
+            Outcome::Reply(body) => {
+                let mut out = BytesMut::new();
+                let response = Response {
+                    correlation_id,
+                    api_version,
+                    body,
+                };
+                match codec.encode(response, &mut out) {
+                    Ok(()) => Ok(Some(out)),
+                    Err(e) => {
+                        tracing::error!(error = %e, "response encoding failed (a bug in the host)");
+                        Err(e.to_string())
+                    }
+                }
+            }
+            Outcome::NoReply => Ok(None),
+            Outcome::Close(reason) => Err(reason),
+        };
+        let _ = answer.send(result);
     }
+}
+
+/// Writes the answers in slot order until a slot closes or the queue ends.
+async fn write_answers(
+    mut write: OwnedWriteHalf,
+    mut queue: mpsc::Receiver<Slot>,
+    broker: Arc<Broker>,
+) -> Result<(), String> {
+    while let Some(slot) = queue.recv().await {
+        let bytes = match slot {
+            Slot::Local(answer) => match answer.await {
+                Ok(Ok(Some(frame))) => frame.freeze(),
+                Ok(Ok(None)) => continue,
+                Ok(Err(reason)) => return Err(reason),
+                Err(_) => return Err("the local worker stopped".into()),
+            },
+            Slot::Up { answer, rewrite } => {
+                let frame = match answer.await {
+                    Ok(Ok(frame)) => frame,
+                    Ok(Err(e)) => return Err(e.to_string()),
+                    Err(_) => return Err("the upstream link stopped".into()),
+                };
+                let frame = match (rewrite, &broker.proxy) {
+                    (Some((api, version)), Some(proxy)) => {
+                        answer::rewrite(proxy, api, version, frame)?
+                    }
+                    _ => frame,
+                };
+                // The size, then the answer as it came: no copy of a large Fetch answer.
+                let size = Bytes::copy_from_slice(&(frame.len() as u32).to_be_bytes());
+                let mut framed = size.chain(frame);
+                write
+                    .write_all_buf(&mut framed)
+                    .await
+                    .map_err(|e| format!("write failed: {e}"))?;
+                continue;
+            }
+            Slot::Close(reason) => return Err(reason),
+        };
+        write
+            .write_all(&bytes)
+            .await
+            .map_err(|e| format!("write failed: {e}"))?;
+    }
+    Ok(())
 }

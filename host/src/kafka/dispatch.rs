@@ -7,7 +7,7 @@ use super::request::Request;
 use super::{
     Broker, Client, api_versions, create_partitions, create_topics, delete_groups, delete_topics,
     describe_groups, fetch, find_coordinator, heartbeat, join_group, leave_group, list_groups,
-    list_offsets, metadata, offset_commit, offset_fetch, produce, sync_group,
+    list_offsets, metadata, offset_commit, offset_delete, offset_fetch, produce, sync_group,
 };
 
 /// What the connection sends back for one request.
@@ -72,6 +72,9 @@ pub async fn handle(broker: &Broker, client: &Client, request: Request) -> Outco
         }
         RequestKind::OffsetFetch(r) => {
             ResponseKind::OffsetFetch(offset_fetch::handle(driver, client, &header, r).await)
+        }
+        RequestKind::OffsetDelete(r) => {
+            ResponseKind::OffsetDelete(offset_delete::handle(broker, client, &header, r).await)
         }
         RequestKind::DescribeGroups(r) => {
             ResponseKind::DescribeGroups(describe_groups::handle(driver, client, &header, r).await)

@@ -12,26 +12,30 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, error, info};
 
 use super::connection::Connection;
+use super::proxy::Target;
 use super::{Broker, Client, KafkaConfig};
 
-/// Serves Kafka on `listener` until `shutdown` completes, then drains every connection.
+/// Serves Kafka on `listener` until `shutdown` completes, then drains every connection. Its
+/// connections pass requests up to `target` in proxy mode. Every listener of the host takes
+/// its connection permits from `broker.connections`, so `kafka.max_connections` bounds them
+/// all together.
 pub async fn run(
     listener: TcpListener,
     broker: Arc<Broker>,
     config: KafkaConfig,
+    target: Target,
     shutdown: impl Future,
 ) {
     let stop = CancellationToken::new();
-    let limit = Arc::new(Semaphore::new(config.max_connections.max(1)));
+    let limit = broker.connections.clone();
     let mut connections = JoinSet::new();
     let local = listener.local_addr().ok();
-    info!(addr = ?local, max_connections = config.max_connections, "kafka listener up");
+    info!(addr = ?local, ?target, max_connections = config.max_connections, "kafka listener up");
 
     let accept_loop = async {
         let mut backoff = Duration::from_millis(10);
@@ -63,6 +67,7 @@ pub async fn run(
                 broker.clone(),
                 config.max_frame_bytes,
                 stop.child_token(),
+                target,
             );
             let span = tracing::info_span!("connection", %peer);
             connections.spawn(async move {

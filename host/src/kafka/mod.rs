@@ -34,8 +34,10 @@ mod list_offsets;
 pub mod listener;
 mod metadata;
 mod offset_commit;
+mod offset_delete;
 mod offset_fetch;
 mod produce;
+pub mod proxy;
 pub mod request;
 mod sync_group;
 
@@ -65,6 +67,10 @@ pub struct Broker {
     pub driver: Driver,
     /// Where answered requests are counted (by API and error code); `None` counts nothing.
     pub metrics: Option<Arc<crate::metrics::Metrics>>,
+    /// Proxy mode: the upstream cluster requests are passed up to; `None`: standalone.
+    pub proxy: Option<Arc<proxy::Proxy>>,
+    /// Connection permits shared by every listener (`kafka.max_connections`).
+    pub connections: Arc<tokio::sync::Semaphore>,
 }
 
 /// Facts about the connection a request came on.

@@ -138,6 +138,7 @@ fn decode_body(api_key: ApiKey, body: &Bytes, version: i16) -> Result<RequestKin
         DeleteTopics,
         DeleteGroups,
         CreatePartitions,
+        OffsetDelete,
     )
 }
 

@@ -75,6 +75,12 @@ pub fn error_counts(response: &ResponseKind) -> BTreeMap<i16, u64> {
         ResponseKind::DescribeGroups(r) => r.groups.iter().for_each(|g| add(g.error_code)),
         ResponseKind::ListGroups(r) => add(r.error_code),
         ResponseKind::DeleteGroups(r) => r.results.iter().for_each(|g| add(g.error_code)),
+        ResponseKind::OffsetDelete(r) if r.error_code != 0 => add(r.error_code),
+        ResponseKind::OffsetDelete(r) => r
+            .topics
+            .iter()
+            .flat_map(|t| &t.partitions)
+            .for_each(|p| add(p.error_code)),
         _ => {}
     }
     counts

@@ -60,10 +60,10 @@ pub struct QuarantinePolicy {
     /// Consecutive module failures that quarantine a version (default 3).
     pub threshold: u32,
     /// First quarantine (default 1 s); doubles each time it is re-imposed.
-    #[serde(with = "crate::sandbox::limits::duration")]
+    #[serde(with = "crate::duration")]
     pub initial_backoff: Duration,
     /// Longest quarantine (default 5 min).
-    #[serde(with = "crate::sandbox::limits::duration")]
+    #[serde(with = "crate::duration")]
     pub max_backoff: Duration,
     /// Failures remembered per version for the status page (default 16).
     pub recent_failures: usize,

@@ -8,6 +8,7 @@
 //! [`Server::shutdown`] stops it.
 
 mod assignors;
+mod proxy;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -16,13 +17,14 @@ use std::sync::Arc;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
 
 use crate::admin::{self, AdminConfigError, AdminState};
 use crate::catalog::{Catalog, CatalogError};
 use crate::config::Config;
 use crate::driver::{Driver, DriverConfig, DriverError};
-use crate::kafka::listener;
-use crate::kafka::{Broker, Node};
+use crate::kafka::proxy::{Proxy, Target};
+use crate::kafka::{Broker, Node, listener};
 use crate::metrics::Metrics;
 use crate::registry::{Registry, RegistryConfig, RegistryError};
 use crate::sandbox::{Sandbox, SandboxError};
@@ -68,8 +70,10 @@ pub struct Server {
     driver: Driver,
     metrics: Arc<Metrics>,
     admin_addr: SocketAddr,
-    stop: Option<oneshot::Sender<()>>,
+    /// Stops every Kafka listener (the bootstrap one and, in proxy mode, the brokers').
+    stop: CancellationToken,
     task: JoinHandle<()>,
+    proxy: Option<(Arc<Proxy>, proxy::ProxyTasks)>,
     admin_stop: Option<oneshot::Sender<()>>,
     admin_task: JoinHandle<std::io::Result<()>>,
 }
@@ -81,7 +85,13 @@ impl Server {
         // Refuse an exposed admin API before touching anything.
         admin::check_listen(&config.admin)?;
         let store = Store::open(&config.data_dir)?;
-        let catalog = Catalog::open(&config.catalog, Some(store.clone()))?;
+        let proxy_mode = config.upstream.is_proxy();
+        // In proxy mode the topics are the upstream's, read from its Metadata.
+        let catalog = if proxy_mode {
+            Catalog::mirror()
+        } else {
+            Catalog::open(&config.catalog, Some(store.clone()))?
+        };
 
         // Compiling the built-ins (or loading them from the cache) is CPU work: off the runtime.
         let sandbox = Sandbox::new_metered(
@@ -127,20 +137,52 @@ impl Server {
             source,
         })?;
         let (host, port) = advertised(config.kafka.advertised.as_deref(), kafka_addr)?;
+        let host = config.upstream.advertised_host.clone().unwrap_or(host);
+        // Proxy mode: this listener is the bootstrap port and the coordinator node, a node
+        // id of the host's own (FindCoordinator names it; it leads no partition).
         let node = Node {
-            node_id: config.kafka.node_id,
-            host,
+            node_id: if proxy_mode {
+                config.upstream.coordinator_node_id
+            } else {
+                config.kafka.node_id
+            },
+            host: host.clone(),
             port,
         };
+        let proxy = proxy_mode.then(|| {
+            let (proxy, listeners) =
+                Proxy::new(config.upstream.clone(), host, kafka_addr, catalog.clone());
+            (Arc::new(proxy), listeners)
+        });
         let broker = Arc::new(Broker {
             node: node.clone(),
             cluster_id: config.kafka.cluster_id.clone(),
             catalog: catalog.clone(),
             driver: driver.clone(),
             metrics: Some(metrics.clone()),
+            proxy: proxy.as_ref().map(|(p, _)| p.clone()),
+            connections: Arc::new(tokio::sync::Semaphore::new(
+                config.kafka.max_connections.max(1),
+            )),
         });
-        let (stop, stopped) = oneshot::channel::<()>();
-        let task = tokio::spawn(listener::run(socket, broker, config.kafka.clone(), stopped));
+        let stop = CancellationToken::new();
+        let task = tokio::spawn(listener::run(
+            socket,
+            broker.clone(),
+            config.kafka.clone(),
+            Target::Bootstrap,
+            stop.clone().cancelled_owned(),
+        ));
+        let proxy = proxy.map(|(proxy, listeners)| {
+            let tasks = proxy::ProxyTasks::start(
+                proxy.clone(),
+                broker,
+                config.kafka.clone(),
+                listeners,
+                stop.clone(),
+            );
+            (proxy, tasks)
+        });
 
         let admin_listen = config.admin.listen;
         let bind_admin = |source| ServerError::BindAdmin {
@@ -177,8 +219,9 @@ impl Server {
             driver,
             metrics,
             admin_addr,
-            stop: Some(stop),
+            stop,
             task,
+            proxy,
             admin_stop: Some(admin_stop),
             admin_task,
         })
@@ -204,6 +247,11 @@ impl Server {
         &self.node
     }
 
+    /// Proxy mode's data path (`None` standalone): the upstream brokers served here.
+    pub fn proxy(&self) -> Option<&Arc<Proxy>> {
+        self.proxy.as_ref().map(|(p, _)| p)
+    }
+
     /// The module registry (for the admin API).
     pub fn registry(&self) -> &Arc<Registry> {
         &self.registry
@@ -221,15 +269,16 @@ impl Server {
 
     /// Stops accepting, closes every connection, and waits for all of them to end.
     pub async fn shutdown(mut self) -> Result<(), ServerError> {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
+        self.stop.cancel();
         if let Some(stop) = self.admin_stop.take() {
             let _ = stop.send(());
         }
         let drained = (&mut self.task)
             .await
             .map_err(|e| ServerError::Task(e.to_string()));
+        if let Some((_, tasks)) = self.proxy.take() {
+            tasks.stop().await;
+        }
         match (&mut self.admin_task).await {
             Ok(Ok(())) => {}
             Ok(Err(e)) => tracing::warn!(error = %e, "the admin listener stopped with an error"),

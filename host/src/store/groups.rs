@@ -78,6 +78,24 @@ impl Store {
         tx.commit().map_err(storage)
     }
 
+    /// Forgets some partitions' committed offsets of a group (OffsetDelete), durably.
+    pub fn delete_offsets(
+        &self,
+        group_id: &str,
+        partitions: &[(String, i32)],
+    ) -> Result<(), StoreError> {
+        let tx = self.db().begin_write().map_err(storage)?;
+        {
+            let mut table = tx.open_table(OFFSETS).map_err(storage)?;
+            for (topic, partition) in partitions {
+                table
+                    .remove((group_id, topic.as_str(), *partition))
+                    .map_err(storage)?;
+            }
+        }
+        tx.commit().map_err(storage)
+    }
+
     /// Forgets a deleted group's metadata and offsets (its configuration stays: it is the
     /// operator's, not the group's).
     pub fn delete_group(&self, group_id: &str) -> Result<(), StoreError> {

@@ -390,6 +390,19 @@ impl Group {
         }
     }
 
+    /// Every topic some member's metadata for the selected protocol subscribes to (Kafka's
+    /// `ClassicGroup.subscribedTopics`, read from the members' Subscriptions: in relay mode the
+    /// host never computed an assignment). Metadata that is not a Subscription adds nothing.
+    pub fn subscribed_topics_of_members(&self) -> BTreeSet<String> {
+        let key = self.protocol_key.as_deref().unwrap_or("");
+        self.members
+            .values()
+            .filter_map(|m| m.metadata_for(key))
+            .filter_map(|bytes| crate::consumer_protocol::decode_subscription(bytes).ok())
+            .flat_map(|s| s.topics)
+            .collect()
+    }
+
     /// Topics subscribed by some member, with the partition counts the last assignment used.
     pub fn subscribed_topics(&self) -> BTreeSet<&str> {
         self.topic_counts.keys().map(String::as_str).collect()

@@ -25,8 +25,8 @@ use crate::checks::check_response;
 use crate::coordinator::view::{StrategiesView, StrategyEntry, TopicsView};
 use crate::coordinator::{
     AssignorDone, AssignorFailure, AssignorOutput, AssignorRun, Coordinator, CoordinatorConfig,
-    DescribeGroup, Effect, Event, GroupRequest, GroupResponse, GroupState, Millis, Notice, ReplyTo,
-    RequestContext, TimerKey,
+    DescribeGroup, Effect, Event, GroupRequest, GroupResponse, GroupState, Millis, Notice,
+    OffsetTable, ReplyTo, RequestContext, TimerKey,
 };
 
 pub use super::builders::*;
@@ -109,6 +109,8 @@ pub struct TestContext {
     pub runs: Vec<AssignorRun>,
     pub runner: Runner,
     pub held: Vec<AssignorRun>,
+    /// Committed offsets, kept as a standalone shard keeps them.
+    pub offsets: OffsetTable,
 }
 
 impl TestContext {
@@ -128,11 +130,16 @@ impl TestContext {
             runs: Vec::new(),
             runner: Runner::Native,
             held: Vec::new(),
+            offsets: OffsetTable::default(),
         }
     }
 
     /// Feeds an event and executes its effects (assignor runs included) until quiet.
     pub fn event(&mut self, event: Event) {
+        // A standalone shard loads a restored group's offsets into its table, as here.
+        if let Event::Restore(restored) = &event {
+            self.offsets.commit(&restored.group_id, &restored.offsets);
+        }
         let effects = self.coordinator.handle(self.now, event);
         self.apply(effects);
     }
@@ -158,6 +165,44 @@ impl TestContext {
                     }
                 }
                 Effect::Notice(n) => self.notices.push(n),
+                // Offsets are kept as a standalone shard keeps them (the write succeeds); the
+                // effect is recorded too, for the tests of what is written.
+                Effect::CommitOffsets {
+                    to,
+                    ref group_id,
+                    ref offsets,
+                    ref response,
+                } => {
+                    self.offsets.commit(group_id, offsets);
+                    let answer = GroupResponse::OffsetCommit(response.clone());
+                    assert!(self.responses.insert(to, answer).is_none(), "{to:?} twice");
+                    self.persisted.push(effect);
+                }
+                Effect::FetchOffsets {
+                    to,
+                    group_id,
+                    query,
+                } => {
+                    let answer = GroupResponse::OffsetFetch(self.offsets.fetch(&group_id, &query));
+                    assert!(self.responses.insert(to, answer).is_none(), "{to:?} twice");
+                }
+                Effect::DeleteOffsets {
+                    to,
+                    ref group_id,
+                    ref partitions,
+                    ref response,
+                } => {
+                    self.offsets.delete(group_id, partitions);
+                    let answer = GroupResponse::OffsetDelete(response.clone());
+                    assert!(self.responses.insert(to, answer).is_none(), "{to:?} twice");
+                    self.persisted.push(effect);
+                }
+                Effect::DeleteGroup { to, ref group_id } => {
+                    self.offsets.delete_group(group_id);
+                    let answer = GroupResponse::DeleteGroup(0);
+                    assert!(self.responses.insert(to, answer).is_none(), "{to:?} twice");
+                    self.persisted.push(effect);
+                }
                 other => self.persisted.push(other),
             }
         }

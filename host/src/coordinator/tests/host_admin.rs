@@ -28,7 +28,7 @@ fn host_a_persisted_stable_group_resumes_without_a_rebalance() {
         .persisted
         .iter()
         .flat_map(|e| match e {
-            Effect::PersistOffsets { offsets, .. } => offsets.clone(),
+            Effect::CommitOffsets { offsets, .. } => offsets.clone(),
             _ => Vec::new(),
         })
         .collect();
@@ -143,7 +143,7 @@ fn host_delete_group_only_when_empty() {
     assert!(
         ctx.persisted
             .iter()
-            .any(|e| matches!(e, Effect::DeleteGroup { group_id } if group_id == G))
+            .any(|e| matches!(e, Effect::DeleteGroup { group_id, .. } if group_id == G))
     );
     assert_eq!(ctx.state(G), GroupState::Dead);
 }

@@ -45,7 +45,7 @@ fn item_57_commit_with_generation_minus_one_creates_a_simple_empty_group() {
     assert_eq!(f.topics.len(), 1);
     let offsets: Vec<i64> = f.topics[0].1.iter().map(|p| p.committed_offset).collect();
     assert_eq!(offsets, vec![42, 7]);
-    assert!(ctx.persisted.iter().any(|e| matches!(e, crate::coordinator::Effect::PersistOffsets { offsets, .. } if offsets.len() == 2)));
+    assert!(ctx.persisted.iter().any(|e| matches!(e, crate::coordinator::Effect::CommitOffsets { offsets, .. } if offsets.len() == 2)));
 }
 
 #[test]

@@ -10,4 +10,5 @@ mod items_join;
 mod items_offsets;
 mod items_static;
 mod items_sync;
+mod offset_delete;
 mod simulation;

@@ -523,3 +523,5 @@ fn driver_refuses_zero_shards_and_needs_a_runtime() {
         Err(DriverError::NoRuntime)
     ));
 }
+
+mod remote_offsets;

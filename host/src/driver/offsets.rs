@@ -1,0 +1,215 @@
+//! Where committed offsets live, and how the shard executes the coordinator's offset effects.
+//!
+//! Standalone, a shard keeps its groups' offsets in an [`OffsetTable`] and writes them to the
+//! store before it answers (the write blocks the shard, as a store write always did: a local
+//! redb commit). In proxy mode they live in the upstream cluster, behind [`RemoteOffsets`]
+//! (the host's client of the cluster, wired in by the server): the calls of one group run one
+//! after another in a task of the group's own ([`RemoteQueues`]), with the waiting reply, so a
+//! slow upstream delays that group and no other group of the shard, and a group's commits land
+//! upstream in the order the coordinator accepted them (two in flight could otherwise overtake
+//! each other and move an offset back). A failed write or read answers
+//! COORDINATOR_NOT_AVAILABLE, which every client retries (it looks the coordinator up again).
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+
+use kafka_protocol::ResponseError;
+use kafka_protocol::messages::{OffsetCommitResponse, OffsetDeleteResponse};
+
+use crate::coordinator::{OffsetFetchQuery, OffsetFetchResult, OffsetRecord};
+
+/// A boxed future, as the trait objects below return.
+pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+
+/// Committed offsets kept outside this host (proxy mode: the upstream cluster). Every call is
+/// bounded in time by the implementation; an `Err` is a message for the logs.
+pub trait RemoteOffsets: Send + Sync + 'static {
+    /// Commits `offsets` for `group`; one Kafka error code per record, in order.
+    fn commit(
+        &self,
+        group: String,
+        offsets: Vec<OffsetRecord>,
+    ) -> BoxFuture<Result<Vec<i16>, String>>;
+    /// The group's committed offsets for `query` (-1 for a partition never committed).
+    fn fetch(
+        &self,
+        group: String,
+        query: OffsetFetchQuery,
+    ) -> BoxFuture<Result<OffsetFetchResult, String>>;
+    /// Deletes some partitions' offsets; one Kafka error code per partition, in order.
+    fn delete(
+        &self,
+        group: String,
+        partitions: Vec<(String, i32)>,
+    ) -> BoxFuture<Result<Vec<i16>, String>>;
+    /// Deletes every offset of the group; the Kafka error code for the group.
+    fn delete_group(&self, group: String) -> BoxFuture<Result<i16, String>>;
+}
+
+/// One group's upstream calls, in order: a task per group with work, gone after a quiet
+/// while and started again by the next call.
+pub(super) struct RemoteQueues {
+    pub(super) remote: Arc<dyn RemoteOffsets>,
+    workers: HashMap<String, mpsc::UnboundedSender<BoxFuture<()>>>,
+}
+
+/// How long a group's worker waits for more work before it ends.
+const IDLE: Duration = Duration::from_secs(30);
+
+impl RemoteQueues {
+    pub(super) fn new(remote: Arc<dyn RemoteOffsets>) -> RemoteQueues {
+        RemoteQueues {
+            remote,
+            workers: HashMap::new(),
+        }
+    }
+
+    /// Runs `job` after every job submitted before it for `group`.
+    pub(super) fn submit(&mut self, group: &str, job: BoxFuture<()>) {
+        let job = match self.workers.get(group) {
+            Some(queue) => match queue.send(job) {
+                Ok(()) => return,
+                Err(mpsc::error::SendError(job)) => job,
+            },
+            None => job,
+        };
+        if self.workers.len() >= 1024 {
+            self.workers.retain(|_, queue| !queue.is_closed());
+        }
+        let (queue, jobs) = mpsc::unbounded_channel();
+        let _ = queue.send(job);
+        self.workers.insert(group.to_owned(), queue);
+        tokio::spawn(work(jobs));
+    }
+}
+
+async fn work(mut jobs: mpsc::UnboundedReceiver<BoxFuture<()>>) {
+    loop {
+        match tokio::time::timeout(IDLE, jobs.recv()).await {
+            Ok(Some(job)) => job.await,
+            Ok(None) => return,
+            Err(_) => {
+                // Closing first means no job is lost between the timeout and the end: a later
+                // submit sees a closed queue and starts a new worker.
+                jobs.close();
+                while let Ok(job) = jobs.try_recv() {
+                    job.await;
+                }
+                return;
+            }
+        }
+    }
+}
+
+/// The error every partition gets when offsets could not be written or read.
+pub(super) const UNAVAILABLE: i16 = ResponseError::CoordinatorNotAvailable.code();
+
+/// `response` with the written partitions' codes: `codes[i]` for `offsets[i]`, or `failed` for
+/// all of them (a write that did not happen). Partitions the coordinator refused keep their code.
+pub(super) fn merge_commit(
+    mut response: OffsetCommitResponse,
+    offsets: &[OffsetRecord],
+    codes: Result<&[i16], i16>,
+) -> OffsetCommitResponse {
+    for topic in &mut response.topics {
+        for partition in &mut topic.partitions {
+            if partition.error_code != 0 {
+                continue;
+            }
+            let index = offsets.iter().position(|o| {
+                o.topic == topic.name.as_str() && o.partition == partition.partition_index
+            });
+            partition.error_code = match (index, codes) {
+                (Some(i), Ok(codes)) => codes.get(i).copied().unwrap_or(UNAVAILABLE),
+                (Some(_), Err(code)) => code,
+                (None, _) => 0,
+            };
+        }
+    }
+    response
+}
+
+/// `response` with the deleted partitions' codes, as [`merge_commit`] does for commits.
+pub(super) fn merge_delete(
+    mut response: OffsetDeleteResponse,
+    partitions: &[(String, i32)],
+    codes: Result<&[i16], i16>,
+) -> OffsetDeleteResponse {
+    for topic in &mut response.topics {
+        for partition in &mut topic.partitions {
+            if partition.error_code != 0 {
+                continue;
+            }
+            let index = partitions
+                .iter()
+                .position(|(t, p)| t == topic.name.as_str() && *p == partition.partition_index);
+            partition.error_code = match (index, codes) {
+                (Some(i), Ok(codes)) => codes.get(i).copied().unwrap_or(UNAVAILABLE),
+                (Some(_), Err(code)) => code,
+                (None, _) => 0,
+            };
+        }
+    }
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use kafka_protocol::messages::TopicName;
+    use kafka_protocol::messages::offset_commit_response::{
+        OffsetCommitResponsePartition, OffsetCommitResponseTopic,
+    };
+    use kafka_protocol::protocol::StrBytes;
+
+    use super::*;
+
+    fn record(topic: &str, partition: i32) -> OffsetRecord {
+        OffsetRecord {
+            topic: topic.into(),
+            partition,
+            offset: 1,
+            leader_epoch: -1,
+            metadata: None,
+        }
+    }
+
+    fn response(parts: &[(&str, i32, i16)]) -> OffsetCommitResponse {
+        OffsetCommitResponse::default().with_topics(
+            parts
+                .iter()
+                .map(|(t, p, e)| {
+                    OffsetCommitResponseTopic::default()
+                        .with_name(TopicName(StrBytes::from_string(t.to_string())))
+                        .with_partitions(vec![
+                            OffsetCommitResponsePartition::default()
+                                .with_partition_index(*p)
+                                .with_error_code(*e),
+                        ])
+                })
+                .collect(),
+        )
+    }
+
+    fn codes(r: &OffsetCommitResponse) -> Vec<i16> {
+        r.topics
+            .iter()
+            .flat_map(|t| t.partitions.iter().map(|p| p.error_code))
+            .collect()
+    }
+
+    #[test]
+    fn a_commit_answer_takes_the_writes_codes_and_keeps_the_coordinators_refusals() {
+        let offsets = [record("a", 0), record("b", 1)];
+        // b-1 was written but refused upstream; c-2 was refused by the coordinator (12).
+        let asked = response(&[("a", 0, 0), ("b", 1, 0), ("c", 2, 12)]);
+        let merged = merge_commit(asked.clone(), &offsets, Ok(&[0, 25]));
+        assert_eq!(codes(&merged), vec![0, 25, 12]);
+        let failed = merge_commit(asked, &offsets, Err(UNAVAILABLE));
+        assert_eq!(codes(&failed), vec![UNAVAILABLE, UNAVAILABLE, 12]);
+    }
+}
