@@ -2,19 +2,17 @@
 //! store and code from the precompiled cache (a corrupt cache file is recompiled), and a
 //! version that keeps failing is quarantined with backoff, then recovers (fake clock).
 
-mod sandbox_support;
-
 use std::borrow::Cow;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::sandbox_support::*;
 use assignor_host::registry::{
     BuiltinSource, ManualClock, Registry, RegistryConfig, RunErrorKind, UploadOptions, sha256_hex,
 };
 use assignor_host::sandbox::CallError;
 use assignor_host::store::Store;
-use sandbox_support::*;
 
 fn open(dir: &Path, builtins: Vec<BuiltinSource>) -> Registry {
     let store = Store::open(dir).expect("store");

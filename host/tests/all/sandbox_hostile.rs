@@ -2,11 +2,9 @@
 //! asserts the specific error, then runs a good module on the same sandbox to show the
 //! failure left nothing behind.
 
-mod sandbox_support;
-
+use crate::sandbox_support::*;
 use assignor_host::sandbox::{CallError, CallTag, LoadError, OutputError, Sandbox};
 use assignor_sdk::{AssignResponse, LogLevel};
-use sandbox_support::*;
 
 const TAG: CallTag<'static> = CallTag {
     module: "hostile",
@@ -343,7 +341,7 @@ fn input_over_the_cap_is_refused_before_the_guest_runs() {
         Err(CallError::InputTooLarge { bytes, cap: 16 }) => assert!(bytes > 16),
         other => panic!("expected InputTooLarge, got {other:?}"),
     }
-    assert_still_works(&sandbox_support::sandbox());
+    assert_still_works(&crate::sandbox_support::sandbox());
 }
 
 #[test]

@@ -6,13 +6,14 @@
 //! A capturing layer records every span's fields (as declared and as recorded later) and, for
 //! each event, its message with the fields of all its ancestor spans. Assignor runs happen on
 //! tokio's blocking-pool threads, so the layer is the global default subscriber, installed once
-//! per test binary; each test uses its own group ids and looks only at what names them.
-
-mod sandbox_support;
+//! for the whole test binary (so it also sees the events of the other modules' tests, which run
+//! in the same process); each test here uses its own group ids and looks only at what names
+//! them.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
+use crate::sandbox_support::*;
 use assignor_host::coordinator::view::{Topic, TopicsView};
 use assignor_host::coordinator::{CoordinatorConfig, GroupRequest, GroupResponse, RequestContext};
 use assignor_host::driver::{Driver, DriverConfig};
@@ -25,7 +26,6 @@ use kafka_protocol::messages::{
     GroupId, HeartbeatRequest, JoinGroupRequest, JoinGroupResponse, SyncGroupRequest,
 };
 use kafka_protocol::protocol::{Encodable, StrBytes};
-use sandbox_support::*;
 use tokio::sync::watch;
 use tracing::field::{Empty, Field, Visit};
 use tracing::span::{Attributes, Id, Record};

@@ -4,14 +4,12 @@
 //! timeout, and every call reports `fuel_used = 0`. The deadline here is short only so the
 //! test ends quickly; nothing asserts how long a call took.
 
-mod sandbox_support;
-
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::OnceLock;
 use std::time::Duration;
 
+use crate::sandbox_support::*;
 use assignor_host::sandbox::{CallError, CallTag, Metering, PoolConfig, Sandbox, SandboxLimits};
-use sandbox_support::*;
 
 const TAG: CallTag<'static> = CallTag {
     module: "metering",

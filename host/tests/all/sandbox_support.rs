@@ -1,6 +1,5 @@
 //! Shared helpers of the sandbox and registry tests: a small group, hostile modules written as
 //! inline WAT (no toolchain needed), and MessagePack bytes spliced into WAT data segments.
-#![allow(dead_code)]
 
 use std::sync::OnceLock;
 

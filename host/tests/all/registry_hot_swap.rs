@@ -3,13 +3,11 @@
 //! one whole version: every member's `user_data` carries the marker of the build that
 //! answered, and the marker must be that of the version the report names.
 
-mod sandbox_support;
-
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
+use crate::sandbox_support::*;
 use assignor_host::registry::{Registry, RegistryConfig, UploadOptions};
 use assignor_sdk::{AssignResponse, AssignorInfo, MemberAssignment, RebalanceProtocol};
-use sandbox_support::*;
 
 fn registry() -> Registry {
     let config = RegistryConfig {

@@ -4,7 +4,7 @@
 //! what they got. Ignored by default (run it optimised):
 //!
 //! ```sh
-//! cargo test --release -p assignor-sticky --test large_group -- --ignored --nocapture
+//! cargo test --release -p assignor-sticky --test all large_group -- --ignored --nocapture
 //! ```
 //!
 //! It prints how long each round took; it asserts what the rounds must produce, never a time.

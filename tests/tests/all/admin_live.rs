@@ -3,9 +3,7 @@
 //! version brings the old assignment back, and `/metrics` moves with Kafka requests,
 //! rebalances, assignor calls and a failing module.
 
-mod admin_support;
-
-use admin_support::*;
+use crate::admin_support::*;
 use assignor_host::builtins::builtin;
 use assignor_host_tests::TestHost;
 use reqwest::{Method, StatusCode};

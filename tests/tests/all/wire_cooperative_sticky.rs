@@ -13,9 +13,7 @@
 //!
 //! Every round is computed by the module itself (the admin API shows no fallback).
 
-mod admin_support;
-
-use admin_support::Admin;
+use crate::admin_support::Admin;
 use assignor_host_tests::{KafkaClient, TestHost, decode_assignment, str, topic_name};
 use bytes::{BufMut, Bytes, BytesMut};
 use kafka_protocol::messages::consumer_protocol_subscription::TopicPartition;

@@ -255,7 +255,7 @@ fn malformed_input_gets_an_error_response_not_a_trap() {
 }
 
 /// The build script, compiled here too so its decisions are tested.
-#[path = "../build.rs"]
+#[path = "../../build.rs"]
 #[allow(dead_code)]
 mod build_script;
 

@@ -2,11 +2,9 @@
 //! rules (and the refusal to start an exposed listener without one), body caps enforced by the
 //! server, and the JSON error shape for bad bytes, bad JSON and unknown names.
 
-mod admin_support;
-
 use std::net::SocketAddr;
 
-use admin_support::*;
+use crate::admin_support::*;
 use assignor_host::config::Config;
 use assignor_host::server::{Server, ServerError};
 use assignor_host_tests::TestHost;

@@ -1,6 +1,5 @@
 //! Shared by the admin black-box tests: an HTTP client of the admin API, group members that
 //! join, sync and heartbeat over real sockets as a client library does, and a scrape reader.
-#![allow(dead_code)]
 
 use assignor_host_tests::{KafkaClient, TestHost, decode_assignment, str, subscription};
 use kafka_protocol::messages::join_group_request::JoinGroupRequestProtocol;

@@ -3,17 +3,15 @@
 //! view. Modules are inline WAT that answer with a marker (`rebalance_after_ms`), so every
 //! assertion says which module actually ran.
 
-mod sandbox_support;
-
 use std::borrow::Cow;
 
+use crate::sandbox_support::*;
 use assignor_host::registry::{
     BuiltinSource, Registry, RegistryConfig, RegistryError, RunErrorKind, UploadError,
     UploadOptions,
 };
 use assignor_host::sandbox::{CallError, LoadError, OutputError};
 use assignor_sdk::{AssignorInfo, RebalanceProtocol};
-use sandbox_support::*;
 
 fn registry_with(builtins: Vec<BuiltinSource>) -> Registry {
     let config = RegistryConfig {
