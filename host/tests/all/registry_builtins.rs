@@ -2,10 +2,11 @@
 //! the same crates answer natively, on groups with heterogeneous subscriptions, static members
 //! and racks.
 
-use crate::sandbox_support::*;
 use assignor_host::registry::{Registry, RegistryConfig};
 use assignor_host::sandbox::check_response;
 use assignor_sdk::{AssignRequest, AssignResponse, RebalanceProtocol};
+
+use crate::sandbox_support::*;
 
 /// One registry with the embedded built-ins for the whole binary: compiling them is the
 /// expensive part, and every test here only runs them.

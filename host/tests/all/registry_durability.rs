@@ -7,12 +7,13 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::sandbox_support::*;
 use assignor_host::registry::{
     BuiltinSource, ManualClock, Registry, RegistryConfig, RunErrorKind, UploadOptions, sha256_hex,
 };
 use assignor_host::sandbox::CallError;
 use assignor_host::store::Store;
+
+use crate::sandbox_support::*;
 
 fn open(dir: &Path, builtins: Vec<BuiltinSource>) -> Registry {
     let store = Store::open(dir).expect("store");

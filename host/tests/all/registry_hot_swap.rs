@@ -5,9 +5,10 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use crate::sandbox_support::*;
 use assignor_host::registry::{Registry, RegistryConfig, UploadOptions};
 use assignor_sdk::{AssignResponse, AssignorInfo, MemberAssignment, RebalanceProtocol};
+
+use crate::sandbox_support::*;
 
 fn registry() -> Registry {
     let config = RegistryConfig {

@@ -5,13 +5,14 @@
 
 use std::borrow::Cow;
 
-use crate::sandbox_support::*;
 use assignor_host::registry::{
     BuiltinSource, Registry, RegistryConfig, RegistryError, RunErrorKind, UploadError,
     UploadOptions,
 };
 use assignor_host::sandbox::{CallError, LoadError, OutputError};
 use assignor_sdk::{AssignorInfo, RebalanceProtocol};
+
+use crate::sandbox_support::*;
 
 fn registry_with(builtins: Vec<BuiltinSource>) -> Registry {
     let config = RegistryConfig {

@@ -1,11 +1,12 @@
 //! Well-behaved calls: what a call reports (stats, logs, describe info, unassigned partitions),
 //! the cooperative safety rule, the log budget, and concurrent calls beyond the pool size.
 
-use crate::sandbox_support::*;
 use assignor_host::sandbox::{
     CallError, CallTag, LoadError, OutputError, PoolConfig, Sandbox, SandboxLimits, check_response,
 };
 use assignor_sdk::{AssignResponse, AssignorInfo, LogLevel, RebalanceProtocol};
+
+use crate::sandbox_support::*;
 
 const TAG: CallTag<'static> = CallTag {
     module: "test",

@@ -2,9 +2,10 @@
 //! asserts the specific error, then runs a good module on the same sandbox to show the
 //! failure left nothing behind.
 
-use crate::sandbox_support::*;
 use assignor_host::sandbox::{CallError, CallTag, LoadError, OutputError, Sandbox};
 use assignor_sdk::{AssignResponse, LogLevel};
+
+use crate::sandbox_support::*;
 
 const TAG: CallTag<'static> = CallTag {
     module: "hostile",

@@ -8,8 +8,9 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use crate::sandbox_support::*;
 use assignor_host::sandbox::{CallError, CallTag, Metering, PoolConfig, Sandbox, SandboxLimits};
+
+use crate::sandbox_support::*;
 
 const TAG: CallTag<'static> = CallTag {
     module: "metering",

@@ -13,7 +13,6 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use crate::sandbox_support::*;
 use assignor_host::coordinator::view::{Topic, TopicsView};
 use assignor_host::coordinator::{CoordinatorConfig, GroupRequest, GroupResponse, RequestContext};
 use assignor_host::driver::{Driver, DriverConfig};
@@ -32,6 +31,8 @@ use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Instrument, Subscriber};
 use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
 use tracing_subscriber::registry::LookupSpan;
+
+use crate::sandbox_support::*;
 
 /// A span's name and fields, as rendered text (`%x` and `x` both end up as plain text).
 #[derive(Debug, Clone)]

@@ -4,12 +4,13 @@
 
 use std::net::SocketAddr;
 
-use crate::admin_support::*;
 use assignor_host::config::Config;
 use assignor_host::server::{Server, ServerError};
 use assignor_host_tests::TestHost;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
+
+use crate::admin_support::*;
 
 fn code(answer: &(StatusCode, Value)) -> &str {
     answer.1["error"]["code"]

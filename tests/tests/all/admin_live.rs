@@ -3,11 +3,12 @@
 //! version brings the old assignment back, and `/metrics` moves with Kafka requests,
 //! rebalances, assignor calls and a failing module.
 
-use crate::admin_support::*;
 use assignor_host::builtins::builtin;
 use assignor_host_tests::TestHost;
 use reqwest::{Method, StatusCode};
 use serde_json::json;
+
+use crate::admin_support::*;
 
 async fn host() -> TestHost {
     TestHost::with_config(|c| {

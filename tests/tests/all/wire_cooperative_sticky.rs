@@ -13,7 +13,6 @@
 //!
 //! Every round is computed by the module itself (the admin API shows no fallback).
 
-use crate::admin_support::Admin;
 use assignor_host_tests::{KafkaClient, TestHost, decode_assignment, str, topic_name};
 use bytes::{BufMut, Bytes, BytesMut};
 use kafka_protocol::messages::consumer_protocol_subscription::TopicPartition;
@@ -24,6 +23,8 @@ use kafka_protocol::messages::{
     SyncGroupRequest,
 };
 use kafka_protocol::protocol::Encodable;
+
+use crate::admin_support::Admin;
 
 const GROUP: &str = "coop";
 const TOPIC: &str = "orders";
