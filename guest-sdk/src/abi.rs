@@ -38,10 +38,17 @@ pub const IMPORT_LOG: &str = "log";
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 #[repr(i32)]
 pub enum LogLevel {
+    /// 1: the call is about to fail, or a panic message (the SDK's panic hook logs at this
+    /// level before the module traps).
     Error = 1,
+    /// 2: something the operator should look at, the answer still stands.
     Warn = 2,
+    /// 3: also what an unknown level number reads as ([`LogLevel::from_i32`]).
     Info = 3,
+    /// 4: detail for whoever debugs a strategy; `serve` logs at `info` unless `RUST_LOG` asks
+    /// for more.
     Debug = 4,
+    /// 5: the finest level; per-partition detail belongs here, if anywhere.
     Trace = 5,
 }
 
@@ -64,6 +71,8 @@ impl LogLevel {
 pub struct AssignRequest {
     /// Always [`ABI_VERSION`] for this crate.
     pub abi_version: u32,
+    /// The consumer group's `group.id`, for log lines and per-group decisions; the host runs
+    /// one call per rebalance of this group.
     pub group_id: String,
     /// The generation being formed.
     pub generation_id: i32,
@@ -76,6 +85,8 @@ pub struct AssignRequest {
     /// Operator parameters for this group and strategy.
     #[serde(default)]
     pub params: std::collections::BTreeMap<String, String>,
+    /// Every member of the generation being formed, sorted by `member_id`. Each one should get
+    /// an entry in the answer; a member left out gets no partitions.
     pub members: Vec<Member>,
     /// Every topic some member subscribes to, sorted by name.
     pub topics: Vec<Topic>,
@@ -84,11 +95,19 @@ pub struct AssignRequest {
 /// A member of the group as the module sees it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct Member {
+    /// The id the coordinator gave the member (unique in the group); answers name members by
+    /// it.
     pub member_id: String,
     /// `group.instance.id` of a static member.
     pub group_instance_id: Option<String>,
+    /// The `client.id` from the member's request header (not unique: many consumers of one
+    /// application share it). Kafka's order of members ([`AssignRequest::members_in_kafka_order`])
+    /// does not use it; it is for logging.
     pub client_id: String,
+    /// The member's address as Kafka prints it (`/10.0.0.7`): informational, never an identity.
     pub client_host: String,
+    /// The consumer's `client.rack` (Subscription v3+), `None` when it sent none. Rack-aware
+    /// strategies compare it with [`Topic::partition_racks`].
     pub rack_id: Option<String>,
     /// Subscribed topic names.
     pub topics: Vec<String>,
@@ -101,6 +120,9 @@ pub struct Member {
     /// What the host gave this member in the last generation; empty if the member is new.
     #[serde(default)]
     pub previous_assignment: Vec<TopicPartitions>,
+    /// The Subscription's `userData` for the selected protocol, as the client sent it (Kafka's
+    /// `StickyAssignor` keeps its previous assignment there); `None` when it sent none. Opaque
+    /// to the host.
     #[serde(default, with = "serde_bytes")]
     pub user_data: Option<Vec<u8>>,
     /// The raw protocol metadata the member sent for the selected protocol.
@@ -115,7 +137,10 @@ fn minus_one() -> i32 {
 /// A topic some member subscribes to.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct Topic {
+    /// The topic's name, unique in the request; members' `topics` name topics by it.
     pub name: String,
+    /// Partitions are numbered `0..partition_count`; assigning one outside that range fails
+    /// the call.
     pub partition_count: i32,
     /// Empty when unknown, else one list of replica racks per partition.
     #[serde(default)]
@@ -125,15 +150,24 @@ pub struct Topic {
 /// Partitions of one topic.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct TopicPartitions {
+    /// The topic's name.
     pub topic: String,
+    /// Partition numbers of that topic. In an answer the order does not matter (the host
+    /// sorts before sending to the client), but a partition listed twice across the answer
+    /// fails the call.
     pub partitions: Vec<i32>,
 }
 
 /// A module's answer. When `error` is set the call failed and the rest is ignored.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct AssignResponse {
+    /// Set when the strategy could not assign: the message is recorded where the operator sees
+    /// failures (logs, metrics, `module status`) and the group is assigned by the host's
+    /// fallback strategy instead.
     #[serde(default)]
     pub error: Option<String>,
+    /// At most one entry per member of the request (a second entry for a member, or an entry
+    /// for a member not in the group, fails the call). A member without an entry gets nothing.
     #[serde(default)]
     pub assignments: Vec<MemberAssignment>,
     /// Ask the host to start another rebalance this many milliseconds after this one completes.
@@ -144,8 +178,13 @@ pub struct AssignResponse {
 /// One member's share of the assignment.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct MemberAssignment {
+    /// A [`Member::member_id`] of the request.
     pub member_id: String,
+    /// Only topics this member subscribes to and partitions that exist; for a cooperative
+    /// strategy, no partition another member still owns (the host refuses the whole answer
+    /// otherwise, see [`RebalanceProtocol`]).
     pub partitions: Vec<TopicPartitions>,
+    /// Sent to the member as the Assignment's `userData`, as is; `None` sends none.
     #[serde(default, with = "serde_bytes")]
     pub user_data: Option<Vec<u8>>,
     /// Raw assignment bytes, for protocol types other than `consumer`.
@@ -156,9 +195,14 @@ pub struct MemberAssignment {
 /// What a module says about itself (`assignor_describe`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct AssignorInfo {
+    /// The protocol name the author meant (the attribute's `name`). Informational: the host
+    /// registers a module under the name it is uploaded with.
     pub name: String,
+    /// The author's version string, shown in `module ls`; the host numbers versions itself.
     pub version: String,
+    /// One line for `module ls`.
     pub description: String,
+    /// Decides which output checks the host applies to every call of this module.
     pub rebalance_protocol: RebalanceProtocol,
 }
 
@@ -167,8 +211,12 @@ pub struct AssignorInfo {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum RebalanceProtocol {
+    /// Members give up every partition before rejoining, so any valid assignment is safe (and
+    /// what a module without `assignor_describe` is taken to be).
     #[default]
     Eager,
+    /// KIP-429: members keep their partitions while rejoining, so a partition changes owner in
+    /// two rounds: revoked by the old owner in one, given to the new one in the next.
     Cooperative,
 }
 

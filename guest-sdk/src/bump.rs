@@ -81,6 +81,11 @@ impl BumpAllocator {
     }
 }
 
+// SAFETY: `alloc` returns null or `layout.size()` bytes aligned to `layout.align()` from
+// between `next` and `end`, memory this allocator grew and has not handed out (only `alloc`
+// moves `next` up, past the block it returns); `dealloc` and `realloc` move `next` back only for
+// the topmost block, so no live block is handed out twice. Running out of room is a null
+// pointer, never a panic (`GlobalAlloc` must not unwind).
 unsafe impl GlobalAlloc for BumpAllocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         let (size, align) = (layout.size(), layout.align());

@@ -107,6 +107,10 @@
 //! - [`glue`]: what the exports do, as native functions (feature `guest`).
 //! - [`assignor`]: the attribute (feature `guest`, from `assignor-sdk-macros`).
 
+// Every public item is part of an author's manual: say what it guarantees (tests/run denies
+// warnings, so an undocumented one fails the build).
+#![warn(missing_docs)]
+
 pub mod abi;
 mod assignment;
 mod bump;

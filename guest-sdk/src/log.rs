@@ -37,6 +37,10 @@ mod imp {
 mod imp {
     use crate::abi::LogLevel;
 
+    #[allow(
+        clippy::print_stderr,
+        reason = "natively a strategy runs under `cargo test`, which shows stderr per test"
+    )]
     pub(crate) fn log(level: LogLevel, message: &str) {
         eprintln!("{}", super::native_line(level, message));
     }

@@ -21,6 +21,8 @@
 //! reads `-` and no fuel rate is printed: nothing is counted. `-- --max-members 100` keeps the
 //! cells up to that many members (a smoke run of the bench itself, not a measurement).
 
+#![allow(clippy::print_stdout, reason = "a bench prints its results")]
+
 mod support;
 
 use std::time::Duration;

@@ -11,6 +11,8 @@
 //! `cargo bench -p assignor-host --bench lifecycle`. The 1 MiB module is built on first run
 //! into `target/wasm-bench` (about a minute and a half).
 
+#![allow(clippy::print_stdout, reason = "a bench prints its results")]
+
 mod support;
 
 use std::path::Path;

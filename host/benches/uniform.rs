@@ -20,6 +20,8 @@
 //! `cargo bench -p assignor-host --bench uniform` (`-- --quick` for one sample per cell). The
 //! probe module is built on first run into `target/wasm-bench` (about a minute).
 
+#![allow(clippy::print_stdout, reason = "a bench prints its results")]
+
 mod support;
 
 use std::time::{Duration, Instant};

@@ -32,7 +32,7 @@
 //! - [`server`]: assembles the parts from a [`config::Config`] and runs them until shutdown.
 //!
 //! The arrows between these parts, and the ones that must never exist, are in
-//! `docs/architecture.md`; `tests/architecture.rs` checks the code against it.
+//! `docs/architecture.md`; `tests/all/architecture.rs` checks the code against it.
 
 pub mod admin;
 pub mod builtins;

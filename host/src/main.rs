@@ -1,6 +1,11 @@
 //! `assignor-host`: the command line. Parses arguments, sets up tracing, and calls the library;
 //! nothing else lives here.
 
+#![allow(
+    clippy::print_stderr,
+    reason = "the command line reports its errors on stderr"
+)]
+
 use std::net::SocketAddr;
 use std::path::PathBuf;
 

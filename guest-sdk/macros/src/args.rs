@@ -109,7 +109,7 @@ fn why(key: &str) -> &'static str {
 
 /// `key = value` pairs separated by commas; the value is any expression, checked afterwards
 /// so a non-string value gets a message about strings rather than a parse error.
-fn entries(input: ParseStream) -> syn::Result<Vec<(Ident, Expr)>> {
+fn entries(input: ParseStream<'_>) -> syn::Result<Vec<(Ident, Expr)>> {
     let mut out = Vec::new();
     while !input.is_empty() {
         let key: Ident = input.parse().map_err(|e| {

@@ -13,6 +13,10 @@
 //! input (modules `args` and `signature`) and writes the wiring. Misuse is a `syn::Error` on the
 //! offending tokens, never a panic; the UI tests in `guest-sdk/tests/ui` lock the messages.
 
+// Every public item is part of an author's manual: say what it guarantees (tests/run denies
+// warnings, so an undocumented one fails the build).
+#![warn(missing_docs)]
+
 use proc_macro::TokenStream;
 use proc_macro2::TokenStream as TokenStream2;
 use quote::{format_ident, quote};

@@ -41,7 +41,7 @@ fn check_signature(sig: &Signature, errors: &mut Errors) {
 
 type Refuse<'a> = dyn FnMut(&dyn ToTokens, String) + 'a;
 
-fn check_qualifiers(sig: &Signature, refuse: &mut Refuse) {
+fn check_qualifiers(sig: &Signature, refuse: &mut Refuse<'_>) {
     if let Some(token) = &sig.asyncness {
         refuse(token, "#[assignor] function must not be `async`: the host calls it synchronously, and there is nothing to await in the sandbox".into());
     }
@@ -61,7 +61,7 @@ fn check_qualifiers(sig: &Signature, refuse: &mut Refuse) {
     }
 }
 
-fn check_inputs(sig: &Signature, refuse: &mut Refuse) {
+fn check_inputs(sig: &Signature, refuse: &mut Refuse<'_>) {
     if let Some(FnArg::Receiver(receiver)) = sig.inputs.first() {
         let message = "#[assignor] goes on a free function, not a method: remove `self` and take `request: &AssignRequest`";
         return refuse(receiver, message.into());
@@ -84,7 +84,7 @@ fn check_inputs(sig: &Signature, refuse: &mut Refuse) {
     }
 }
 
-fn check_output(sig: &Signature, refuse: &mut Refuse) {
+fn check_output(sig: &Signature, refuse: &mut Refuse<'_>) {
     match &sig.output {
         ReturnType::Default => refuse(
             sig,

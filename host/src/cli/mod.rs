@@ -8,6 +8,12 @@
 //! to stderr (the host's own message for an API refusal) and the process exits non-zero.
 //! The reference of every command is `docs/operating.md`.
 
+#![allow(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "the command line's output is what it prints"
+)]
+
 mod client;
 mod group;
 mod module;

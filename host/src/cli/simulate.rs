@@ -38,7 +38,7 @@ pub struct SimulateArgs {
     /// Version of the named module [default: its active version].
     #[arg(long)]
     pub version: Option<u32>,
-    /// For a local run: the host config file whose [sandbox.limits] and [sandbox] metering apply.
+    /// For a local run: the host config file whose sandbox settings (limits, metering) apply.
     #[arg(long, env = "ASSIGNOR_HOST_CONFIG")]
     pub config: Option<PathBuf>,
 }

@@ -114,7 +114,7 @@ pub fn build(
     usage: Usage,
     logs: Vec<String>,
 ) -> SimulationReport {
-    let mut before: Owners = HashMap::new();
+    let mut before: Owners<'_> = HashMap::new();
     for member in &request.members {
         for tp in &member.previous_assignment {
             for &p in &tp.partitions {
@@ -122,7 +122,7 @@ pub fn build(
             }
         }
     }
-    let mut after: Owners = HashMap::new();
+    let mut after: Owners<'_> = HashMap::new();
     for assignment in &response.assignments {
         for tp in &assignment.partitions {
             for &p in &tp.partitions {
@@ -176,8 +176,8 @@ pub fn build(
 fn member_report(
     id: &str,
     response: &AssignResponse,
-    before: &Owners,
-    after: &Owners,
+    before: &Owners<'_>,
+    after: &Owners<'_>,
 ) -> MemberReport {
     let mut assignment: BTreeMap<String, Vec<i32>> = BTreeMap::new();
     for entry in response.assignments.iter().filter(|a| a.member_id == id) {
@@ -207,7 +207,7 @@ fn member_report(
     }
 }
 
-fn movement(before: &Owners, after: &Owners) -> Movement {
+fn movement(before: &Owners<'_>, after: &Owners<'_>) -> Movement {
     let mut m = Movement {
         previously_assigned: before.len() as u64,
         kept: 0,

@@ -102,7 +102,7 @@ fn a_scenario_becomes_the_request_a_live_group_would_send() {
 #[test]
 fn bad_scenarios_are_refused_naming_the_culprit() {
     type Break<'a> = &'a dyn Fn(&mut Scenario);
-    let cases: [(Break, &str); 6] = [
+    let cases: [(Break<'_>, &str); 6] = [
         (
             &|s| s.members[0].subscription.push("nope".into()),
             "member c-2 subscribes to topic nope",

@@ -12,11 +12,12 @@ use super::{Store, StoreError, storage};
 use crate::coordinator::{GroupConfig, GroupSnapshot, OffsetRecord, RestoredGroup};
 
 /// Group id -> MessagePack of [`GroupSnapshot`].
-const GROUPS: TableDefinition<&str, &[u8]> = TableDefinition::new("groups");
+const GROUPS: TableDefinition<'static, &str, &[u8]> = TableDefinition::new("groups");
 /// (group id, topic, partition) -> MessagePack of [`StoredOffset`].
-const OFFSETS: TableDefinition<(&str, &str, i32), &[u8]> = TableDefinition::new("group_offsets");
+const OFFSETS: TableDefinition<'static, (&str, &str, i32), &[u8]> =
+    TableDefinition::new("group_offsets");
 /// Group id -> JSON of [`GroupConfig`].
-const CONFIGS: TableDefinition<&str, &[u8]> = TableDefinition::new("group_configs");
+const CONFIGS: TableDefinition<'static, &str, &[u8]> = TableDefinition::new("group_configs");
 
 #[derive(Serialize, Deserialize)]
 struct StoredOffset {

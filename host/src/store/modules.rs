@@ -16,13 +16,13 @@ use serde::{Deserialize, Serialize};
 use super::{Store, StoreError, storage};
 
 /// `(name, version)` -> wasm bytes.
-const BLOBS: TableDefinition<(&str, u32), &[u8]> = TableDefinition::new("module_blobs");
+const BLOBS: TableDefinition<'static, (&str, u32), &[u8]> = TableDefinition::new("module_blobs");
 /// `(name, version)` -> MessagePack [`StoredVersion`].
-const META: TableDefinition<(&str, u32), &[u8]> = TableDefinition::new("module_meta");
+const META: TableDefinition<'static, (&str, u32), &[u8]> = TableDefinition::new("module_meta");
 /// name -> active version (0 = the built-in).
-const ACTIVE: TableDefinition<&str, u32> = TableDefinition::new("module_active");
+const ACTIVE: TableDefinition<'static, &str, u32> = TableDefinition::new("module_active");
 /// name -> the number the next upload of that name gets.
-const NEXT: TableDefinition<&str, u32> = TableDefinition::new("module_next_version");
+const NEXT: TableDefinition<'static, &str, u32> = TableDefinition::new("module_next_version");
 
 /// What the store keeps about a version besides its bytes. Describe info is not stored: it is
 /// read again from the module when it is loaded.
@@ -169,7 +169,7 @@ impl Store {
 
 fn read_counters(
     txn: &redb::ReadTransaction,
-    table: TableDefinition<&str, u32>,
+    table: TableDefinition<'_, &str, u32>,
 ) -> Result<BTreeMap<String, u32>, StoreError> {
     let table = match txn.open_table(table) {
         Ok(table) => table,

@@ -8,7 +8,7 @@ use redb::{ReadableDatabase, ReadableTable, TableDefinition};
 use super::{Store, StoreError, storage};
 
 /// Topic name -> JSON of [`Topic`].
-const TOPICS: TableDefinition<&str, &[u8]> = TableDefinition::new("topics");
+const TOPICS: TableDefinition<'static, &str, &[u8]> = TableDefinition::new("topics");
 
 impl Store {
     /// Every stored topic, sorted by name. A row that does not parse is an error naming the

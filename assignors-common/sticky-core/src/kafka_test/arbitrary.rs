@@ -408,8 +408,8 @@ pub fn check_cooperative(spec: &GroupSpec, got: &BTreeMap<String, Vec<Tp>>) -> R
 }
 
 impl GroupSpec {
-    /// This group as a scenario for `oracle/Oracle.java` (see [`super::oracle`]), to replay a
-    /// failing case against Kafka's own assignor.
+    /// This group in the scenario format of [`super::oracle`] (the format `oracle/generate.py`
+    /// writes), to replay a failing case against Kafka's own assignor (`oracle/README.md`).
     pub fn to_oracle_scenario(&self, name: &str, flavor: Flavor) -> String {
         let mut out = format!(
             "scenario {name}\nflavor {}\nprefer 0\n",

@@ -1,7 +1,7 @@
 //! The admin API's contract, route by route, through the router itself (no socket): the
 //! status and `code` of every error path, the token rules, the body caps, and the happy paths
 //! whose answers the CLI relies on. Live groups are exercised by the black-box tests in
-//! `tests/tests/admin_*.rs`.
+//! `tests/tests/all/admin_*.rs`.
 //!
 //! `auth` (tokens, caps), `modules` (uploads and versions), `resources` (groups, topics,
 //! simulate, metrics); this file holds the fixture.

@@ -1,0 +1,17 @@
+//! The black-box tests, as one test binary: every file directly under `tests/` is a binary of
+//! its own that links the whole host again, and those links were the slowest part of building
+//! the tests. Each module below is one such former file, its tests named `module::test`;
+//! `admin_support` is compiled once for all of them. Every test starts its own host on port 0
+//! ([`assignor_host_tests::TestHost`]), so sharing the process shares no state between them.
+
+mod admin_support;
+
+mod admin_http;
+mod admin_live;
+mod wire_admin;
+mod wire_api_versions;
+mod wire_cooperative_sticky;
+mod wire_data;
+mod wire_groups;
+mod wire_malformed;
+mod wire_metadata;
