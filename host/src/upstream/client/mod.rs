@@ -19,6 +19,8 @@
 mod error;
 mod ffi;
 mod poller;
+#[cfg(test)]
+mod tests;
 mod types;
 
 use std::fmt;
