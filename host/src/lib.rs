@@ -29,6 +29,8 @@
 //! - [`cli`]: the command line's client side: admin API calls, tables, `--json`.
 //! - [`config`]: reads the TOML file, the environment and the flags into each part's own
 //!   settings type, every field defaulted.
+//! - [`upstream`]: proxy mode, the host in front of a Kafka-compatible cluster; its
+//!   [`upstream::client`] is the host's own client of that cluster.
 //! - [`server`]: assembles the parts from a [`config::Config`] and runs them until shutdown.
 //!
 //! The arrows between these parts, and the ones that must never exist, are in

@@ -1,9 +1,12 @@
-//! Proxy mode: the host in front of a Kafka-compatible cluster. Clients read and write records
-//! through the host, which passes their requests to the upstream brokers byte for byte and
-//! answers the group APIs itself, keeping committed offsets in the cluster.
+//! Proxy mode's view of the upstream cluster: the host in front of a Kafka-compatible cluster,
+//! passing clients' data requests through to its brokers (the wire side is `kafka/proxy/`)
+//! while it serves the group APIs itself and keeps committed offsets in the cluster.
 //!
 //! - `config`: the `[upstream]` section.
+//! - [`client`]: the host's own client of the cluster (committed offsets, end offsets, topics),
+//!   one librdkafka instance per host.
 
+pub mod client;
 pub mod config;
 
 pub use config::UpstreamConfig;

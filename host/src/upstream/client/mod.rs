@@ -1,0 +1,321 @@
+//! The host's own client of the upstream cluster: one librdkafka instance per host, shared by
+//! every group, for the calls the host makes on its own behalf (committed offsets, end offsets,
+//! topics). Clients' data requests never go through it.
+//!
+//! **How a call runs.** Each call registers a oneshot under a fresh id, enqueues its admin
+//! request with that id as the request's opaque and every result going to one shared queue,
+//! and awaits the oneshot under a tokio timeout of `request_timeout`. One named thread
+//! (`upstream-poller`, `poller.rs`) blocks on that queue and completes the oneshot the result's
+//! opaque names. librdkafka's main queue (log lines, error events) is forwarded into the same
+//! queue, so the same thread sends librdkafka's logs to `tracing` instead of letting them pile
+//! up. librdkafka gets the same `request_timeout`, so a call never waits longer than it: a
+//! dead cluster costs the caller the timeout, never a hang.
+//!
+//! **Threads.** librdkafka runs a main thread, an internal broker thread and one per broker it
+//! knows (plus, briefly, one per bootstrap address), whatever the number of groups; add the
+//! poller. Dropping the last handle stops the poller and destroys the instance, which joins
+//! librdkafka's threads: the drop blocks for that (milliseconds).
+
+mod error;
+mod ffi;
+mod poller;
+#[cfg(test)]
+mod tests;
+mod types;
+
+use std::fmt;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use rdkafka::config::{ClientConfig, RDKafkaLogLevel};
+
+pub use error::ClientError;
+use ffi::{Failure, Native, Outcome, Partition, Request};
+use poller::Shared;
+pub use types::{ClientSettings, CommittedOffset, EndOffset, PartitionError};
+
+use crate::coordinator::OffsetRecord;
+
+/// A handle on the host's client of the cluster; clones share the one instance, which lives
+/// until the last clone is dropped.
+#[derive(Clone)]
+pub struct UpstreamClient {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    shared: Arc<Shared>,
+    poller: Option<JoinHandle<()>>,
+    settings: ClientSettings,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        if let Some(poller) = self.poller.take() {
+            poller::stop(&self.shared, poller);
+        }
+    }
+}
+
+impl fmt::Debug for UpstreamClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = &self.inner.settings;
+        f.debug_struct("UpstreamClient")
+            .field("bootstrap", &s.bootstrap)
+            .field("request_timeout", &s.request_timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+impl UpstreamClient {
+    /// Creates the instance and its poller. The cluster need not be up: librdkafka connects
+    /// in the background and reconnects by itself; calls made meanwhile wait up to
+    /// `request_timeout`.
+    pub fn connect(settings: ClientSettings) -> Result<UpstreamClient, ClientError> {
+        if settings.bootstrap.is_empty() {
+            return Err(ClientError::Create("no bootstrap address".to_owned()));
+        }
+        let timeout = settings.request_timeout;
+        if timeout < Duration::from_millis(1) || timeout > Duration::from_secs(3600) {
+            let message = format!("request timeout {timeout:?} not within 1 ms..1 h");
+            return Err(ClientError::Create(message));
+        }
+        let mut config = ClientConfig::new();
+        config.set("bootstrap.servers", settings.bootstrap.join(","));
+        config.set("client.id", "assignor-host");
+        config.set("reconnect.backoff.max.ms", "1000");
+        for (key, value) in &settings.properties {
+            config.set(key, value);
+        }
+        let debug = settings.properties.iter().any(|(key, _)| key == "debug");
+        config.set_log_level(if debug {
+            RDKafkaLogLevel::Debug
+        } else {
+            RDKafkaLogLevel::Info
+        });
+        let shared = Arc::new(Shared::new(Native::new(&config)?));
+        let poller = poller::spawn(Arc::clone(&shared))
+            .map_err(|e| ClientError::Create(format!("cannot start the poller: {e}")))?;
+        let inner = Inner {
+            shared,
+            poller: Some(poller),
+            settings,
+        };
+        Ok(UpstreamClient {
+            inner: Arc::new(inner),
+        })
+    }
+
+    /// Commits `offsets` for `group` as an admin would (Kafka's AlterConsumerGroupOffsets:
+    /// generation -1, member "", no instance id), one OffsetCommit to the group's coordinator.
+    /// The answer has one entry per partition: 0 = committed. UNKNOWN_MEMBER_ID (25) on every
+    /// partition means the group has members on the cluster itself, and nothing was written.
+    pub async fn commit_offsets(
+        &self,
+        group: &str,
+        offsets: &[OffsetRecord],
+    ) -> Result<Vec<PartitionError>, ClientError> {
+        if offsets.is_empty() {
+            return Ok(Vec::new());
+        }
+        let request = Request::AlterGroupOffsets { group, offsets };
+        let partitions = self.partitions("commit_offsets", request).await?;
+        Ok(partitions.into_iter().map(partition_error).collect())
+    }
+
+    /// The committed offsets of `group`: every committed partition for `None`, else each asked
+    /// partition, -1 for one never committed. An unknown group has no committed partitions.
+    pub async fn fetch_offsets(
+        &self,
+        group: &str,
+        partitions: Option<&[(String, Vec<i32>)]>,
+    ) -> Result<Vec<CommittedOffset>, ClientError> {
+        if partitions.is_some_and(|p| p.iter().all(|(_, numbers)| numbers.is_empty())) {
+            return Ok(Vec::new());
+        }
+        let request = Request::ListGroupOffsets { group, partitions };
+        let committed = |p: Partition| CommittedOffset {
+            offset: if p.offset < 0 { -1 } else { p.offset },
+            leader_epoch: p.leader_epoch,
+            metadata: p.metadata.filter(|m| !m.is_empty()),
+            error: p.error,
+            topic: p.topic,
+            partition: p.partition,
+        };
+        let partitions = self.partitions("fetch_offsets", request).await?;
+        Ok(partitions.into_iter().map(committed).collect())
+    }
+
+    /// Deletes the committed offsets of the named partitions of `group` (OffsetDelete), one
+    /// entry per partition. A group unknown to the cluster is a [`ClientError::Kafka`]
+    /// (GROUP_ID_NOT_FOUND, 69), as is a group with members on the cluster itself.
+    pub async fn delete_offsets(
+        &self,
+        group: &str,
+        partitions: &[(String, Vec<i32>)],
+    ) -> Result<Vec<PartitionError>, ClientError> {
+        if partitions.iter().all(|(_, numbers)| numbers.is_empty()) {
+            return Ok(Vec::new());
+        }
+        let request = Request::DeleteGroupOffsets { group, partitions };
+        let partitions = self.partitions("delete_offsets", request).await?;
+        Ok(partitions.into_iter().map(partition_error).collect())
+    }
+
+    /// Deletes `group` on the cluster, and with it its committed offsets. Kafka's code for the
+    /// group: 0 deleted, NON_EMPTY_GROUP (68) while it has members there, GROUP_ID_NOT_FOUND
+    /// (69) for a group the cluster does not know.
+    pub async fn delete_group(&self, group: &str) -> Result<i16, ClientError> {
+        self.code("delete_group", Request::DeleteGroup { group })
+            .await
+    }
+
+    /// The end (high watermark) of each partition, in one ListOffsets per partition leader.
+    pub async fn end_offsets(
+        &self,
+        partitions: &[(String, i32)],
+    ) -> Result<Vec<EndOffset>, ClientError> {
+        if partitions.is_empty() {
+            return Ok(Vec::new());
+        }
+        let request = Request::ListOffsetsLatest { partitions };
+        let end = |p: Partition| EndOffset {
+            topic: p.topic,
+            partition: p.partition,
+            offset: p.offset,
+            leader_epoch: p.leader_epoch,
+            error: p.error,
+        };
+        let partitions = self.partitions("end_offsets", request).await?;
+        Ok(partitions.into_iter().map(end).collect())
+    }
+
+    /// Creates a topic (-1 for either count: the cluster's default). Kafka's code: 0 created,
+    /// TOPIC_ALREADY_EXISTS (36), INVALID_REPLICATION_FACTOR (38), INVALID_TOPIC_EXCEPTION (17).
+    pub async fn create_topic(
+        &self,
+        name: &str,
+        partitions: i32,
+        replication_factor: i16,
+    ) -> Result<i16, ClientError> {
+        let request = Request::CreateTopic {
+            name,
+            partitions,
+            replication_factor,
+        };
+        self.code("create_topic", request).await
+    }
+
+    /// Grows a topic to `total` partitions. Kafka's code: 0 done, INVALID_PARTITIONS (37) for
+    /// no increase, UNKNOWN_TOPIC_OR_PARTITION (3).
+    pub async fn create_partitions(&self, name: &str, total: i32) -> Result<i16, ClientError> {
+        self.code(
+            "create_partitions",
+            Request::CreatePartitions { name, total },
+        )
+        .await
+    }
+
+    async fn partitions(
+        &self,
+        call: &'static str,
+        request: Request<'_>,
+    ) -> Result<Vec<Partition>, ClientError> {
+        match self.call(call, request).await? {
+            Outcome::Partitions(partitions) => Ok(partitions),
+            Outcome::Codes(_) => Err(unexpected(call)),
+        }
+    }
+
+    /// The code of a one-topic or one-group request.
+    async fn code(&self, call: &'static str, request: Request<'_>) -> Result<i16, ClientError> {
+        match self.call(call, request).await? {
+            Outcome::Codes(codes) if codes.len() == 1 => Ok(codes[0]),
+            _ => Err(unexpected(call)),
+        }
+    }
+
+    /// Enqueues `request` and waits for its result, at most `request_timeout`.
+    async fn call(&self, call: &'static str, request: Request<'_>) -> Result<Outcome, ClientError> {
+        let shared = &self.inner.shared;
+        let timeout = self.inner.settings.request_timeout;
+        let mut pending = shared.register();
+        shared
+            .native
+            .send(&request, pending.id, timeout)
+            .map_err(|message| ClientError::InvalidArgument { call, message })?;
+        match tokio::time::timeout(timeout, &mut pending.rx).await {
+            Err(_elapsed) => Err(self.no_answer(call)),
+            // The sender lives in the pending map until the poller sends: not reached.
+            Ok(Err(_closed)) => Err(self.no_answer(call)),
+            Ok(Ok(event)) => match event.outcome() {
+                Ok(outcome) => {
+                    shared.answered();
+                    Ok(outcome)
+                }
+                Err(failure) => Err(self.failed(call, failure)),
+            },
+        }
+    }
+
+    fn no_answer(&self, call: &'static str) -> ClientError {
+        match self.inner.shared.unreachable() {
+            Some(detail) => ClientError::Unreachable { call, detail },
+            None => ClientError::TimedOut {
+                call,
+                timeout: self.inner.settings.request_timeout,
+            },
+        }
+    }
+
+    fn failed(
+        &self,
+        call: &'static str,
+        Failure {
+            code,
+            name,
+            message,
+        }: Failure,
+    ) -> ClientError {
+        const TIMED_OUT: i16 = -185;
+        const INVALID_ARG: i16 = -186;
+        match code {
+            TIMED_OUT => self.no_answer(call),
+            INVALID_ARG => ClientError::InvalidArgument { call, message },
+            code if poller::is_unreachable(code) => ClientError::Unreachable {
+                call,
+                detail: message,
+            },
+            code => {
+                if code >= 0 {
+                    // The cluster answered, with an error: it is reachable.
+                    self.inner.shared.answered();
+                }
+                ClientError::Kafka {
+                    call,
+                    code,
+                    name,
+                    message,
+                }
+            }
+        }
+    }
+}
+
+fn partition_error(p: Partition) -> PartitionError {
+    PartitionError {
+        topic: p.topic,
+        partition: p.partition,
+        error: p.error,
+    }
+}
+
+fn unexpected(call: &'static str) -> ClientError {
+    ClientError::Kafka {
+        call,
+        code: -199,
+        name: "_BAD_MSG".to_owned(),
+        message: "not the result this request has".to_owned(),
+    }
+}

@@ -1,0 +1,248 @@
+//! End offsets, topics, a cluster that is not there, bad arguments, and the client's threads.
+
+use std::time::{Duration, Instant};
+
+use kafka_protocol::ResponseError;
+
+use super::support::{Noida, client_threads, free_port, instances, instances_alone};
+use super::{cluster, parts, record};
+use crate::upstream::client::{ClientError, ClientSettings, EndOffset, UpstreamClient};
+
+#[tokio::test]
+async fn end_offsets_are_the_number_of_records_produced_to_each_partition() {
+    let _shared = instances().await;
+    let (noida, client) = cluster(3).await;
+    noida.produce("t", &[5, 0, 3]);
+    let asked: Vec<(String, i32)> = (0..3).map(|p| ("t".to_owned(), p)).collect();
+    let mut ends = client.end_offsets(&asked).await.expect("end offsets");
+    ends.sort_by_key(|e| e.partition);
+    let end = |partition, offset| EndOffset {
+        topic: "t".into(),
+        partition,
+        offset,
+        leader_epoch: -1,
+        error: 0,
+    };
+    assert_eq!(ends, [end(0, 5), end(1, 0), end(2, 3)]);
+}
+
+#[tokio::test]
+async fn create_topic_and_create_partitions_change_the_metadata_and_report_kafka_codes() {
+    let _shared = instances().await;
+    let noida = Noida::start();
+    let client = noida.client();
+    assert_eq!(
+        client.create_topic("orders", 3, 1).await.expect("create"),
+        0
+    );
+    assert_eq!(noida.partition_count("orders"), Some(3));
+    let exists = ResponseError::TopicAlreadyExists.code();
+    assert_eq!(exists, 36);
+    assert_eq!(
+        client
+            .create_topic("orders", 3, 1)
+            .await
+            .expect("create again"),
+        exists
+    );
+
+    assert_eq!(
+        client.create_partitions("orders", 5).await.expect("grow"),
+        0
+    );
+    assert_eq!(noida.partition_count("orders"), Some(5));
+    let no_increase = ResponseError::InvalidPartitions.code();
+    assert_eq!(
+        client
+            .create_partitions("orders", 5)
+            .await
+            .expect("grow to the same"),
+        no_increase
+    );
+    let unknown = ResponseError::UnknownTopicOrPartition.code();
+    assert_eq!(
+        client
+            .create_partitions("nope", 2)
+            .await
+            .expect("grow unknown"),
+        unknown
+    );
+    assert_eq!(noida.partition_count("nope"), None);
+}
+
+#[tokio::test]
+async fn with_nothing_listening_every_call_fails_within_its_timeout() {
+    let _shared = instances().await;
+    let timeout = Duration::from_secs(1);
+    let mut settings = ClientSettings::new(vec![format!("127.0.0.1:{}", free_port())]);
+    settings.request_timeout = timeout;
+    let client = UpstreamClient::connect(settings).expect("connect needs no cluster");
+    let offsets = [record("t", 0, 1, -1, "")];
+    let bounded = |result: Result<(), ClientError>, started: Instant, call: &str| {
+        let elapsed = started.elapsed();
+        assert!(elapsed <= 3 * timeout, "{call} took {elapsed:?}");
+        let error = result.expect_err(call);
+        assert!(
+            matches!(
+                error,
+                ClientError::Unreachable { .. } | ClientError::TimedOut { .. }
+            ),
+            "{call}: {error}"
+        );
+        error
+    };
+    let started = Instant::now();
+    let (commit, fetch, delete_offsets, delete_group, ends, topic, grow) = tokio::join!(
+        async {
+            bounded(
+                client.commit_offsets("g", &offsets).await.map(drop),
+                started,
+                "commit",
+            )
+        },
+        async {
+            bounded(
+                client.fetch_offsets("g", None).await.map(drop),
+                started,
+                "fetch",
+            )
+        },
+        async {
+            bounded(
+                client
+                    .delete_offsets("g", &parts("t", &[0]))
+                    .await
+                    .map(drop),
+                started,
+                "delete offsets",
+            )
+        },
+        async {
+            bounded(
+                client.delete_group("g").await.map(drop),
+                started,
+                "delete group",
+            )
+        },
+        async {
+            bounded(
+                client.end_offsets(&[("t".to_owned(), 0)]).await.map(drop),
+                started,
+                "end offsets",
+            )
+        },
+        async {
+            bounded(
+                client.create_topic("t", 1, 1).await.map(drop),
+                started,
+                "create topic",
+            )
+        },
+        async {
+            bounded(
+                client.create_partitions("t", 2).await.map(drop),
+                started,
+                "grow",
+            )
+        },
+    );
+    // librdkafka saw the refused connections, so the errors say so.
+    for error in [
+        commit,
+        fetch,
+        delete_offsets,
+        delete_group,
+        ends,
+        topic,
+        grow,
+    ] {
+        assert!(matches!(error, ClientError::Unreachable { .. }), "{error}");
+    }
+}
+
+#[tokio::test]
+async fn the_client_runs_a_poller_and_librdkafkas_threads_and_dropping_it_ends_them_all() {
+    let _alone = instances_alone().await;
+    let noida = Noida::start();
+    assert_eq!(
+        client_threads(),
+        Vec::<String>::new(),
+        "another instance is alive"
+    );
+    let client = noida.client();
+    let clone = client.clone();
+    assert_eq!(client.create_topic("t", 1, 1).await.expect("create"), 0);
+    let running = client_threads();
+    assert_eq!(
+        running.iter().filter(|t| *t == "upstream-poller").count(),
+        1,
+        "{running:?}"
+    );
+    assert!(running.iter().any(|t| t == "rdk:main"), "{running:?}");
+    assert!(
+        running.iter().any(|t| t.starts_with("rdk:broker")),
+        "{running:?}"
+    );
+
+    drop(client);
+    let left = client_threads();
+    assert_eq!(
+        left.iter().filter(|t| *t == "upstream-poller").count(),
+        1,
+        "a clone keeps it: {left:?}"
+    );
+    drop(clone);
+    assert_eq!(
+        client_threads(),
+        Vec::<String>::new(),
+        "threads left after the drop"
+    );
+}
+
+#[tokio::test]
+async fn bad_settings_and_arguments_fail_at_once() {
+    let _shared = instances().await;
+    let mut settings = ClientSettings::new(vec!["127.0.0.1:9".to_owned()]);
+    settings.properties = vec![("no.such.property".to_owned(), "1".to_owned())];
+    let error = UpstreamClient::connect(settings).expect_err("unknown property");
+    assert!(
+        matches!(&error, ClientError::Create(m) if m.contains("no.such.property")),
+        "{error}"
+    );
+    let error = UpstreamClient::connect(ClientSettings::new(Vec::new())).expect_err("no bootstrap");
+    assert!(matches!(error, ClientError::Create(_)), "{error}");
+
+    let client = UpstreamClient::connect(ClientSettings::new(vec![format!(
+        "127.0.0.1:{}",
+        free_port()
+    )]))
+    .expect("connect");
+    let started = Instant::now();
+    let error = client
+        .commit_offsets("a\0b", &[record("t", 0, 1, -1, "")])
+        .await
+        .expect_err("NUL");
+    assert!(
+        matches!(
+            error,
+            ClientError::InvalidArgument {
+                call: "commit_offsets",
+                ..
+            }
+        ),
+        "{error}"
+    );
+    let error = client
+        .create_partitions("t", -1)
+        .await
+        .expect_err("negative count");
+    assert!(
+        matches!(error, ClientError::InvalidArgument { .. }),
+        "{error}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_millis(500),
+        "{:?}",
+        started.elapsed()
+    );
+}

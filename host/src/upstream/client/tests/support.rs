@@ -1,0 +1,258 @@
+//! Test glue: a real noida-db per test, an OffsetFetch read straight from it with
+//! kafka-protocol (bypassing librdkafka), a member joined on it directly, a producer, and the
+//! client's threads counted.
+
+use std::env;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use bytes::{Buf, BufMut, BytesMut};
+use kafka_protocol::messages::offset_fetch_request::OffsetFetchRequestTopic;
+use kafka_protocol::messages::{
+    GroupId, OffsetFetchRequest, OffsetFetchResponse, RequestHeader, ResponseHeader, TopicName,
+};
+use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, Request, StrBytes};
+use rdkafka::config::ClientConfig;
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
+use tempfile::TempDir;
+use tokio::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use crate::upstream::client::{ClientSettings, UpstreamClient};
+
+const INSTALL: &str =
+    "cargo install noida-db --version 0.2.3 --no-default-features --features kafka --locked";
+
+/// Tests that make librdkafka instances hold this shared; the thread-count test holds it alone.
+/// (tokio's lock: each test has its own runtime, and the guard is held across awaits.)
+static INSTANCES: RwLock<()> = RwLock::const_new(());
+
+pub async fn instances() -> RwLockReadGuard<'static, ()> {
+    INSTANCES.read().await
+}
+
+pub async fn instances_alone() -> RwLockWriteGuard<'static, ()> {
+    INSTANCES.write().await
+}
+
+/// The noida-db binary: `$NOIDA_DB`, else `noida-db` on `PATH`.
+fn noida_binary() -> PathBuf {
+    if let Some(path) = env::var_os("NOIDA_DB") {
+        return PathBuf::from(path);
+    }
+    let on_path = env::var_os("PATH")
+        .into_iter()
+        .flat_map(|path| env::split_paths(&path).collect::<Vec<_>>())
+        .map(|dir| dir.join("noida-db"))
+        .find(|candidate| candidate.is_file());
+    on_path.unwrap_or_else(|| {
+        panic!("these tests need noida-db 0.2.3 (a Kafka-compatible broker): install it with `{INSTALL}`, or point NOIDA_DB at the binary")
+    })
+}
+
+/// A port nothing listens on (just released by the kernel).
+pub fn free_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+    listener.local_addr().expect("local addr").port()
+}
+
+/// A noida-db Kafka broker on a free port with a fresh data dir, killed on drop.
+pub struct Noida {
+    child: Child,
+    pub addr: SocketAddr,
+    _data: TempDir,
+}
+
+impl Noida {
+    pub fn start() -> Noida {
+        let data = tempfile::tempdir().expect("temp dir");
+        let addr = SocketAddr::from(([127, 0, 0, 1], free_port()));
+        let child = Command::new(noida_binary())
+            .args([
+                "start",
+                "--only",
+                "kafka",
+                "--host",
+                "127.0.0.1",
+                "--kafka-port",
+            ])
+            .arg(addr.port().to_string())
+            .arg("--data-dir")
+            .arg(data.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start noida-db");
+        let noida = Noida {
+            child,
+            addr,
+            _data: data,
+        };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while TcpStream::connect(addr).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "noida-db is not listening on {addr} after 10 s"
+            );
+            thread::sleep(Duration::from_millis(10));
+        }
+        noida
+    }
+
+    pub fn bootstrap(&self) -> String {
+        self.addr.to_string()
+    }
+
+    pub fn client(&self) -> UpstreamClient {
+        UpstreamClient::connect(ClientSettings::new(vec![self.bootstrap()])).expect("connect")
+    }
+
+    fn config(&self) -> ClientConfig {
+        let mut config = ClientConfig::new();
+        config.set("bootstrap.servers", self.bootstrap());
+        config
+    }
+
+    /// The partition count of `topic` in a Metadata answer (no auto-creation), `None` if absent.
+    pub fn partition_count(&self, topic: &str) -> Option<usize> {
+        let consumer: BaseConsumer = self.config().create().expect("metadata client");
+        let metadata = consumer
+            .fetch_metadata(Some(topic), Duration::from_secs(5))
+            .expect("metadata");
+        let topic = metadata.topics().iter().find(|t| t.name() == topic)?;
+        topic.error().is_none().then(|| topic.partitions().len())
+    }
+
+    /// Produces `counts[p]` records to each partition `p` of `topic`, acknowledged.
+    pub fn produce(&self, topic: &str, counts: &[usize]) {
+        let producer: BaseProducer = self
+            .config()
+            .set("linger.ms", "0")
+            .create()
+            .expect("producer");
+        for (partition, &count) in counts.iter().enumerate() {
+            for i in 0..count {
+                let payload = format!("record {i}");
+                let record = BaseRecord::<(), _>::to(topic)
+                    .partition(partition as i32)
+                    .payload(&payload);
+                producer
+                    .send(record)
+                    .map_err(|(e, _)| e)
+                    .expect("enqueue a record");
+            }
+        }
+        producer
+            .flush(Duration::from_secs(10))
+            .expect("every record acknowledged");
+    }
+
+    /// A consumer of `group` that joined on noida directly and owns partitions of `topic`;
+    /// librdkafka keeps it a member (heartbeats) until it is dropped.
+    pub fn member(&self, group: &str, topic: &str) -> BaseConsumer {
+        let consumer: BaseConsumer = self
+            .config()
+            .set("group.id", group)
+            .set("enable.auto.commit", "false")
+            .create()
+            .expect("consumer");
+        consumer.subscribe(&[topic]).expect("subscribe");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while consumer.assignment().expect("assignment").count() == 0 {
+            assert!(
+                Instant::now() < deadline,
+                "the direct member got no partitions in 20 s"
+            );
+            let _ = consumer.poll(Duration::from_millis(50));
+        }
+        consumer
+    }
+
+    /// OffsetFetch v5 for `group`, sent straight to noida with kafka-protocol: per partition,
+    /// (partition, offset, leader epoch, metadata, error).
+    pub fn raw_offsets(
+        &self,
+        group: &str,
+        topic: &str,
+        partitions: &[i32],
+    ) -> Vec<(i32, i64, i32, Option<String>, i16)> {
+        let request = OffsetFetchRequest::default()
+            .with_group_id(GroupId(StrBytes::from_string(group.to_owned())))
+            .with_topics(Some(vec![
+                OffsetFetchRequestTopic::default()
+                    .with_name(TopicName(StrBytes::from_string(topic.to_owned())))
+                    .with_partition_indexes(partitions.to_vec()),
+            ]));
+        let response: OffsetFetchResponse = call(self.addr, &request, 5);
+        assert_eq!(response.error_code, 0, "raw OffsetFetch error");
+        let mut got: Vec<_> = response
+            .topics
+            .iter()
+            .flat_map(|t| &t.partitions)
+            .map(|p| {
+                let metadata = p.metadata.as_ref().map(|m| m.to_string());
+                (
+                    p.partition_index,
+                    p.committed_offset,
+                    p.committed_leader_epoch,
+                    metadata,
+                    p.error_code,
+                )
+            })
+            .collect();
+        got.sort_by_key(|p| p.0);
+        got
+    }
+}
+
+impl Drop for Noida {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One request and its answer on a fresh blocking connection.
+fn call<R: Request>(addr: SocketAddr, request: &R, version: i16) -> R::Response {
+    use std::io::{Read, Write};
+    let mut body = BytesMut::new();
+    RequestHeader::default()
+        .with_request_api_key(R::KEY)
+        .with_request_api_version(version)
+        .with_correlation_id(7)
+        .with_client_id(Some(StrBytes::from_static_str("upstream-client-tests")))
+        .encode(&mut body, R::header_version(version))
+        .expect("encode header");
+    request.encode(&mut body, version).expect("encode request");
+    let mut frame = BytesMut::new();
+    frame.put_i32(body.len() as i32);
+    frame.put_slice(&body);
+    let mut stream = TcpStream::connect(addr).expect("connect to noida");
+    stream.write_all(&frame).expect("send");
+    let mut size = [0; 4];
+    stream.read_exact(&mut size).expect("answer size");
+    let mut answer = vec![0; i32::from_be_bytes(size) as usize];
+    stream.read_exact(&mut answer).expect("answer");
+    let mut answer = bytes::Bytes::from(answer);
+    let header =
+        ResponseHeader::decode(&mut answer, R::Response::header_version(version)).expect("header");
+    assert_eq!(header.correlation_id, 7);
+    let response = R::Response::decode(&mut answer, version).expect("decode answer");
+    assert!(!answer.has_remaining(), "bytes left after the answer");
+    response
+}
+
+/// The names of this process's librdkafka threads (`rdk:*`) and upstream pollers.
+pub fn client_threads() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir("/proc/self/task")
+        .expect("/proc/self/task")
+        .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok())
+        .map(|name| name.trim().to_owned())
+        .filter(|name| name.starts_with("rdk:") || name == super::super::poller::THREAD_NAME)
+        .collect();
+    names.sort();
+    names
+}
