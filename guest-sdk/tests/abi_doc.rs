@@ -559,7 +559,7 @@ mod msgpack {
     impl<'de> Visitor<'de> for ValueVisitor {
         type Value = Value;
 
-        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             f.write_str("a MessagePack value without floats")
         }
         fn visit_unit<E: de::Error>(self) -> Result<Value, E> {

@@ -219,7 +219,10 @@ fn rejoin_bench(members: usize, topics: usize, partitions: i32) -> (f64, f64) {
     let (ids, generation) = stable_group(&mut h, members, topics);
     let metadata = subscription(topics);
     // A rebalance starts (e.g. an operator trigger); every member rejoins.
-    let effects = h.coordinator.trigger_rebalance(h.now, G, "bench").unwrap();
+    let effects = h
+        .coordinator
+        .trigger_rebalance(h.now, G, Some("bench".into()))
+        .unwrap();
     h.apply(effects);
     let mut joins = Vec::with_capacity(members);
     for id in &ids[..members - 1] {

@@ -184,7 +184,7 @@ pub(crate) fn set_group_config(
 
 /// Starts a rebalance of a group with members (members learn of it from Heartbeat).
 pub(crate) fn trigger_rebalance(
-    ctx: &mut Ctx,
+    ctx: &mut Ctx<'_>,
     groups: &mut Groups,
     group_id: &str,
     why: Option<String>,

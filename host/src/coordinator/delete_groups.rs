@@ -10,7 +10,7 @@ use super::classic::group::Groups;
 use super::context::Ctx;
 use super::event::Effect;
 
-pub(crate) fn handle(ctx: &mut Ctx, groups: &mut Groups, reply_to: ReplyTo, group_id: &str) {
+pub(crate) fn handle(ctx: &mut Ctx<'_>, groups: &mut Groups, reply_to: ReplyTo, group_id: &str) {
     let refused = match groups.get(group_id).map(|g| g.state) {
         None | Some(GroupState::Dead) => ResponseError::GroupIdNotFound,
         Some(GroupState::Empty) => {

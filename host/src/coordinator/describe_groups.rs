@@ -12,7 +12,7 @@ use super::classic::group::Groups;
 use super::context::Ctx;
 use super::responses::{self, s};
 
-pub(crate) fn handle(ctx: &mut Ctx, groups: &Groups, reply_to: ReplyTo, group_id: &str) {
+pub(crate) fn handle(ctx: &mut Ctx<'_>, groups: &Groups, reply_to: ReplyTo, group_id: &str) {
     let Some(group) = groups.get(group_id) else {
         return ctx.respond(
             reply_to,

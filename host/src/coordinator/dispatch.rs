@@ -189,7 +189,7 @@ impl Coordinator {
 }
 
 fn request_for(
-    ctx: &mut Ctx,
+    ctx: &mut Ctx<'_>,
     groups: &mut Groups,
     reply_to: ReplyTo,
     group_id: &str,
@@ -217,7 +217,7 @@ fn request_for(
     }
 }
 
-fn timer(ctx: &mut Ctx, groups: &mut Groups, key: TimerKey) {
+fn timer(ctx: &mut Ctx<'_>, groups: &mut Groups, key: TimerKey) {
     let group_id = match &key {
         TimerKey::Heartbeat { group, .. }
         | TimerKey::Join { group }
@@ -240,7 +240,7 @@ fn timer(ctx: &mut Ctx, groups: &mut Groups, key: TimerKey) {
 /// A group read back from the store: its operator configuration and its metadata (a group
 /// with members resumes Stable, every member with a full session from now), or, for a group
 /// that only holds offsets, an Empty group (the offsets themselves are the driver's).
-fn restore(ctx: &mut Ctx, groups: &mut Groups, restored: RestoredGroup) {
+fn restore(ctx: &mut Ctx<'_>, groups: &mut Groups, restored: RestoredGroup) {
     let id: Arc<str> = Arc::from(restored.group_id.as_str());
     if let Some(config) = restored.config {
         ctx.env.configs.insert(restored.group_id.clone(), config);

@@ -19,7 +19,7 @@
 //! 1. plain data and settings: `api` (requests, responses, times, reply tokens), `config`,
 //!    `view` (topics and strategies), `ids`, `snapshot` (persisted shapes), `committed`
 //!    (offsets), `classic::state`; then `event` (events, effects, timers, notices, reasons);
-//! 2. `context` ([`Ctx`](context): the event's time, the shard's environment, the effects so
+//! 2. `context` (`Ctx`: the event's time, the shard's environment, the effects so
 //!    far) and `responses` (version-shaped answers);
 //! 3. the group protocols: [`classic`] (Kafka's classic protocol, with host-side
 //!    assignment; KIP-848's consumer protocol will sit beside it);

@@ -21,14 +21,14 @@ use super::responses;
 use super::snapshot::OffsetRecord;
 
 pub(crate) fn handle(
-    ctx: &mut Ctx,
+    ctx: &mut Ctx<'_>,
     groups: &mut Groups,
     reply_to: ReplyTo,
     group_id: &str,
     client: &RequestContext,
     request: OffsetCommitRequest,
 ) {
-    let all = |ctx: &mut Ctx, error: ResponseError| {
+    let all = |ctx: &mut Ctx<'_>, error: ResponseError| {
         ctx.respond(
             reply_to,
             GroupResponse::OffsetCommit(responses::offset_commit_all(&request, error.code())),

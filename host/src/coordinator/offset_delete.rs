@@ -18,13 +18,13 @@ use super::context::Ctx;
 use super::event::Effect;
 
 pub(crate) fn handle(
-    ctx: &mut Ctx,
+    ctx: &mut Ctx<'_>,
     groups: &Groups,
     reply_to: ReplyTo,
     group_id: &str,
     request: OffsetDeleteRequest,
 ) {
-    let refuse = |ctx: &mut Ctx, error: ResponseError| {
+    let refuse = |ctx: &mut Ctx<'_>, error: ResponseError| {
         ctx.respond(
             reply_to,
             GroupResponse::OffsetDelete(

@@ -8,7 +8,12 @@ use super::api::{OffsetFetchQuery, ReplyTo};
 use super::context::Ctx;
 use super::event::Effect;
 
-pub(crate) fn handle(ctx: &mut Ctx, reply_to: ReplyTo, group_id: &str, query: OffsetFetchQuery) {
+pub(crate) fn handle(
+    ctx: &mut Ctx<'_>,
+    reply_to: ReplyTo,
+    group_id: &str,
+    query: OffsetFetchQuery,
+) {
     ctx.effect(Effect::FetchOffsets {
         to: reply_to,
         group_id: group_id.to_string(),

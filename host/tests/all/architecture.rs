@@ -19,7 +19,6 @@ use syn::visit::Visit;
 type ModPath = Vec<String>;
 
 struct Module {
-    file: PathBuf,
     ast: syn::File,
 }
 
@@ -60,7 +59,7 @@ fn modules(src: &Path) -> BTreeMap<ModPath, Module> {
                 queue.push((child_path, child_file));
             }
         }
-        found.insert(path, Module { file, ast });
+        found.insert(path, Module { ast });
     }
     found
 }

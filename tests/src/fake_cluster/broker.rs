@@ -12,6 +12,11 @@
 //! owns its connections: aborting its task (kill, stop, drop) closes the listener and every
 //! connection of the broker.
 
+#![allow(
+    clippy::print_stderr,
+    reason = "a test broker says on the test's stderr why it closed a connection"
+)]
+
 use std::sync::Arc;
 
 use bytes::{Bytes, BytesMut};

@@ -111,7 +111,7 @@ pub fn build_request(
 }
 
 /// Starts the primary run of the current generation.
-pub(crate) fn start(ctx: &mut Ctx, group: &mut Group) {
+pub(crate) fn start(ctx: &mut Ctx<'_>, group: &mut Group) {
     let Mode::Host {
         strategy,
         pinned_version,
@@ -144,7 +144,7 @@ pub(crate) fn start(ctx: &mut Ctx, group: &mut Group) {
 }
 
 /// Emits the run and arms its deadline.
-fn launch(ctx: &mut Ctx, group: &mut Group, mut pending: PendingRun, cooperative: bool) {
+fn launch(ctx: &mut Ctx<'_>, group: &mut Group, mut pending: PendingRun, cooperative: bool) {
     pending.run_id = ctx.env.next_run;
     ctx.env.next_run += 1;
     pending.started_at = ctx.now;
@@ -185,7 +185,7 @@ fn cooperative(group: &Group) -> bool {
 }
 
 /// A result came back for a group that no longer exists.
-pub(crate) fn dropped(ctx: &mut Ctx, done: &AssignorDone) {
+pub(crate) fn dropped(ctx: &mut Ctx<'_>, done: &AssignorDone) {
     ctx.notice(Notice::AssignorFinished {
         group: Arc::from(done.group_id.as_str()),
         generation: done.generation_id,
@@ -214,7 +214,7 @@ fn version_of(done: &AssignorDone) -> Option<u32> {
 
 /// An assignor run finished. Results for another generation, another run or a group that is
 /// no longer completing its rebalance are dropped.
-pub(crate) fn on_done(ctx: &mut Ctx, group: &mut Group, done: AssignorDone) {
+pub(crate) fn on_done(ctx: &mut Ctx<'_>, group: &mut Group, done: AssignorDone) {
     let current = group
         .pending_run
         .as_ref()
@@ -274,7 +274,7 @@ pub(crate) fn on_done(ctx: &mut Ctx, group: &mut Group, done: AssignorDone) {
 }
 
 /// The deadline of the in-flight run passed: take the next step (its late result is dropped).
-pub(crate) fn deadline(ctx: &mut Ctx, group: &mut Group) {
+pub(crate) fn deadline(ctx: &mut Ctx<'_>, group: &mut Group) {
     if !group.is(GroupState::CompletingRebalance) {
         return;
     }
@@ -297,7 +297,7 @@ pub(crate) fn deadline(ctx: &mut Ctx, group: &mut Group) {
 }
 
 /// After a failed step: the fallback strategy, else the native last resort.
-fn next_step(ctx: &mut Ctx, group: &mut Group, failed: PendingRun) {
+fn next_step(ctx: &mut Ctx<'_>, group: &mut Group, failed: PendingRun) {
     group.fallback_used = true;
     let fallback = ctx
         .env
@@ -336,7 +336,7 @@ fn next_step(ctx: &mut Ctx, group: &mut Group, failed: PendingRun) {
     }
 }
 
-fn notice_run(ctx: &mut Ctx, group: &Group, record: &RunRecord) {
+fn notice_run(ctx: &mut Ctx<'_>, group: &Group, record: &RunRecord) {
     ctx.notice(Notice::AssignorFinished {
         group: group.id.clone(),
         generation: record.generation,

@@ -153,7 +153,7 @@ impl Group {
 
     /// Moves to `to` and reports it. Kafka's illegal transitions are bugs in the coordinator,
     /// not input errors; they are checked in debug builds.
-    pub(in crate::coordinator) fn transition(&mut self, to: GroupState, ctx: &mut Ctx) {
+    pub(in crate::coordinator) fn transition(&mut self, to: GroupState, ctx: &mut Ctx<'_>) {
         debug_assert!(
             self.state.can_transition_to(to),
             "illegal transition {} -> {} in group {}",
@@ -370,7 +370,7 @@ impl Group {
         &self,
         member: &Arc<str>,
         timeout_ms: Millis,
-        ctx: &mut Ctx,
+        ctx: &mut Ctx<'_>,
     ) {
         ctx.schedule_in(self.heartbeat_key(member), timeout_ms);
     }

@@ -12,7 +12,7 @@ use crate::coordinator::context::Ctx;
 use crate::coordinator::responses;
 
 pub(crate) fn handle(
-    ctx: &mut Ctx,
+    ctx: &mut Ctx<'_>,
     groups: &mut Groups,
     reply_to: ReplyTo,
     group_id: &str,
@@ -25,7 +25,12 @@ pub(crate) fn handle(
     );
 }
 
-fn answer(ctx: &mut Ctx, groups: &mut Groups, group_id: &str, request: &HeartbeatRequest) -> i16 {
+fn answer(
+    ctx: &mut Ctx<'_>,
+    groups: &mut Groups,
+    group_id: &str,
+    request: &HeartbeatRequest,
+) -> i16 {
     if group_id.is_empty() {
         return ResponseError::InvalidGroupId.code();
     }

@@ -22,7 +22,7 @@ use crate::coordinator::responses;
 /// member's Subscription version; raw bytes for other protocol types), counts the partitions
 /// that changed owner, and goes Stable. A module's `rebalance_after_ms` arms the follow-up.
 pub(crate) fn install_assigned(
-    ctx: &mut Ctx,
+    ctx: &mut Ctx<'_>,
     group: &mut Group,
     pending: &PendingRun,
     response: AssignResponse,
@@ -93,7 +93,7 @@ pub(crate) fn install_assigned(
 
 /// Relay mode: the leader's assignments become every member's bytes (empty for a member the
 /// leader left out, as Kafka does).
-pub(crate) fn install_relayed(ctx: &mut Ctx, group: &mut Group, request: &SyncGroupRequest) {
+pub(crate) fn install_relayed(ctx: &mut Ctx<'_>, group: &mut Group, request: &SyncGroupRequest) {
     let by_member: HashMap<&str, &Bytes> = request
         .assignments
         .iter()
@@ -111,7 +111,7 @@ pub(crate) fn install_relayed(ctx: &mut Ctx, group: &mut Group, request: &SyncGr
 /// Persists the group (before the answers, as Kafka answers after the write), goes Stable,
 /// answers the parked SyncGroups and records the generation.
 fn stabilize(
-    ctx: &mut Ctx,
+    ctx: &mut Ctx<'_>,
     group: &mut Group,
     strategy: Option<String>,
     module_version: Option<u32>,
@@ -125,7 +125,7 @@ fn stabilize(
 
 /// Answers every parked SyncGroup with the member's assignment and re-arms its session (a
 /// member that waited in SyncGroup had no heartbeat expectation).
-fn propagate_assignment(ctx: &mut Ctx, group: &mut Group) {
+fn propagate_assignment(ctx: &mut Ctx<'_>, group: &mut Group) {
     let ids: Vec<Arc<str>> = group
         .members
         .values()
@@ -161,7 +161,7 @@ pub(crate) fn protocol_name_for<'a>(group: &'a Group, member_id: &str) -> Option
 
 /// Notes a completed generation in the history and notices.
 fn record_generation(
-    ctx: &mut Ctx,
+    ctx: &mut Ctx<'_>,
     group: &mut Group,
     strategy: Option<String>,
     module_version: Option<u32>,

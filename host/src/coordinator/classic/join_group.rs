@@ -38,13 +38,13 @@ impl Join<'_> {
             api_version: self.client.api_version,
         }
     }
-    fn fail(&self, ctx: &mut Ctx, member_id: &str, error: ResponseError) {
+    fn fail(&self, ctx: &mut Ctx<'_>, member_id: &str, error: ResponseError) {
         ctx.join_error(self.parked(), member_id, error);
     }
 }
 
 pub(crate) fn handle(
-    ctx: &mut Ctx,
+    ctx: &mut Ctx<'_>,
     groups: &mut Groups,
     reply_to: ReplyTo,
     group_id: &str,
@@ -109,7 +109,7 @@ pub(crate) fn handle(
 }
 
 /// Kafka's `acceptJoiningMember`: the `group.max.size` gate.
-fn accept_joining_member(ctx: &Ctx, group: &Group, member_id: &str) -> bool {
+fn accept_joining_member(ctx: &Ctx<'_>, group: &Group, member_id: &str) -> bool {
     let max = ctx.env.config.max_group_size;
     match group.state {
         GroupState::Empty | GroupState::Dead => true,
@@ -126,7 +126,7 @@ fn accept_joining_member(ctx: &Ctx, group: &Group, member_id: &str) -> bool {
     }
 }
 
-fn join_new_member(ctx: &mut Ctx, group: &mut Group, join: Join<'_>) {
+fn join_new_member(ctx: &mut Ctx<'_>, group: &mut Group, join: Join<'_>) {
     if group.is(GroupState::Dead) {
         return join.fail(ctx, "", ResponseError::CoordinatorNotAvailable);
     }
@@ -161,7 +161,7 @@ fn join_new_member(ctx: &mut Ctx, group: &mut Group, join: Join<'_>) {
     }
 }
 
-fn join_existing_member(ctx: &mut Ctx, group: &mut Group, join: Join<'_>) {
+fn join_existing_member(ctx: &mut Ctx<'_>, group: &mut Group, join: Join<'_>) {
     let member_id = join.member_id.clone();
     if group.is(GroupState::Dead) {
         return join.fail(ctx, &member_id, ResponseError::CoordinatorNotAvailable);
@@ -225,7 +225,7 @@ fn leader_forces(group: &Group, member_id: &str) -> bool {
     group.is(GroupState::Stable) && matches!(group.mode, Mode::Relay) && group.is_leader(member_id)
 }
 
-fn add_member_then_rebalance(ctx: &mut Ctx, group: &mut Group, id: Arc<str>, join: Join<'_>) {
+fn add_member_then_rebalance(ctx: &mut Ctx<'_>, group: &mut Group, id: Arc<str>, join: Join<'_>) {
     let parked = join.parked();
     if group.is(GroupState::PreparingRebalance) && group.previous_state == GroupState::Empty {
         group.new_member_added = true;
@@ -254,7 +254,7 @@ fn add_member_then_rebalance(ctx: &mut Ctx, group: &mut Group, id: Arc<str>, joi
 }
 
 fn update_member_then_rebalance(
-    ctx: &mut Ctx,
+    ctx: &mut Ctx<'_>,
     group: &mut Group,
     join: Join<'_>,
     reason: RebalanceReason,
@@ -287,7 +287,7 @@ fn update_member_then_rebalance(
 /// fenced; the new one inherits the old member's assignment. In Stable with an unchanged
 /// selected protocol there is no rebalance.
 fn replace_static_member(
-    ctx: &mut Ctx,
+    ctx: &mut Ctx<'_>,
     group: &mut Group,
     old_id: Arc<str>,
     new_id: Arc<str>,

@@ -14,7 +14,7 @@ use crate::coordinator::event::{RebalanceReason, RemovalReason};
 use crate::coordinator::responses;
 
 pub(crate) fn handle(
-    ctx: &mut Ctx,
+    ctx: &mut Ctx<'_>,
     groups: &mut Groups,
     reply_to: ReplyTo,
     group_id: &str,
@@ -38,7 +38,7 @@ pub(crate) fn handle(
             })
             .collect()
     };
-    let reply = |ctx: &mut Ctx, top: i16, members: Vec<MemberResponse>| {
+    let reply = |ctx: &mut Ctx<'_>, top: i16, members: Vec<MemberResponse>| {
         ctx.respond(
             reply_to,
             GroupResponse::LeaveGroup(responses::leave(v, top, members)),

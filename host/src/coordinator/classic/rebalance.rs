@@ -18,7 +18,11 @@ use crate::coordinator::event::{Notice, RebalanceReason, RemovalReason, TimerKey
 use crate::coordinator::responses::{self, JoinOk};
 
 /// Kafka's `maybePrepareRebalanceOrCompleteJoin`.
-pub(crate) fn maybe_prepare_or_complete(ctx: &mut Ctx, group: &mut Group, reason: RebalanceReason) {
+pub(crate) fn maybe_prepare_or_complete(
+    ctx: &mut Ctx<'_>,
+    group: &mut Group,
+    reason: RebalanceReason,
+) {
     if group
         .state
         .can_transition_to(GroupState::PreparingRebalance)
@@ -31,7 +35,7 @@ pub(crate) fn maybe_prepare_or_complete(ctx: &mut Ctx, group: &mut Group, reason
 
 /// Completes the join phase when everyone has joined, except during the initial rebalance,
 /// which always waits out its delay.
-pub(crate) fn maybe_complete_join_phase(ctx: &mut Ctx, group: &mut Group) {
+pub(crate) fn maybe_complete_join_phase(ctx: &mut Ctx<'_>, group: &mut Group) {
     if group.is(GroupState::PreparingRebalance)
         && group.has_all_members_joined()
         && group.previous_state != GroupState::Empty
@@ -43,7 +47,7 @@ pub(crate) fn maybe_complete_join_phase(ctx: &mut Ctx, group: &mut Group) {
 /// Kafka's `prepareRebalance`: answer parked syncs with REBALANCE_IN_PROGRESS, drop the
 /// in-flight assignment, and wait for members to rejoin (with the initial delay for an Empty
 /// group).
-pub(crate) fn prepare(ctx: &mut Ctx, group: &mut Group, reason: RebalanceReason) {
+pub(crate) fn prepare(ctx: &mut Ctx<'_>, group: &mut Group, reason: RebalanceReason) {
     if group.is(GroupState::CompletingRebalance) {
         reset_and_propagate_error(ctx, group, ResponseError::RebalanceInProgress);
     }
@@ -89,7 +93,7 @@ pub(crate) fn prepare(ctx: &mut Ctx, group: &mut Group, reason: RebalanceReason)
 }
 
 /// Empties every assignment and answers parked SyncGroups with `error`.
-fn reset_and_propagate_error(ctx: &mut Ctx, group: &mut Group, error: ResponseError) {
+fn reset_and_propagate_error(ctx: &mut Ctx<'_>, group: &mut Group, error: ResponseError) {
     for member in group.members.values_mut() {
         member.assignment = bytes::Bytes::new();
         if let Some(parked) = member.awaiting_sync.take() {
@@ -99,7 +103,7 @@ fn reset_and_propagate_error(ctx: &mut Ctx, group: &mut Group, error: ResponseEr
 }
 
 /// The join timer fired: extend the initial delay while members keep arriving, else complete.
-pub(crate) fn join_timer(ctx: &mut Ctx, group: &mut Group) {
+pub(crate) fn join_timer(ctx: &mut Ctx<'_>, group: &mut Group) {
     if !group.is(GroupState::PreparingRebalance) {
         return;
     }
@@ -124,7 +128,7 @@ pub(crate) fn join_timer(ctx: &mut Ctx, group: &mut Group) {
 }
 
 /// Kafka's `completeClassicGroupJoin` + `initNextGeneration`.
-pub(crate) fn complete_join(ctx: &mut Ctx, group: &mut Group) {
+pub(crate) fn complete_join(ctx: &mut Ctx<'_>, group: &mut Group) {
     ctx.cancel(TimerKey::Join {
         group: group.id.clone(),
     });
@@ -300,7 +304,7 @@ fn current_members(group: &Group) -> Vec<(String, Option<String>, bytes::Bytes)>
 /// UNKNOWN_MEMBER_ID (so a live client rejoins), a parked SyncGroup likewise. The one place a
 /// member leaves a group, so the log line and the notice are written once.
 pub(crate) fn remove_member(
-    ctx: &mut Ctx,
+    ctx: &mut Ctx<'_>,
     group: &mut Group,
     member_id: &Arc<str>,
     reason: RemovalReason,
@@ -323,7 +327,7 @@ pub(crate) fn remove_member(
 
 /// Logs and notices a member (or pending member id) that is gone from `group`.
 pub(crate) fn member_removed(
-    ctx: &mut Ctx,
+    ctx: &mut Ctx<'_>,
     group: &Group,
     member_id: &Arc<str>,
     reason: RemovalReason,
@@ -338,7 +342,7 @@ pub(crate) fn member_removed(
 
 /// After members left: rebalance a settled group, or finish a join phase that was waiting only
 /// for them.
-pub(crate) fn after_removal(ctx: &mut Ctx, group: &mut Group, reason: RebalanceReason) {
+pub(crate) fn after_removal(ctx: &mut Ctx<'_>, group: &mut Group, reason: RebalanceReason) {
     if group.is(GroupState::Stable) || group.is(GroupState::CompletingRebalance) {
         prepare(ctx, group, reason);
     } else if group.is(GroupState::PreparingRebalance) && group.has_all_members_joined() {
@@ -348,7 +352,7 @@ pub(crate) fn after_removal(ctx: &mut Ctx, group: &mut Group, reason: RebalanceR
 
 /// A heartbeat timer fired: forget a pending member id, or remove a member whose heartbeat is
 /// not satisfied.
-pub(crate) fn heartbeat_expired(ctx: &mut Ctx, group: &mut Group, member_id: &Arc<str>) {
+pub(crate) fn heartbeat_expired(ctx: &mut Ctx<'_>, group: &mut Group, member_id: &Arc<str>) {
     if group.pending_join_members.remove(member_id) {
         member_removed(ctx, group, member_id, RemovalReason::PendingExpired);
         if group.is(GroupState::PreparingRebalance) && group.has_all_members_joined() {
@@ -371,7 +375,7 @@ pub(crate) fn heartbeat_expired(ctx: &mut Ctx, group: &mut Group, member_id: &Ar
 
 /// The sync timer fired: members that never sent SyncGroup are removed and the group
 /// rebalances.
-pub(crate) fn sync_expired(ctx: &mut Ctx, group: &mut Group) {
+pub(crate) fn sync_expired(ctx: &mut Ctx<'_>, group: &mut Group) {
     if !(group.is(GroupState::CompletingRebalance) || group.is(GroupState::Stable))
         || group.pending_sync_members.is_empty()
     {
@@ -386,7 +390,7 @@ pub(crate) fn sync_expired(ctx: &mut Ctx, group: &mut Group) {
 
 /// Starts a rebalance when the partition count of a topic the current assignment covers
 /// changed (clients are all followers, so none of them watches metadata for the group).
-pub(crate) fn check_topics(ctx: &mut Ctx, group: &mut Group) {
+pub(crate) fn check_topics(ctx: &mut Ctx<'_>, group: &mut Group) {
     if !matches!(group.mode, Mode::Host { .. })
         || !(group.is(GroupState::Stable) || group.is(GroupState::CompletingRebalance))
     {
@@ -407,7 +411,7 @@ pub(crate) fn check_topics(ctx: &mut Ctx, group: &mut Group) {
 }
 
 /// A module asked for another rebalance; a group that is not Stable is rebalancing already.
-pub(crate) fn follow_up(ctx: &mut Ctx, group: &mut Group) {
+pub(crate) fn follow_up(ctx: &mut Ctx<'_>, group: &mut Group) {
     if group.is(GroupState::Stable) {
         prepare(ctx, group, RebalanceReason::AssignorFollowUp);
     }

@@ -17,7 +17,7 @@ use crate::coordinator::responses;
 use crate::coordinator::view::StrategiesView;
 
 pub(crate) fn handle(
-    ctx: &mut Ctx,
+    ctx: &mut Ctx<'_>,
     groups: &mut Groups,
     reply_to: ReplyTo,
     group_id: &str,
@@ -28,7 +28,7 @@ pub(crate) fn handle(
         reply_to,
         api_version: client.api_version,
     };
-    let fail = |ctx: &mut Ctx, error| ctx.sync_error(parked, error);
+    let fail = |ctx: &mut Ctx<'_>, error| ctx.sync_error(parked, error);
     if group_id.is_empty() {
         return fail(ctx, ResponseError::InvalidGroupId);
     }
@@ -121,7 +121,7 @@ fn name_matches(
             && group.protocol_key.as_deref() == Some(vote_key(strategies, requested).as_str()))
 }
 
-fn remove_pending_sync(ctx: &mut Ctx, group: &mut Group, member_id: &Arc<str>) {
+fn remove_pending_sync(ctx: &mut Ctx<'_>, group: &mut Group, member_id: &Arc<str>) {
     group.pending_sync_members.remove(member_id);
     if group.pending_sync_members.is_empty() {
         ctx.cancel(TimerKey::Sync {
