@@ -107,6 +107,7 @@ pub struct Metrics {
     members: Gauge,
     module_active_version: Family<NameLabels, Gauge>,
     module_quarantined: Family<ModuleLabels, Gauge>,
+    upstream: upstream::UpstreamMetrics,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -137,6 +138,7 @@ impl Metrics {
     /// Registers every metric under [`PREFIX`].
     pub fn new() -> Metrics {
         let mut registry = PromRegistry::with_prefix(PREFIX);
+        let upstream = upstream::UpstreamMetrics::register(&mut registry);
         let m = Metrics {
             registry: PromRegistry::default(),
             kafka_requests: Family::default(),
@@ -151,6 +153,7 @@ impl Metrics {
             members: Gauge::default(),
             module_active_version: Family::default(),
             module_quarantined: Family::default(),
+            upstream,
         };
         registry.register(
             "kafka_requests",
@@ -221,6 +224,33 @@ impl Metrics {
                 })
                 .inc_by(count);
         }
+    }
+
+    /// Counts a client request passed up to an upstream broker (proxy mode).
+    pub fn upstream_passed_up(&self, api: i16, bytes: usize) {
+        self.upstream.passed_up(api_label(api), bytes as u64);
+    }
+
+    /// Records the upstream's answer to a request passed up, `seconds` after it left.
+    pub fn upstream_answered(&self, api: i16, seconds: f64, bytes: usize) {
+        self.upstream
+            .answered(api_label(api), seconds, bytes as u64);
+    }
+
+    /// Counts a connection opened to an upstream broker.
+    pub fn upstream_connected(&self) {
+        self.upstream.connected();
+    }
+
+    /// Counts an upstream fault: `connect`, `link` (a connection broke), `metadata` (the
+    /// host's own read failed) or `offsets` (an offset call failed).
+    pub fn upstream_error(&self, kind: &str) {
+        self.upstream.error(kind);
+    }
+
+    /// Counts a commit refused because somebody joined `group` on the cluster directly.
+    pub fn upstream_group_conflict(&self, group: &str) {
+        self.upstream.conflict(group);
     }
 
     /// Counts a Kafka request that got no response body (Produce with `acks = 0`).
@@ -363,6 +393,11 @@ const ALL_STATES: [GroupState; 5] = [
     GroupState::Dead,
 ];
 
+/// An API key as a label: Kafka's name when known, else the number.
+fn api_label(api: i16) -> String {
+    ApiKey::try_from(api).map_or_else(|()| api.to_string(), |key| format!("{key:?}"))
+}
+
 fn removal_label(reason: RemovalReason) -> &'static str {
     match reason {
         RemovalReason::SessionExpired => "session_expired",
@@ -384,6 +419,8 @@ fn outcome_label(outcome: &RunOutcome) -> &'static str {
         RunOutcome::Refused(_) => "refused",
     }
 }
+
+mod upstream;
 
 #[cfg(test)]
 mod tests;

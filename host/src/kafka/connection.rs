@@ -52,6 +52,9 @@ enum Slot {
     Up {
         answer: oneshot::Receiver<Answer>,
         rewrite: Option<(ApiKey, i16)>,
+        /// The request's API key and when it left, for the upstream metrics.
+        api: i16,
+        sent: std::time::Instant,
     },
     /// Close once the answers before are written.
     Close(String),
@@ -256,23 +259,49 @@ impl Reader {
         let Some(proxy) = self.broker.proxy.clone() else {
             return self.close("no upstream".into()).await;
         };
+        let metrics = self.broker.metrics.clone();
         if self.link.is_none() {
             match proxy.connect(self.target).await {
-                Ok(link) => self.link = Some(link),
-                Err(e) => return self.close(e.to_string()).await,
+                Ok(link) => {
+                    if let Some(m) = &metrics {
+                        m.upstream_connected();
+                    }
+                    self.link = Some(link);
+                }
+                Err(e) => {
+                    if let Some(m) = &metrics {
+                        m.upstream_error("connect");
+                    }
+                    return self.close(e.to_string()).await;
+                }
             }
         }
         let answered =
             !(api_key == ApiKey::Produce as i16 && answer::acks_zero(&frame, api_version));
         let link = self.link.as_mut().expect("connected above");
+        let sent = std::time::Instant::now();
         let answer = match link.send(&frame, correlation_id, answered).await {
             Ok(answer) => answer,
-            Err(e) => return self.close(e.to_string()).await,
+            Err(e) => {
+                if let Some(m) = &metrics {
+                    m.upstream_error("link");
+                }
+                return self.close(e.to_string()).await;
+            }
         };
+        if let Some(m) = &metrics {
+            m.upstream_passed_up(api_key, frame.len() + 4);
+        }
         match answer {
             Some(answer) => {
                 let rewrite = rewrite.map(|key| (key, api_version));
-                self.slot(Slot::Up { answer, rewrite }).await
+                let slot = Slot::Up {
+                    answer,
+                    rewrite,
+                    api: api_key,
+                    sent,
+                };
+                self.slot(slot).await
             }
             None => Ok(()),
         }
@@ -373,12 +402,25 @@ async fn write_answers(
                 Ok(Err(reason)) => return Err(reason),
                 Err(_) => return Err("the local worker stopped".into()),
             },
-            Slot::Up { answer, rewrite } => {
+            Slot::Up {
+                answer,
+                rewrite,
+                api,
+                sent,
+            } => {
                 let frame = match answer.await {
                     Ok(Ok(frame)) => frame,
-                    Ok(Err(e)) => return Err(e.to_string()),
+                    Ok(Err(e)) => {
+                        if let Some(m) = &broker.metrics {
+                            m.upstream_error("link");
+                        }
+                        return Err(e.to_string());
+                    }
                     Err(_) => return Err("the upstream link stopped".into()),
                 };
+                if let Some(m) = &broker.metrics {
+                    m.upstream_answered(api, sent.elapsed().as_secs_f64(), frame.len() + 4);
+                }
                 let frame = match (rewrite, &broker.proxy) {
                     (Some((api, version)), Some(proxy)) => {
                         answer::rewrite(proxy, api, version, frame)?

@@ -8,6 +8,7 @@
 //! [`Server::shutdown`] stops it.
 
 mod assignors;
+mod offsets;
 mod proxy;
 
 use std::future::Future;
@@ -29,6 +30,7 @@ use crate::metrics::Metrics;
 use crate::registry::{Registry, RegistryConfig, RegistryError};
 use crate::sandbox::{Sandbox, SandboxError};
 use crate::store::{Store, StoreError};
+use crate::upstream::client::{ClientSettings, UpstreamClient};
 
 /// The host could not start (or stopped) because of a fault of its own or its configuration.
 #[derive(Debug, thiserror::Error)]
@@ -57,6 +59,8 @@ pub enum ServerError {
     Admin(#[from] AdminConfigError),
     #[error("configuration: {0}")]
     Config(String),
+    #[error("upstream cluster: {0}")]
+    Upstream(String),
     #[error("the Kafka listener task failed: {0}")]
     Task(String),
 }
@@ -112,11 +116,33 @@ impl Server {
         .map_err(|e| ServerError::Task(e.to_string()))??;
         let registry = Arc::new(registry);
         let metrics = Arc::new(Metrics::new());
+        // Proxy mode: the host's own client of the cluster keeps the groups' offsets there.
+        let upstream = if proxy_mode {
+            let settings = ClientSettings {
+                bootstrap: config.upstream.bootstrap.clone(),
+                request_timeout: config.upstream.request_timeout,
+                properties: config.upstream.client.clone().into_iter().collect(),
+            };
+            Some(
+                UpstreamClient::connect(settings)
+                    .map_err(|e| ServerError::Upstream(e.to_string()))?,
+            )
+        } else {
+            None
+        };
+        let remote_offsets = upstream.clone().map(|client| {
+            let offsets = offsets::UpstreamOffsets {
+                client,
+                metrics: metrics.clone(),
+            };
+            Arc::new(offsets) as Arc<dyn crate::driver::RemoteOffsets>
+        });
         let driver = Driver::start(
             DriverConfig {
                 settings: config.driver.clone(),
                 coordinator: config.coordinator.clone(),
                 notices: metrics.clone(),
+                remote_offsets,
                 ..DriverConfig::default()
             },
             registry.clone(),

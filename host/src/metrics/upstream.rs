@@ -1,0 +1,137 @@
+//! Proxy mode's metrics: the requests passed up to the upstream brokers (count and latency by
+//! API, bytes each way), the upstream connections opened and the faults seen, and groups whose
+//! id somebody joined on the cluster directly.
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ApiLabels {
+    api: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct DirectionLabels {
+    direction: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct KindLabels {
+    kind: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct GroupLabels {
+    group: String,
+}
+
+/// The upstream's part of the host's metrics.
+pub(super) struct UpstreamMetrics {
+    requests: Family<ApiLabels, Counter>,
+    latency: Family<ApiLabels, Histogram, fn() -> Histogram>,
+    bytes: Family<DirectionLabels, Counter>,
+    connects: Counter,
+    errors: Family<KindLabels, Counter>,
+    conflicts: Family<GroupLabels, Counter>,
+}
+
+/// Upstream round trips: 20 us (loopback) to about 80 s (a long-poll Fetch).
+fn latency_histogram() -> Histogram {
+    Histogram::new(exponential_buckets(0.000_02, 4.0, 12))
+}
+
+impl UpstreamMetrics {
+    pub(super) fn register(registry: &mut Registry) -> UpstreamMetrics {
+        let m = UpstreamMetrics {
+            requests: Family::default(),
+            latency: Family::new_with_constructor(latency_histogram),
+            bytes: Family::default(),
+            connects: Counter::default(),
+            errors: Family::default(),
+            conflicts: Family::default(),
+        };
+        registry.register(
+            "upstream_requests",
+            "Client requests passed up to an upstream broker, by API",
+            m.requests.clone(),
+        );
+        registry.register(
+            "upstream_request_seconds",
+            "Time from passing a request up to its answer from the upstream broker, by API",
+            m.latency.clone(),
+        );
+        registry.register(
+            "upstream_bytes",
+            "Bytes passed to (up) and from (down) the upstream brokers, frames included",
+            m.bytes.clone(),
+        );
+        registry.register(
+            "upstream_connects",
+            "Connections opened to upstream brokers (client links and the host's own reads)",
+            m.connects.clone(),
+        );
+        registry.register(
+            "upstream_errors",
+            "Upstream faults, by kind (connect, link, metadata, offsets)",
+            m.errors.clone(),
+        );
+        registry.register(
+            "upstream_group_conflicts",
+            "Offset commits refused because the group id has members on the cluster itself",
+            m.conflicts.clone(),
+        );
+        m
+    }
+
+    pub(super) fn passed_up(&self, api: String, bytes: u64) {
+        self.requests.get_or_create(&ApiLabels { api }).inc();
+        self.bytes(Direction::Up, bytes);
+    }
+
+    pub(super) fn answered(&self, api: String, seconds: f64, bytes: u64) {
+        self.latency
+            .get_or_create(&ApiLabels { api })
+            .observe(seconds);
+        self.bytes(Direction::Down, bytes);
+    }
+
+    fn bytes(&self, direction: Direction, bytes: u64) {
+        let direction = match direction {
+            Direction::Up => "up",
+            Direction::Down => "down",
+        };
+        self.bytes
+            .get_or_create(&DirectionLabels {
+                direction: direction.to_owned(),
+            })
+            .inc_by(bytes);
+    }
+
+    pub(super) fn connected(&self) {
+        self.connects.inc();
+    }
+
+    pub(super) fn error(&self, kind: &str) {
+        self.errors
+            .get_or_create(&KindLabels {
+                kind: kind.to_owned(),
+            })
+            .inc();
+    }
+
+    pub(super) fn conflict(&self, group: &str) {
+        self.conflicts
+            .get_or_create(&GroupLabels {
+                group: group.to_owned(),
+            })
+            .inc();
+    }
+}
+
+enum Direction {
+    Up,
+    Down,
+}
