@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use super::error::ApiError;
 use super::extract::JsonBody;
 use super::state::AdminState;
-use crate::coordinator::{GroupConfig, GroupDetail, RebalanceReason};
+use crate::coordinator::{GroupConfig, RebalanceReason};
 
 pub fn routes() -> Router<AdminState> {
     Router::new()
@@ -35,17 +35,19 @@ async fn list(State(state): State<AdminState>) -> Result<Json<Value>, ApiError> 
     Ok(Json(json!({ "groups": groups })))
 }
 
-async fn describe(
-    State(state): State<AdminState>,
-    group: Group,
-) -> Result<Json<GroupDetail>, ApiError> {
+/// The group's detail, with its partitions' committed offsets, ends and lag (`offsets`).
+async fn describe(State(state): State<AdminState>, group: Group) -> Result<Json<Value>, ApiError> {
     let Path(group) = group?;
-    state
+    let detail = state
         .driver
         .describe(&group)
         .await
-        .map(Json)
-        .ok_or_else(|| unknown_group(&group))
+        .ok_or_else(|| unknown_group(&group))?;
+    let offsets = super::lag::offsets(&state, &detail).await?;
+    let mut value = serde_json::to_value(&detail).map_err(|e| ApiError::internal(e.to_string()))?;
+    value["offsets"] =
+        serde_json::to_value(offsets).map_err(|e| ApiError::internal(e.to_string()))?;
+    Ok(Json(value))
 }
 
 /// `PUT /v1/groups/{group}/config`: the whole configuration (absent fields clear).

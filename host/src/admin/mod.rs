@@ -20,6 +20,7 @@ mod auth;
 pub mod error;
 mod extract;
 mod groups;
+mod lag;
 mod modules;
 mod simulate;
 mod state;
@@ -35,7 +36,8 @@ use axum::routing::get;
 use tokio::net::TcpListener;
 
 pub use error::{ApiError, ErrorBody};
-pub use state::{AdminConfig, AdminConfigError, AdminState, check_listen};
+pub use lag::PartitionLag;
+pub use state::{AdminConfig, AdminConfigError, AdminState, AdminUpstream, check_listen};
 
 use crate::metrics;
 

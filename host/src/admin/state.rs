@@ -11,6 +11,7 @@ use crate::catalog::Catalog;
 use crate::driver::Driver;
 use crate::metrics::Metrics;
 use crate::registry::Registry;
+use crate::upstream::client::UpstreamClient;
 
 /// The `[admin]` section of the config file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -70,6 +71,19 @@ pub struct AdminState {
     pub catalog: Catalog,
     pub metrics: Arc<Metrics>,
     pub config: Arc<AdminConfig>,
+    /// Proxy mode: the cluster the host is in front of; `None` standalone.
+    pub upstream: Option<AdminUpstream>,
+}
+
+/// Proxy mode as the admin API sees it: the host's client of the cluster (topics, end
+/// offsets), and a way to have the catalog read the upstream's topics again at once after a
+/// change made through it.
+#[derive(Clone)]
+pub struct AdminUpstream {
+    pub client: UpstreamClient,
+    pub reread_topics: Arc<dyn Fn() + Send + Sync>,
+    /// How long a topic change waits to show in the catalog (`upstream.request_timeout`).
+    pub timeout: std::time::Duration,
 }
 
 impl AdminState {

@@ -2,6 +2,11 @@
 //! delete). The same rules as Kafka's CreateTopics / CreatePartitions / DeleteTopics apply,
 //! because the same [`crate::catalog::Catalog`] enforces them; groups subscribed to a topic
 //! whose partition count changes rebalance on their own.
+//!
+//! In proxy mode the topics are the upstream cluster's: listing shows what the host last read
+//! of its Metadata, creating a topic or adding partitions asks the cluster (with its own
+//! rules and defaults, replica placement included) and answers once the catalog shows the
+//! change, and deleting is refused (delete a topic on the cluster, not through the host).
 
 use assignor_sdk::Topic;
 use axum::extract::rejection::PathRejection;
@@ -88,6 +93,26 @@ async fn create(
     State(state): State<AdminState>,
     JsonBody(body): JsonBody<CreateBody>,
 ) -> Result<(StatusCode, Json<TopicView>), ApiError> {
+    if let Some(upstream) = &state.upstream {
+        if !body.racks.is_empty() {
+            return Err(ApiError::bad_request(
+                "in proxy mode the cluster places the replicas; create the topic without racks",
+            ));
+        }
+        // -1: the cluster's default partition count and replication factor (KIP-464).
+        let partitions = body.partitions.unwrap_or(-1);
+        let code = upstream
+            .client
+            .create_topic(&body.name, partitions, -1)
+            .await
+            .map_err(upstream_error)?;
+        refused_by_cluster(code, &body.name)?;
+        let topic = shown(&state, upstream, &body.name, |t| {
+            partitions < 0 || t.partition_count == partitions
+        })
+        .await?;
+        return Ok((StatusCode::CREATED, Json(topic.into())));
+    }
     let catalog = state.catalog.clone();
     let new = NewTopic {
         name: body.name,
@@ -111,6 +136,19 @@ async fn add_partitions(
     JsonBody(body): JsonBody<PartitionsBody>,
 ) -> Result<Json<TopicView>, ApiError> {
     let Path(topic) = topic?;
+    if let Some(upstream) = &state.upstream {
+        let code = upstream
+            .client
+            .create_partitions(&topic, body.count)
+            .await
+            .map_err(upstream_error)?;
+        refused_by_cluster(code, &topic)?;
+        let shown = shown(&state, upstream, &topic, |t| {
+            t.partition_count >= body.count
+        })
+        .await?;
+        return Ok(Json(shown.into()));
+    }
     let catalog = state.catalog.clone();
     let topic = blocking(move || Ok(catalog.create_partitions(&topic, body.count, false)?)).await?;
     Ok(Json(topic.into()))
@@ -121,7 +159,87 @@ async fn delete(
     topic: TopicName,
 ) -> Result<Json<TopicView>, ApiError> {
     let Path(topic) = topic?;
+    if state.upstream.is_some() {
+        return Err(ApiError::new(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "upstream_topic",
+            format!(
+                "{topic} is the upstream cluster's topic; delete it on the cluster, not through \
+                 the host"
+            ),
+        ));
+    }
     let catalog = state.catalog.clone();
     let topic = blocking(move || Ok(catalog.delete(&topic)?)).await?;
     Ok(Json(topic.into()))
+}
+
+fn upstream_error(e: crate::upstream::client::ClientError) -> ApiError {
+    ApiError::new(
+        StatusCode::BAD_GATEWAY,
+        "upstream_unavailable",
+        format!("the upstream cluster did not answer: {e}"),
+    )
+}
+
+/// The cluster's refusal of a topic change, as the status Kafka's meaning suggests.
+fn refused_by_cluster(code: i16, topic: &str) -> Result<(), ApiError> {
+    use kafka_protocol::ResponseError as E;
+    let status = match code {
+        0 => return Ok(()),
+        c if c == E::TopicAlreadyExists.code() => StatusCode::CONFLICT,
+        c if c == E::UnknownTopicOrPartition.code() => StatusCode::NOT_FOUND,
+        c if [
+            E::InvalidTopicException.code(),
+            E::InvalidPartitions.code(),
+            E::InvalidReplicationFactor.code(),
+            E::InvalidConfig.code(),
+        ]
+        .contains(&c) =>
+        {
+            StatusCode::BAD_REQUEST
+        }
+        _ => StatusCode::BAD_GATEWAY,
+    };
+    let name = crate::metrics::error_name(code);
+    Err(ApiError::new(
+        status,
+        "refused_by_cluster",
+        format!("the upstream cluster refused the change of {topic}: {name}"),
+    ))
+}
+
+/// The topic as the catalog shows it once `done` holds, after asking for a read of the
+/// upstream's topics; a 504 if the read does not show it within the upstream timeout.
+async fn shown(
+    state: &AdminState,
+    upstream: &super::state::AdminUpstream,
+    name: &str,
+    done: impl Fn(&Topic) -> bool,
+) -> Result<Topic, ApiError> {
+    let mut topics = state.catalog.subscribe();
+    (upstream.reread_topics)();
+    let wait = async {
+        loop {
+            if let Some(topic) = topics.borrow_and_update().get(name).filter(|t| done(t)) {
+                return topic.clone();
+            }
+            if topics.changed().await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    tokio::time::timeout(upstream.timeout, wait)
+        .await
+        .map_err(|_| {
+            ApiError::new(
+                StatusCode::GATEWAY_TIMEOUT,
+                "not_yet_visible",
+                format!(
+                    "the cluster took the change of {name}, but the host's read of its topics did \
+                 not show it within {:?}; it appears at the next read",
+                    upstream.timeout
+                ),
+            )
+        })
 }

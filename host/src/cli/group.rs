@@ -261,6 +261,20 @@ fn render_describe(v: &Value) -> String {
     if !history.is_empty() {
         out.push_str(&format!("\nrecent rebalances:\n{}", history.render()));
     }
+    let mut offsets = Table::new(&["TOPIC", "PARTITION", "MEMBER", "COMMITTED", "END", "LAG"]);
+    for o in v["offsets"].as_array().into_iter().flatten() {
+        offsets.row(vec![
+            text(&o["topic"]),
+            text(&o["partition"]),
+            text(&o["member"]),
+            text(&o["committed"]),
+            text(&o["end"]),
+            text(&o["lag"]),
+        ]);
+    }
+    if !offsets.is_empty() {
+        out.push_str(&format!("\noffsets:\n{}", offsets.render()));
+    }
     out
 }
 
@@ -301,6 +315,34 @@ fn render_rebalance(v: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn describe_shows_each_partitions_committed_offset_end_and_lag() {
+        let detail = json!({
+            "group_id": "g", "state": "Stable", "generation": 1, "config": {},
+            "members": [], "history": [],
+            "offsets": [
+                {"topic": "orders", "partition": 0, "member": "c-1", "committed": 10,
+                 "end": 12, "lag": 2},
+                {"topic": "orders", "partition": 1, "member": null, "committed": null,
+                 "end": 5, "lag": null}
+            ]
+        });
+        let text = render_describe(&detail);
+        let table: Vec<&str> = text.lines().skip_while(|l| *l != "offsets:").collect();
+        assert_eq!(table.len(), 4, "{text}");
+        let cells = |line: &str| {
+            line.split_whitespace()
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            cells(table[1]),
+            ["TOPIC", "PARTITION", "MEMBER", "COMMITTED", "END", "LAG"]
+        );
+        assert_eq!(cells(table[2]), ["orders", "0", "c-1", "10", "12", "2"]);
+        assert_eq!(cells(table[3]), ["orders", "1", "-", "-", "5", "-"]);
+    }
 
     #[test]
     fn describe_shows_the_run_members_and_history() {

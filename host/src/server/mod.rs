@@ -20,7 +20,7 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::admin::{self, AdminConfigError, AdminState};
+use crate::admin::{self, AdminConfigError, AdminState, AdminUpstream};
 use crate::catalog::{Catalog, CatalogError};
 use crate::config::Config;
 use crate::driver::{Driver, DriverConfig, DriverError};
@@ -199,16 +199,20 @@ impl Server {
             Target::Bootstrap,
             stop.clone().cancelled_owned(),
         ));
-        let proxy = proxy.map(|(proxy, listeners)| {
-            let tasks = proxy::ProxyTasks::start(
-                proxy.clone(),
-                broker,
-                config.kafka.clone(),
-                listeners,
-                stop.clone(),
-            );
-            (proxy, tasks)
-        });
+        let proxy = match (proxy, &upstream) {
+            (Some((proxy, listeners)), Some(client)) => {
+                let tasks = proxy::ProxyTasks::start(
+                    proxy.clone(),
+                    broker,
+                    config.kafka.clone(),
+                    listeners,
+                    client.clone(),
+                    stop.clone(),
+                );
+                Some((proxy, tasks))
+            }
+            _ => None,
+        };
 
         let admin_listen = config.admin.listen;
         let bind_admin = |source| ServerError::BindAdmin {
@@ -223,6 +227,17 @@ impl Server {
             catalog: catalog.clone(),
             metrics: metrics.clone(),
             config: Arc::new(config.admin.clone()),
+            upstream: match (&upstream, &proxy) {
+                (Some(client), Some((proxy, _))) => {
+                    let proxy = proxy.clone();
+                    Some(AdminUpstream {
+                        client: client.clone(),
+                        reread_topics: Arc::new(move || proxy.refresh.notify_one()),
+                        timeout: config.upstream.request_timeout,
+                    })
+                }
+                _ => None,
+            },
         };
         let (admin_stop, admin_stopped) = oneshot::channel::<()>();
         let admin_task = tokio::spawn(admin::serve(admin_socket, admin_state, async {

@@ -279,3 +279,49 @@ async fn metrics_move_with_requests_rebalances_assignor_calls_and_failures() {
     assert_eq!(detail["last_run"]["fallback_used"], true);
     host.stop().await;
 }
+
+#[tokio::test]
+async fn a_group_describe_lists_each_partitions_holder_and_committed_offset() {
+    use kafka_protocol::messages::offset_commit_request::{
+        OffsetCommitRequestPartition, OffsetCommitRequestTopic,
+    };
+    use kafka_protocol::messages::{GroupId, OffsetCommitRequest, TopicName};
+    use kafka_protocol::protocol::StrBytes;
+
+    let host = host().await;
+    let admin = Admin::new(&host);
+    let (mut members, assigned) = two_members(&host, "lagging", "range").await;
+    assert_eq!(assigned, [orders(&[0, 1]), orders(&[2, 3])]);
+    let commit = OffsetCommitRequest::default()
+        .with_group_id(GroupId(StrBytes::from_static_str("lagging")))
+        .with_generation_id_or_member_epoch(members[0].generation)
+        .with_member_id(StrBytes::from_string(members[0].id.clone()))
+        .with_topics(vec![
+            OffsetCommitRequestTopic::default()
+                .with_name(TopicName(StrBytes::from_static_str("orders")))
+                .with_partitions(vec![
+                    OffsetCommitRequestPartition::default()
+                        .with_partition_index(1)
+                        .with_committed_offset(42),
+                ]),
+        ]);
+    let answer = members[0].client.call(&commit, 8).await.unwrap();
+    assert_eq!(answer.topics[0].partitions[0].error_code, 0);
+
+    let (status, detail) = admin.get("/v1/groups/lagging").await;
+    assert_eq!(status, StatusCode::OK);
+    let lines = detail["offsets"].as_array().expect("offsets").clone();
+    let line = |p: i64| lines.iter().find(|l| l["partition"] == p).cloned().unwrap();
+    assert_eq!(lines.len(), 4, "every held partition: {lines:?}");
+    assert_eq!(line(1)["committed"], 42);
+    assert_eq!(line(1)["member"], json!(members[0].id));
+    assert_eq!(line(2)["member"], json!(members[1].id));
+    assert_eq!(
+        line(0)["committed"],
+        serde_json::Value::Null,
+        "never committed"
+    );
+    // Standalone the host stores no records: no end, so no lag.
+    assert_eq!(line(1)["end"], serde_json::Value::Null);
+    assert_eq!(line(1)["lag"], serde_json::Value::Null);
+}

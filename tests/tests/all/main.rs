@@ -8,6 +8,7 @@ mod admin_support;
 
 mod admin_http;
 mod admin_live;
+mod proxy_retention;
 mod wire_admin;
 mod wire_api_versions;
 mod wire_cooperative_sticky;
