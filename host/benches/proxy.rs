@@ -1,0 +1,441 @@
+//! Proxy mode's data path against the same upstream reached directly, in one run: noida-db
+//! (`NOIDA_DB`, as `tests/run` installs it) started here, the host in front of it in this
+//! process.
+//!
+//! - **Added latency**: raw Produce (v9, acks=1, one 100-byte record) and Fetch (v12,
+//!   `max_wait_ms` 0) round trips, alternating direct and through the host on one connection
+//!   each, so both see the same machine; p50 and p99 of each path and of the difference.
+//! - **Throughput**: librdkafka (the `rdkafka` crate) producing `RECORDS` records of 100 bytes to
+//!   a 6-partition topic, then a consumer reading them back (assigned partitions, no group),
+//!   direct and through the host in alternating rounds; records per second, median of the
+//!   rounds, and through/direct.
+//!
+//! `cargo bench -p assignor-host --bench proxy` (`PROXY_RECORDS`, `PROXY_ROUNDS`,
+//! `PROXY_SAMPLES` override the sizes). Results also go to `target/bench/proxy.jsonl`.
+#![allow(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "a bench prints its table"
+)]
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::{Child, Command};
+use std::time::{Duration, Instant};
+
+use assignor_host::config::Config;
+use assignor_host::kafka::KafkaConfig;
+use assignor_host::server::Server;
+use assignor_host::upstream::client::{ClientSettings, UpstreamClient};
+use bytes::{Bytes, BytesMut};
+use indexmap::IndexMap;
+use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
+use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
+use kafka_protocol::messages::{
+    ApiKey, FetchRequest, ProduceRequest, RequestHeader, ResponseHeader, TopicName,
+};
+use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
+use kafka_protocol::records::{
+    Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
+};
+use rdkafka::ClientConfig;
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
+use rdkafka::{Offset, TopicPartitionList};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+const TOPIC: &str = "proxy-bench";
+const PARTITIONS: i32 = 6;
+
+fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// noida-db on a free port with a data dir of its own; killed on drop.
+struct Upstream {
+    child: Child,
+    addr: SocketAddr,
+    _dir: tempfile::TempDir,
+}
+
+impl Upstream {
+    fn start() -> Upstream {
+        let binary = std::env::var("NOIDA_DB").unwrap_or_else(|_| {
+            panic!(
+                "set NOIDA_DB to a noida-db 0.2.3 binary (tests/run installs it into \
+                 target/tools/bin; or cargo install noida-db --version 0.2.3 \
+                 --no-default-features --features kafka --locked)"
+            )
+        });
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let dir = tempfile::tempdir().expect("temp dir");
+        let child = Command::new(binary)
+            .args([
+                "start",
+                "--only",
+                "kafka",
+                "--host",
+                "127.0.0.1",
+                "--kafka-port",
+            ])
+            .arg(port.to_string())
+            .arg("--data-dir")
+            .arg(dir.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("noida-db starts");
+        let addr = SocketAddr::from(([127, 0, 0, 1], port));
+        let started = Instant::now();
+        while std::net::TcpStream::connect(addr).is_err() {
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "noida-db never listened"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        Upstream {
+            child,
+            addr,
+            _dir: dir,
+        }
+    }
+}
+
+impl Drop for Upstream {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A raw connection: one request at a time, answers decoded at the request's version.
+struct Raw {
+    socket: TcpStream,
+    correlation: i32,
+}
+
+impl Raw {
+    async fn connect(addr: SocketAddr) -> Raw {
+        let socket = TcpStream::connect(addr).await.expect("connects");
+        socket.set_nodelay(true).unwrap();
+        Raw {
+            socket,
+            correlation: 0,
+        }
+    }
+
+    /// One round trip; the answer's body.
+    async fn call<R: Encodable>(&mut self, api: ApiKey, version: i16, body: &R) -> Bytes {
+        self.correlation += 1;
+        let mut frame = BytesMut::new();
+        frame.extend_from_slice(&[0; 4]);
+        RequestHeader::default()
+            .with_request_api_key(api as i16)
+            .with_request_api_version(version)
+            .with_correlation_id(self.correlation)
+            .with_client_id(Some(StrBytes::from_static_str("bench")))
+            .encode(&mut frame, api.request_header_version(version))
+            .unwrap();
+        body.encode(&mut frame, version).unwrap();
+        let size = (frame.len() - 4) as u32;
+        frame[..4].copy_from_slice(&size.to_be_bytes());
+        self.socket.write_all(&frame).await.unwrap();
+        let size = self.socket.read_u32().await.unwrap() as usize;
+        let mut answer = BytesMut::zeroed(size);
+        self.socket.read_exact(&mut answer).await.unwrap();
+        let mut answer = answer.freeze();
+        ResponseHeader::decode(&mut answer, api.response_header_version(version)).unwrap();
+        answer
+    }
+}
+
+fn one_record() -> Bytes {
+    let record = Record {
+        transactional: false,
+        control: false,
+        delete_horizon: false,
+        partition_leader_epoch: 0,
+        producer_id: -1,
+        producer_epoch: -1,
+        timestamp_type: TimestampType::Creation,
+        offset: 0,
+        sequence: -1,
+        timestamp: 0,
+        key: None,
+        value: Some(Bytes::from(vec![b'x'; 100])),
+        headers: IndexMap::new(),
+    };
+    let mut batch = BytesMut::new();
+    let options = RecordEncodeOptions {
+        version: 2,
+        compression: Compression::None,
+    };
+    RecordBatchEncoder::encode(&mut batch, [&record], &options).unwrap();
+    batch.freeze()
+}
+
+fn produce(batch: &Bytes) -> ProduceRequest {
+    ProduceRequest::default()
+        .with_acks(1)
+        .with_timeout_ms(5_000)
+        .with_topic_data(vec![
+            TopicProduceData::default()
+                .with_name(TopicName(StrBytes::from_static_str(TOPIC)))
+                .with_partition_data(vec![
+                    PartitionProduceData::default()
+                        .with_index(0)
+                        .with_records(Some(batch.clone())),
+                ]),
+        ])
+}
+
+fn fetch() -> FetchRequest {
+    FetchRequest::default()
+        .with_replica_id(kafka_protocol::messages::BrokerId(-1))
+        .with_max_wait_ms(0)
+        .with_min_bytes(0)
+        .with_max_bytes(64 * 1024)
+        .with_topics(vec![
+            FetchTopic::default()
+                .with_topic(TopicName(StrBytes::from_static_str(TOPIC)))
+                .with_partitions(vec![
+                    FetchPartition::default()
+                        .with_partition(0)
+                        .with_fetch_offset(0)
+                        .with_partition_max_bytes(16 * 1024),
+                ]),
+        ])
+}
+
+fn percentile(sorted: &[f64], q: f64) -> f64 {
+    sorted[((sorted.len() - 1) as f64 * q).round() as usize]
+}
+
+struct Latency {
+    direct: Vec<f64>,
+    through: Vec<f64>,
+}
+
+impl Latency {
+    fn report(mut self, api: &str, out: &mut Vec<String>) {
+        self.direct.sort_by(f64::total_cmp);
+        self.through.sort_by(f64::total_cmp);
+        let (d50, d99) = (
+            percentile(&self.direct, 0.5),
+            percentile(&self.direct, 0.99),
+        );
+        let (t50, t99) = (
+            percentile(&self.through, 0.5),
+            percentile(&self.through, 0.99),
+        );
+        println!(
+            "{api:<8} direct p50 {d50:>7.1} us p99 {d99:>7.1} us | through the host p50 {t50:>7.1} us p99 {t99:>7.1} us | added p50 {:>6.1} us p99 {:>6.1} us",
+            t50 - d50,
+            t99 - d99
+        );
+        out.push(format!(
+            "{{\"bench\":\"proxy\",\"kind\":\"latency\",\"api\":\"{api}\",\"samples\":{},\"direct_p50_us\":{d50:.1},\"direct_p99_us\":{d99:.1},\"through_p50_us\":{t50:.1},\"through_p99_us\":{t99:.1},\"added_p50_us\":{:.1},\"added_p99_us\":{:.1}}}",
+            self.direct.len(),
+            t50 - d50,
+            t99 - d99
+        ));
+    }
+}
+
+async fn latency(direct: SocketAddr, through: SocketAddr, samples: usize, out: &mut Vec<String>) {
+    let batch = one_record();
+    let (mut d, mut t) = (Raw::connect(direct).await, Raw::connect(through).await);
+    // Warm both paths (connections, the host's link, noida's partition).
+    for _ in 0..200 {
+        d.call(ApiKey::Produce, 9, &produce(&batch)).await;
+        t.call(ApiKey::Produce, 9, &produce(&batch)).await;
+    }
+    let mut produce_times = Latency {
+        direct: Vec::with_capacity(samples),
+        through: Vec::with_capacity(samples),
+    };
+    let mut fetch_times = Latency {
+        direct: Vec::with_capacity(samples),
+        through: Vec::with_capacity(samples),
+    };
+    for _ in 0..samples {
+        for (raw, times) in [
+            (&mut d, &mut produce_times.direct),
+            (&mut t, &mut produce_times.through),
+        ] {
+            let started = Instant::now();
+            raw.call(ApiKey::Produce, 9, &produce(&batch)).await;
+            times.push(started.elapsed().as_secs_f64() * 1e6);
+        }
+        for (raw, times) in [
+            (&mut d, &mut fetch_times.direct),
+            (&mut t, &mut fetch_times.through),
+        ] {
+            let started = Instant::now();
+            raw.call(ApiKey::Fetch, 12, &fetch()).await;
+            times.push(started.elapsed().as_secs_f64() * 1e6);
+        }
+    }
+    produce_times.report("Produce", out);
+    fetch_times.report("Fetch", out);
+}
+
+/// Records per second producing `records` to `bootstrap`.
+fn produce_rate(bootstrap: &str, records: usize) -> f64 {
+    let producer: BaseProducer = ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .set("linger.ms", "5")
+        .set("acks", "1")
+        .set("queue.buffering.max.messages", "1000000")
+        .create()
+        .expect("producer");
+    let payload = [b'x'; 100];
+    let started = Instant::now();
+    for i in 0..records {
+        let key = (i as u64).to_be_bytes();
+        let mut record = BaseRecord::to(TOPIC)
+            .key(&key[..])
+            .payload(&payload[..])
+            .partition((i % PARTITIONS as usize) as i32);
+        loop {
+            match producer.send(record) {
+                Ok(()) => break,
+                Err((_, back)) => {
+                    record = back;
+                    producer.poll(Duration::from_millis(1));
+                }
+            }
+        }
+    }
+    producer.flush(Duration::from_secs(120)).expect("flushed");
+    records as f64 / started.elapsed().as_secs_f64()
+}
+
+/// Records per second reading `records` back from `bootstrap` (every partition from the start).
+fn consume_rate(bootstrap: &str, records: usize) -> f64 {
+    let consumer: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .set("group.id", "proxy-bench-unused")
+        .set("enable.auto.commit", "false")
+        .set("fetch.wait.max.ms", "10")
+        .create()
+        .expect("consumer");
+    let mut assignment = TopicPartitionList::new();
+    for p in 0..PARTITIONS {
+        assignment
+            .add_partition_offset(TOPIC, p, Offset::Beginning)
+            .unwrap();
+    }
+    consumer.assign(&assignment).expect("assigned");
+    let started = Instant::now();
+    let mut read = 0;
+    while read < records {
+        match consumer.poll(Duration::from_secs(30)) {
+            Some(Ok(_)) => read += 1,
+            Some(Err(e)) => panic!("consume failed: {e}"),
+            None => panic!("no record for 30 s after {read} of {records}"),
+        }
+    }
+    records as f64 / started.elapsed().as_secs_f64()
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn main() {
+    let records = env_usize("PROXY_RECORDS", 300_000);
+    let rounds = env_usize("PROXY_ROUNDS", 3);
+    let samples = env_usize("PROXY_SAMPLES", 5_000);
+    let upstream = Upstream::start();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let server = runtime.block_on(async {
+        let mut config = Config {
+            data_dir: data.path().to_path_buf(),
+            kafka: KafkaConfig {
+                listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+                ..KafkaConfig::default()
+            },
+            ..Config::default()
+        };
+        config.admin.listen = SocketAddr::from(([127, 0, 0, 1], 0));
+        config.upstream.bootstrap = vec![upstream.addr.to_string()];
+        config.upstream.broker_ports_from = Some(0);
+        Server::start(config).await.expect("the host starts")
+    });
+    runtime.block_on(async {
+        let client =
+            UpstreamClient::connect(ClientSettings::new(vec![upstream.addr.to_string()])).unwrap();
+        assert_eq!(client.create_topic(TOPIC, PARTITIONS, 1).await.unwrap(), 0);
+    });
+    // The host's port for noida's broker (node 1), once its Metadata read has named it.
+    let proxy = server.proxy().expect("proxy mode").clone();
+    let started = Instant::now();
+    let broker_port = loop {
+        if let Some((_, port, _)) = proxy.ports().first() {
+            break *port;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the host never read the upstream"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let through = SocketAddr::from(([127, 0, 0, 1], broker_port));
+    let host = server.kafka_addr().to_string();
+    let direct = upstream.addr.to_string();
+    let mut out = Vec::new();
+    println!("proxy bench: noida-db at {direct}, the host at {host} (broker 1 at {through})");
+    runtime.block_on(latency(upstream.addr, through, samples, &mut out));
+
+    let (mut produce_direct, mut produce_through) = (Vec::new(), Vec::new());
+    let (mut consume_direct, mut consume_through) = (Vec::new(), Vec::new());
+    for round in 0..rounds {
+        // Alternate which goes first, so neither always meets a warmer (or fuller) broker.
+        let order: [(&str, bool); 2] = if round % 2 == 0 {
+            [(&direct, false), (&host, true)]
+        } else {
+            [(&host, true), (&direct, false)]
+        };
+        for (bootstrap, via_host) in order {
+            let produced = produce_rate(bootstrap, records);
+            let consumed = consume_rate(bootstrap, records);
+            if via_host {
+                produce_through.push(produced);
+                consume_through.push(consumed);
+            } else {
+                produce_direct.push(produced);
+                consume_direct.push(consumed);
+            }
+        }
+    }
+    for (what, direct, through) in [
+        ("produce", median(produce_direct), median(produce_through)),
+        ("consume", median(consume_direct), median(consume_through)),
+    ] {
+        println!(
+            "{what:<8} {records} x 100 B: direct {direct:>9.0} rec/s | through the host {through:>9.0} rec/s | {:.0} % of direct",
+            100.0 * through / direct
+        );
+        out.push(format!(
+            "{{\"bench\":\"proxy\",\"kind\":\"throughput\",\"what\":\"{what}\",\"records\":{records},\"rounds\":{rounds},\"direct_rps\":{direct:.0},\"through_rps\":{through:.0},\"ratio\":{:.3}}}",
+            through / direct
+        ));
+    }
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/bench");
+    let _ = std::fs::create_dir_all(&dir);
+    if let Err(e) = std::fs::write(dir.join("proxy.jsonl"), out.join("\n") + "\n") {
+        eprintln!("cannot write target/bench/proxy.jsonl: {e}");
+    }
+    runtime.block_on(server.shutdown()).unwrap();
+}
