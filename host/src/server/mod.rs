@@ -24,7 +24,7 @@ use crate::admin::{self, AdminConfigError, AdminState, AdminUpstream};
 use crate::catalog::{Catalog, CatalogError};
 use crate::config::Config;
 use crate::driver::{Driver, DriverConfig, DriverError};
-use crate::kafka::proxy::{Proxy, Target};
+use crate::kafka::proxy::{Proxy, Target, topology};
 use crate::kafka::{Broker, Node, listener};
 use crate::metrics::Metrics;
 use crate::registry::{Registry, RegistryConfig, RegistryError};
@@ -84,7 +84,8 @@ pub struct Server {
 
 impl Server {
     /// Opens the store, the catalog and binds the Kafka listener, then serves in the
-    /// background. Returns once the listener is bound, so `kafka_addr()` is connectable.
+    /// background. Returns once the listener is bound, so `kafka_addr()` is connectable (in
+    /// proxy mode, also after a first read of the upstream's topics, or its failure).
     pub async fn start(config: Config) -> Result<Server, ServerError> {
         // Refuse an exposed admin API before touching anything.
         admin::check_listen(&config.admin)?;
@@ -191,6 +192,15 @@ impl Server {
                 config.kafka.max_connections.max(1),
             )),
         });
+        // Proxy mode reads the upstream's topics once before serving anyone: a group that
+        // formed on an empty catalog would rebalance as soon as the first read filled it. An
+        // upstream that does not answer within its request timeout is retried by the
+        // topology reader while the host serves.
+        if let Some((proxy, _)) = &proxy
+            && let Err(error) = topology::read(proxy).await
+        {
+            tracing::warn!(%error, "cannot read the upstream's metadata at start; serving, and retrying");
+        }
         let stop = CancellationToken::new();
         let task = tokio::spawn(listener::run(
             socket,
