@@ -54,7 +54,7 @@ pub fn rewrite(proxy: &Proxy, api: ApiKey, version: i16, frame: Bytes) -> Result
         }
         ApiKey::FindCoordinator => {
             let mut r: FindCoordinatorResponse = decode(&mut body, api, version)?;
-            rewrite::find_coordinator(&mut r, proxy);
+            rewrite::find_coordinator(&mut r, version, proxy);
             Some(encode(&header, header_version, &r, version)?)
         }
         ApiKey::ApiVersions => {
