@@ -57,13 +57,7 @@ pub fn rewrite(proxy: &Proxy, api: ApiKey, version: i16, frame: Bytes) -> Result
             rewrite::find_coordinator(&mut r, version, proxy);
             Some(encode(&header, header_version, &r, version)?)
         }
-        ApiKey::ApiVersions => {
-            let mut r: ApiVersionsResponse = decode(&mut body, api, version)?;
-            if r.error_code == 0 {
-                versions::merge(&mut r);
-            }
-            Some(encode(&header, header_version, &r, version)?)
-        }
+        ApiKey::ApiVersions => api_versions(&header, header_version, body, version)?,
         ApiKey::Produce => {
             let mut r: ProduceResponse = decode(&mut body, api, version)?;
             if rewrite::produce(&mut r, proxy) {
@@ -85,6 +79,45 @@ pub fn rewrite(proxy: &Proxy, api: ApiKey, version: i16, frame: Bytes) -> Result
     Ok(changed.unwrap_or(frame))
 }
 
+/// Kafka's error for an ApiVersions newer than the broker knows.
+const UNSUPPORTED_VERSION: i16 = kafka_protocol::ResponseError::UnsupportedVersion.code();
+
+/// The upstream's ApiVersions answer `body` (after its header) to a request at `version`,
+/// merged with the host's table; `None` to pass it on as it came.
+///
+/// A broker that does not know `version` answers at v0 with UNSUPPORTED_VERSION and its own
+/// ApiVersions range (KIP-511; Kafka writes that answer at v0 whatever was asked). Read at
+/// `version`, those bytes fail to decode or decode to garbage, so such an answer is read at v0
+/// and passed on unchanged: the client retries within the range it names, as it would
+/// straight against the broker.
+fn api_versions(
+    header: &ResponseHeader,
+    header_version: i16,
+    body: Bytes,
+    version: i16,
+) -> Result<Option<Bytes>, String> {
+    let api = ApiKey::ApiVersions;
+    let at_version: Result<ApiVersionsResponse, String> = decode(&mut body.clone(), api, version);
+    match at_version {
+        Ok(mut r) if r.error_code != UNSUPPORTED_VERSION => {
+            if r.error_code == 0 {
+                versions::merge(&mut r);
+            }
+            Ok(Some(encode(header, header_version, &r, version)?))
+        }
+        first => {
+            let v0: ApiVersionsResponse = decode(&mut body.clone(), api, 0)?;
+            if v0.error_code == UNSUPPORTED_VERSION {
+                Ok(None)
+            } else {
+                Err(first.err().unwrap_or_else(|| {
+                    format!("upstream ApiVersions v{version} answer: unreadable")
+                }))
+            }
+        }
+    }
+}
+
 fn decode<T: Decodable>(body: &mut Bytes, api: ApiKey, version: i16) -> Result<T, String> {
     guard::decode_from(body, version)
         .map_err(|e| format!("upstream {api:?} v{version} answer: {e}"))
@@ -102,4 +135,54 @@ fn encode<T: Encodable>(
         .and_then(|()| body.encode(&mut out, version))
         .map_err(|e| format!("cannot encode the rewritten answer: {e}"))?;
     Ok(out.freeze())
+}
+
+#[cfg(test)]
+mod tests {
+    use kafka_protocol::messages::api_versions_response::ApiVersion;
+
+    use super::*;
+
+    fn encoded(response: &ApiVersionsResponse, version: i16) -> Bytes {
+        let mut out = BytesMut::new();
+        response.encode(&mut out, version).unwrap();
+        out.freeze()
+    }
+
+    fn entry(key: ApiKey, min: i16, max: i16) -> ApiVersion {
+        ApiVersion::default()
+            .with_api_key(key as i16)
+            .with_min_version(min)
+            .with_max_version(max)
+    }
+
+    #[test]
+    fn an_upstream_that_does_not_know_the_version_is_answered_at_v0_unchanged() {
+        let header = ResponseHeader::default().with_correlation_id(7);
+        let refusal = ApiVersionsResponse::default()
+            .with_error_code(UNSUPPORTED_VERSION)
+            .with_api_keys(vec![entry(ApiKey::ApiVersions, 0, 3)]);
+        for asked in [3, 4] {
+            let passed = api_versions(&header, 0, encoded(&refusal, 0), asked).unwrap();
+            assert_eq!(passed, None, "v{asked}: the v0 refusal goes on as it came");
+        }
+        // A real answer at the version asked is merged (the host's group APIs appear).
+        let answer = ApiVersionsResponse::default().with_api_keys(vec![
+            entry(ApiKey::ApiVersions, 0, 3),
+            entry(ApiKey::Fetch, 4, 16),
+        ]);
+        let merged = api_versions(&header, 0, encoded(&answer, 3), 3)
+            .unwrap()
+            .expect("rewritten");
+        let mut rest = merged;
+        let _: ResponseHeader = guard::decode_from(&mut rest, 0).unwrap();
+        let r: ApiVersionsResponse = guard::decode_from(&mut rest, 3).unwrap();
+        assert!(
+            r.api_keys
+                .iter()
+                .any(|k| k.api_key == ApiKey::JoinGroup as i16)
+        );
+        // Anything else that does not decode is an upstream fault.
+        assert!(api_versions(&header, 0, Bytes::from_static(&[0, 0, 0]), 3).is_err());
+    }
 }
