@@ -11,18 +11,18 @@ use bytes::{Bytes, BytesMut};
 use kafka_protocol::indexmap::IndexMap;
 use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
 use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
-use kafka_protocol::messages::{FetchRequest, ProduceRequest};
+use kafka_protocol::messages::{ApiVersionsRequest, FetchRequest, ProduceRequest};
 use kafka_protocol::records::{
     Compression, Record, RecordBatchDecoder, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
 };
 
 use crate::fake_cluster::{FakeCluster, topic_id};
-use crate::{DEADLINE, KafkaClient, TestHost, topic_name};
+use crate::{DEADLINE, KafkaClient, TestHost, str, topic_name};
 
 /// How often the host under test reads the upstream's Metadata again.
 pub const METADATA_REFRESH: Duration = Duration::from_millis(300);
 /// The host's bound on its own upstream calls (offsets, metadata) and on connecting upstream.
-pub const UPSTREAM_TIMEOUT: Duration = Duration::from_secs(2);
+pub const UPSTREAM_TIMEOUT: Duration = Duration::from_secs(5);
 
 impl TestHost {
     /// A host in proxy mode in front of `cluster` (every broker a bootstrap server).
@@ -82,6 +82,14 @@ impl TestHost {
             .unwrap_or_else(|_| panic!("the host never mirrored {topic} with {partitions}"))
             .expect("the catalog lives as long as the host");
     }
+}
+
+/// ApiVersions as a client sends it: v3+ must name the client's software (Kafka's rule,
+/// which the host applies when it answers itself; the fake does not check).
+pub fn api_versions() -> ApiVersionsRequest {
+    ApiVersionsRequest::default()
+        .with_client_software_name(str("assignor-host-tests"))
+        .with_client_software_version(str("1.0"))
 }
 
 /// One uncompressed v2 record batch of `values`, base offset 0.
