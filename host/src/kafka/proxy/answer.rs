@@ -11,6 +11,7 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::{Decodable, Encodable};
 
 use super::{Proxy, rewrite, versions};
+use crate::coordinator::view::TopicsView;
 use crate::kafka::guard;
 
 /// Whether a Produce request frame has `acks = 0` (no answer will come). A frame that does
@@ -35,13 +36,7 @@ pub fn rewrite(proxy: &Proxy, api: ApiKey, version: i16, frame: Bytes) -> Result
     let changed = match api {
         ApiKey::Metadata => {
             let mut r: MetadataResponse = decode(&mut body, api, version)?;
-            let catalog = proxy.catalog.topics();
-            let unknown = r
-                .topics
-                .iter()
-                .filter_map(|t| t.name.as_ref())
-                .any(|name| !catalog.contains_key(name.as_str()));
-            if unknown {
+            if names_a_new_topic(&r, &proxy.catalog.topics()) {
                 proxy.refresh.notify_one();
             }
             rewrite::metadata(&mut r, proxy);
@@ -77,6 +72,19 @@ pub fn rewrite(proxy: &Proxy, api: ApiKey, version: i16, frame: Bytes) -> Result
         _ => None,
     };
     Ok(changed.unwrap_or(frame))
+}
+
+/// Whether a Metadata answer names a topic the upstream has and the catalog does not, so the
+/// host's own read should run now. A topic the upstream answered with an error (it does not
+/// exist there either) is no reason: clients ask for a missing topic again and again, and
+/// each would cost a full read.
+fn names_a_new_topic(response: &MetadataResponse, catalog: &TopicsView) -> bool {
+    response
+        .topics
+        .iter()
+        .filter(|t| t.error_code == 0)
+        .filter_map(|t| t.name.as_ref())
+        .any(|name| !catalog.contains_key(name.as_str()))
 }
 
 /// Kafka's error for an ApiVersions newer than the broker knows.
@@ -154,6 +162,36 @@ mod tests {
             .with_api_key(key as i16)
             .with_min_version(min)
             .with_max_version(max)
+    }
+
+    #[test]
+    fn only_a_topic_the_upstream_has_and_the_catalog_lacks_wakes_the_read() {
+        use kafka_protocol::messages::TopicName;
+        use kafka_protocol::messages::metadata_response::MetadataResponseTopic;
+        use kafka_protocol::protocol::StrBytes;
+
+        let topic = |name: &'static str, error_code: i16| {
+            MetadataResponseTopic::default()
+                .with_name(Some(TopicName(StrBytes::from_static_str(name))))
+                .with_error_code(error_code)
+        };
+        let known = assignor_sdk::Topic {
+            name: "known".into(),
+            partition_count: 1,
+            partition_racks: Vec::new(),
+        };
+        let catalog: TopicsView = std::sync::Arc::new([("known".to_owned(), known)].into());
+        let answer = |topics| MetadataResponse::default().with_topics(topics);
+        assert!(!names_a_new_topic(
+            &answer(vec![topic("known", 0)]),
+            &catalog
+        ));
+        assert!(names_a_new_topic(&answer(vec![topic("new", 0)]), &catalog));
+        // UNKNOWN_TOPIC_OR_PARTITION: missing upstream too.
+        assert!(!names_a_new_topic(
+            &answer(vec![topic("missing", 3)]),
+            &catalog
+        ));
     }
 
     #[test]
