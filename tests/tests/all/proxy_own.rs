@@ -6,8 +6,8 @@ use assignor_host_tests::proxy::api_versions;
 use assignor_host_tests::str;
 use kafka_protocol::messages::leave_group_request::MemberIdentity;
 use kafka_protocol::messages::{
-    ApiKey, ApiVersionsResponse, DescribeGroupsRequest, FindCoordinatorRequest, GroupId,
-    LeaveGroupRequest, ListGroupsRequest,
+    ApiKey, ApiVersionsResponse, ConsumerGroupHeartbeatRequest, DescribeGroupsRequest,
+    FindCoordinatorRequest, GroupId, LeaveGroupRequest, ListGroupsRequest,
 };
 
 use super::admin_support::Member;
@@ -78,10 +78,24 @@ async fn api_versions_is_the_upstreams_table_merged_with_the_hosts_ranges() {
         let retried = client.call(&api_versions(), 3).await.unwrap();
         assert_eq!(table(&retried), MERGED, "the retry on the same connection");
     }
-    assert!(
-        !cluster.requests(2).is_empty(),
-        "broker 2's port asked broker 2"
-    );
+    // Each port asked its own broker (the bootstrap port the first bootstrap server).
+    for node in [1, 2] {
+        let asked: Vec<(ApiKey, i16)> = cluster
+            .requests_from(node, "assignor-host-tests")
+            .iter()
+            .map(|r| (r.0, r.1))
+            .collect();
+        let versions = [0, 1, 2, 3, 4, 3].map(|v| (ApiKey::ApiVersions, v));
+        assert_eq!(asked, versions, "node {node}");
+    }
+    // A refused API is never passed up: the connection closes instead.
+    let mut client = host.broker_client(2).await;
+    client
+        .send(&ConsumerGroupHeartbeatRequest::default(), 0)
+        .await
+        .unwrap();
+    assert!(client.is_closed_by_host().await.unwrap());
+    assert_eq!(cluster.requests_from(2, "assignor-host-tests").len(), 6);
     host.stop().await;
 }
 
