@@ -284,3 +284,27 @@ async fn leader_hints_of_produce_and_fetch_name_the_leaders_port_here() {
     assert_eq!(stored, ["found"]);
     host.stop().await;
 }
+
+#[tokio::test]
+async fn a_large_batch_goes_up_and_comes_back_byte_for_byte() {
+    let (cluster, host) = proxied().await;
+    // Larger than any socket buffer, so it crosses the host in many reads and writes.
+    let big = "x".repeat(256 * 1024);
+    let values_sent: Vec<&str> = (0..8).map(|_| big.as_str()).collect();
+    let sent = batch(&values_sent);
+    let mut client = host.broker_client(3).await;
+    let answer = client
+        .call(&produce("orders", 2, sent.clone()), 9)
+        .await
+        .unwrap();
+    assert_eq!(answer.responses[0].partition_responses[0].error_code, 0);
+    assert_eq!(
+        cluster.records("orders", 2),
+        [sent.clone()],
+        "stored as sent"
+    );
+    let fetched = client.call(&fetch("orders", 2, 0, 16), 16).await.unwrap();
+    let records = fetched.responses[0].partitions[0].records.clone().unwrap();
+    assert_eq!(records, sent, "fetched as stored");
+    host.stop().await;
+}
