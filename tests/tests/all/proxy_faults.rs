@@ -9,7 +9,7 @@ use assignor_host_tests::proxy::{UPSTREAM_TIMEOUT, api_versions, batch, fetch, p
 use assignor_host_tests::{DEADLINE, TestHost, str};
 use kafka_protocol::messages::{
     ApiKey, DescribeGroupsRequest, FetchRequest, FindCoordinatorRequest, GroupId, HeartbeatRequest,
-    ListGroupsRequest, MetadataRequest, ProduceRequest,
+    ListGroupsRequest, MetadataRequest, OffsetCommitRequest, ProduceRequest,
 };
 use tokio::time::Instant;
 
@@ -237,6 +237,43 @@ async fn a_commit_upstream_slower_than_the_request_timeout_fails_retriably_in_bo
     let codes = commit_codes(&mut member.client, &request).await;
     assert_eq!(codes, [15], "COORDINATOR_NOT_AVAILABLE: the client retries");
     assert_eq!(member.heartbeat().await, 0);
+    cluster.set_delay(1, Duration::ZERO);
+    let request = commit("payments", &member.id, member.generation, &[(0, 6)]);
+    commit_as_a_client_does(&mut member, &request).await;
+    assert_eq!(cluster.committed("payments", "orders", 0), Some(6));
+    host.stop().await;
+}
+
+/// Commits as a client does: again while the answer is COORDINATOR_NOT_AVAILABLE (each try
+/// is bounded by the host's request timeout), a few times at most.
+async fn commit_as_a_client_does(member: &mut Member, request: &OffsetCommitRequest) {
+    for _ in 0..5 {
+        match commit_codes(&mut member.client, request).await[..] {
+            [0] => return,
+            [15] => continue,
+            ref other => panic!("commit answered {other:?}"),
+        }
+    }
+    panic!("the commit never landed");
+}
+
+#[tokio::test]
+async fn the_upstream_coordinator_killed_and_restarted_fails_commits_retriably_then_takes_them() {
+    let (cluster, host) = proxied().await;
+    let (mut member, _) = stable_member(&host).await;
+    let request = commit("payments", &member.id, member.generation, &[(0, 1)]);
+    assert_eq!(commit_codes(&mut member.client, &request).await, [0]);
+    cluster.kill_broker(1).await;
+    let request = commit("payments", &member.id, member.generation, &[(0, 2)]);
+    let codes = commit_codes(&mut member.client, &request).await;
+    assert_eq!(codes, [15], "COORDINATOR_NOT_AVAILABLE while it is down");
+    assert_eq!(cluster.committed("payments", "orders", 0), Some(1));
+    assert_eq!(member.heartbeat().await, 0, "the group does not notice");
+    cluster.restart_broker(1).await;
+    // The host's client reconnects by itself.
+    commit_as_a_client_does(&mut member, &request).await;
+    assert_eq!(cluster.committed("payments", "orders", 0), Some(2));
+    assert_eq!(described(&mut member).await.0, "Stable");
     host.stop().await;
 }
 
