@@ -24,7 +24,7 @@ use crate::admin::{self, AdminConfigError, AdminState};
 use crate::catalog::{Catalog, CatalogError};
 use crate::config::Config;
 use crate::driver::{Driver, DriverConfig, DriverError};
-use crate::kafka::proxy::{Proxy, Target};
+use crate::kafka::proxy::{Proxy, Target, topology};
 use crate::kafka::{Broker, Node, listener};
 use crate::metrics::Metrics;
 use crate::registry::{Registry, RegistryConfig, RegistryError};
@@ -137,20 +137,6 @@ impl Server {
             };
             Arc::new(offsets) as Arc<dyn crate::driver::RemoteOffsets>
         });
-        let driver = Driver::start(
-            DriverConfig {
-                settings: config.driver.clone(),
-                coordinator: config.coordinator.clone(),
-                notices: metrics.clone(),
-                remote_offsets,
-                ..DriverConfig::default()
-            },
-            registry.clone(),
-            registry.subscribe(),
-            catalog.subscribe(),
-            Some(store),
-        )?;
-
         let listen = config.kafka.listen;
         let socket = TcpListener::bind(listen)
             .await
@@ -180,6 +166,29 @@ impl Server {
                 Proxy::new(config.upstream.clone(), host, kafka_addr, catalog.clone());
             (Arc::new(proxy), listeners)
         });
+        // Proxy mode: the catalog is the upstream's. Read it before the driver restores the
+        // persisted groups, which compare their partition counts with it: against the empty
+        // catalog every restored group would rebalance ("changed from 6 to 0") at each
+        // restart. An upstream that does not answer is retried by the topology task.
+        if let Some((proxy, _)) = &proxy
+            && let Err(error) = topology::read(proxy).await
+        {
+            tracing::warn!(%error, "cannot read the upstream's metadata at start");
+        }
+        let driver = Driver::start(
+            DriverConfig {
+                settings: config.driver.clone(),
+                coordinator: config.coordinator.clone(),
+                notices: metrics.clone(),
+                remote_offsets,
+                ..DriverConfig::default()
+            },
+            registry.clone(),
+            registry.subscribe(),
+            catalog.subscribe(),
+            Some(store),
+        )?;
+
         let broker = Arc::new(Broker {
             node: node.clone(),
             cluster_id: config.kafka.cluster_id.clone(),
