@@ -11,6 +11,7 @@ use crate::catalog::Catalog;
 use crate::driver::Driver;
 use crate::metrics::Metrics;
 use crate::registry::Registry;
+use crate::upstream::client::UpstreamClient;
 
 /// The `[admin]` section of the config file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -70,6 +71,9 @@ pub struct AdminState {
     pub catalog: Catalog,
     pub metrics: Arc<Metrics>,
     pub config: Arc<AdminConfig>,
+    /// Proxy mode: the host's client of the cluster, where topics are created and grown
+    /// (`catalog` then mirrors them). `None` standalone.
+    pub upstream: Option<UpstreamClient>,
 }
 
 impl AdminState {

@@ -232,6 +232,7 @@ impl Server {
             catalog: catalog.clone(),
             metrics: metrics.clone(),
             config: Arc::new(config.admin.clone()),
+            upstream: upstream.clone(),
         };
         let (admin_stop, admin_stopped) = oneshot::channel::<()>();
         let admin_task = tokio::spawn(admin::serve(admin_socket, admin_state, async {

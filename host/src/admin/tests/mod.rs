@@ -86,6 +86,7 @@ pub(super) fn state(edit: impl FnOnce(&mut AdminConfig, &mut usize)) -> AdminSta
         catalog,
         metrics,
         config: Arc::new(config),
+        upstream: None,
     }
 }
 
