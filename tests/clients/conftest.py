@@ -99,19 +99,16 @@ PROXY_SETTINGS = {"metadata_refresh": "1s"}
 
 @pytest.fixture
 def proxy(tmp_path, precompiled_cache, request):
-    """`@pytest.mark.upstream_settings(key=value, ...)` adds `[upstream]` settings,
-    `@pytest.mark.coordinator_settings(...)` `[coordinator]` ones;
+    """`@pytest.mark.upstream_settings(key=value, ...)` adds `[upstream]` settings;
     `broker_ports_from="fixed"` fixes node 1's port (a free one, chosen here), so a restarted
     host is where the clients last saw it."""
     marker = request.node.get_closest_marker("upstream_settings")
     settings = {**PROXY_SETTINGS, **(marker.kwargs if marker else {})}
-    marker = request.node.get_closest_marker("coordinator_settings")
-    coordinator = marker.kwargs if marker else None
     upstream = start_noida(tmp_path / "noida")
     if settings.get("broker_ports_from") == "fixed":
         settings["broker_ports_from"] = free_port() - 1  # noida is node 1
     try:
-        host = start_host(tmp_path / "host", coordinator, shared_cache=precompiled_cache,
+        host = start_host(tmp_path / "host", shared_cache=precompiled_cache,
                           upstream=upstream.bootstrap, upstream_settings=settings)
     except BaseException:
         upstream.stop()

@@ -294,3 +294,33 @@ def test_group_describe_shows_each_partitions_lag_read_upstream(proxy, proxy_con
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert lag_table(out.stdout) == want, out.stdout
+
+
+def cli(host, *args):
+    out = subprocess.run([str(BINARY), *args, "--admin", host.admin_url],
+                         capture_output=True, text=True, timeout=60)
+    return out.returncode, out.stdout + out.stderr
+
+
+def test_topic_commands_act_on_the_cluster(proxy):
+    """`assignor-host topic create / add-partitions` in proxy mode create and grow the topic
+    on the cluster (read back from noida's own Metadata) and the host serves it at once;
+    `topic rm` is refused: the cluster's topics are deleted on the cluster."""
+    host, upstream = proxy.host, proxy.upstream
+    topic = unique("cli-topic")
+    status, out = cli(host, "topic", "create", topic, "--partitions", "4")
+    assert status == 0, out
+    assert upstream.partition_counts().get(topic) == 4, "not created on noida"
+    status, out = cli(host, "topic", "ls")
+    assert status == 0 and any(line.split()[:2] == [topic, "4"] for line in out.splitlines()), out
+    status, out = cli(host, "topic", "create", topic, "--partitions", "2")
+    assert status != 0 and "exists" in out.lower(), out  # noida's TOPIC_ALREADY_EXISTS
+
+    status, out = cli(host, "topic", "add-partitions", topic, "--count", "6")
+    assert status == 0, out
+    assert upstream.partition_counts().get(topic) == 6
+    status, out = cli(host, "topic", "ls")
+    assert any(line.split()[:2] == [topic, "6"] for line in out.splitlines()), out
+    status, out = cli(host, "topic", "rm", topic)
+    assert status != 0 and "cluster" in out, out
+    assert upstream.partition_counts().get(topic) == 6, "the topic went from noida"

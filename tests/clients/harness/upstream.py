@@ -115,6 +115,12 @@ class Noida:
         for future in futures.values():
             future.result(timeout=30)
 
+    def partition_counts(self):
+        """{topic: partitions} as noida's own Metadata says (no topic is auto-created)."""
+        metadata = self.admin.list_topics(timeout=30)
+        return {name: len(t.partitions) for name, t in metadata.topics.items()
+                if t.error is None}
+
     # -- offsets, directly --------------------------------------------------------------------
 
     def committed(self, group, partitions):
