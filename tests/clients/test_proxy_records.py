@@ -15,7 +15,7 @@ import pytest
 
 from conftest import unique
 from harness.expect import range_assign, roundrobin_assign, wait_for_assignment
-from harness.host import BINARY
+from harness.host import BINARY, lag_table
 from harness.records import (check_reads_follow_assignment, check_records, keys, produce,
                              produce_kcat, wait_all_read)
 from harness.wait import wait_until
@@ -240,25 +240,6 @@ def test_a_mixed_group_of_all_five_clients_reads_every_record_once(proxy, proxy_
 # "committed", "end", "lag"}]` and `assignor-host group describe G` a table TOPIC PARTITION
 # COMMITTED END LAG: the lead's work, merged separately. Until it is on this branch this test
 # fails at the first `offsets` lookup; the assertions stand as the shape agreed.
-
-LAG_HEADER = ["TOPIC", "PARTITION", "COMMITTED", "END", "LAG"]
-
-
-def lag_table(text):
-    """The rows of `group describe`'s TOPIC PARTITION COMMITTED END LAG table, as
-    {(topic, partition): (committed, end, lag)} with `-` read as None."""
-    lines = text.splitlines()
-    starts = [i for i, line in enumerate(lines) if line.split() == LAG_HEADER]
-    assert starts, f"no {' '.join(LAG_HEADER)} table in `group describe`:\n{text}"
-    rows = {}
-    for line in lines[starts[0] + 1:]:
-        cells = line.split()
-        if len(cells) != len(LAG_HEADER):
-            break
-        value = [None if c == "-" else int(c) for c in cells[2:]]
-        rows[(cells[0], int(cells[1]))] = tuple(value)
-    return rows
-
 
 def test_group_describe_shows_each_partitions_lag_read_upstream(proxy, proxy_consumers):
     """Per partition, as `kafka-consumer-groups --describe` shows it: the offset committed

@@ -191,6 +191,25 @@ class Host:
         return {"state": g["group_state"], "protocol": g["protocol_data"], "members": members}
 
 
+LAG_HEADER = ["TOPIC", "PARTITION", "COMMITTED", "END", "LAG"]
+
+
+def lag_table(text):
+    """The rows of `group describe`'s TOPIC PARTITION COMMITTED END LAG table, as
+    {(topic, partition): (committed, end, lag)} with `-` read as None."""
+    lines = text.splitlines()
+    starts = [i for i, line in enumerate(lines) if line.split() == LAG_HEADER]
+    assert starts, f"no {' '.join(LAG_HEADER)} table in `group describe`:\n{text}"
+    rows = {}
+    for line in lines[starts[0] + 1:]:
+        cells = line.split()
+        if len(cells) != len(LAG_HEADER):
+            break
+        value = [None if c == "-" else int(c) for c in cells[2:]]
+        rows[(cells[0], int(cells[1]))] = tuple(value)
+    return rows
+
+
 def start_host(workdir: Path, coordinator=None, shared_cache: Path = None, **proxy) -> Host:
     """A started host; `proxy`: `upstream=` and `upstream_settings=` for proxy mode."""
     host = Host(workdir, coordinator, shared_cache, **proxy)
