@@ -300,7 +300,7 @@ async fn a_large_batch_goes_up_and_comes_back_byte_for_byte() {
     assert_eq!(answer.responses[0].partition_responses[0].error_code, 0);
     assert_eq!(
         cluster.records("orders", 2),
-        [sent.clone()],
+        std::slice::from_ref(&sent),
         "stored as sent"
     );
     let fetched = client.call(&fetch("orders", 2, 0, 16), 16).await.unwrap();
