@@ -1,9 +1,11 @@
 //! Clients that try to hurt the host, over real sockets (issue 14's defects, each reproduced
 //! first): whatever they send, the host answers, keeps its data, and serves everyone else.
 
+use std::time::Duration;
+
 use assignor_host_tests::{TestHost, str};
 use kafka_protocol::messages::sync_group_request::SyncGroupRequestAssignment;
-use kafka_protocol::messages::{GroupId, SyncGroupRequest};
+use kafka_protocol::messages::{ApiVersionsRequest, GroupId, SyncGroupRequest};
 use reqwest::{Method, StatusCode};
 use serde_json::json;
 
@@ -72,4 +74,128 @@ async fn a_leaders_assignment_claiming_two_billion_topics_is_described_as_empty(
     let host = TestHost::with_topics_in(&path, &[("orders", 4)]).await;
     described_without_partitions(&Admin::new(&host)).await;
     host.stop().await;
+}
+
+/// Fetch `orders`/0 held for as long as Kafka's protocol allows (2^31-1 ms, 24.8 days).
+fn longest_fetch() -> kafka_protocol::messages::FetchRequest {
+    assignor_host_tests::proxy::fetch("orders", 0, 0, 12).with_max_wait_ms(i32::MAX)
+}
+
+#[tokio::test]
+async fn fetches_held_for_weeks_free_their_slots_when_their_clients_leave() {
+    let host = TestHost::with_config(|c| {
+        c.catalog.topics = seeds_orders();
+        c.kafka.max_connections = 20;
+    })
+    .await;
+    // Twenty clients take every slot with a Fetch the host holds, then go away.
+    let mut clients = Vec::new();
+    for _ in 0..20 {
+        let mut client = host.client().await;
+        client.send(&longest_fetch(), 12).await.unwrap();
+        clients.push(client);
+    }
+    drop(clients);
+    // The host noticed each close: a new client is served.
+    let mut client = host.client().await;
+    let answer = client
+        .call(&ApiVersionsRequest::default(), 2)
+        .await
+        .unwrap();
+    assert_eq!(answer.error_code, 0);
+    host.stop().await;
+}
+
+#[tokio::test]
+async fn a_frame_that_stalls_is_closed_and_its_slot_serves_the_next_client() {
+    let host = TestHost::with_config(|c| {
+        c.kafka.max_connections = 3;
+        c.kafka.frame_timeout = Duration::from_millis(300);
+    })
+    .await;
+    // Three clients send five bytes of a frame (size and part of a header), then nothing.
+    let mut stalled = Vec::new();
+    for _ in 0..3 {
+        let mut client = host.client().await;
+        client.send_raw(&[0, 0, 0, 20, 0]).await.unwrap();
+        stalled.push(client);
+    }
+    for client in &mut stalled {
+        assert!(
+            client.is_closed_by_host().await.unwrap(),
+            "a stalled frame is closed"
+        );
+    }
+    let mut client = host.client().await;
+    let answer = client
+        .call(&ApiVersionsRequest::default(), 2)
+        .await
+        .unwrap();
+    assert_eq!(answer.error_code, 0);
+    host.stop().await;
+}
+
+#[tokio::test]
+async fn an_idle_connection_is_closed_but_one_waiting_for_an_answer_is_not() {
+    let host = TestHost::with_config(|c| {
+        c.catalog.topics = seeds_orders();
+        c.kafka.connections_max_idle = Duration::from_millis(300);
+    })
+    .await;
+    let mut idle = host.client().await;
+    // A Fetch held longer than the idle timeout: the connection has a request in flight.
+    let mut waiting = host.client().await;
+    let held = waiting
+        .send(&longest_fetch().with_max_wait_ms(1_500), 12)
+        .await
+        .unwrap();
+    assert!(idle.is_closed_by_host().await.unwrap(), "idle, closed");
+    let answer = waiting
+        .receive::<kafka_protocol::messages::FetchRequest>(held, 12)
+        .await
+        .unwrap();
+    assert_eq!(answer.error_code, 0, "the held Fetch was answered, not cut");
+    host.stop().await;
+}
+
+#[tokio::test]
+async fn one_address_cannot_take_every_connection() {
+    let host = TestHost::with_config(|c| c.kafka.max_connections_per_address = 2).await;
+    let mut first = host.client().await;
+    let mut second = host.client().await;
+    let mut third = host.client().await;
+    assert!(
+        third.is_closed_by_host().await.unwrap(),
+        "over the address's cap"
+    );
+    for client in [&mut first, &mut second] {
+        let answer = client
+            .call(&ApiVersionsRequest::default(), 2)
+            .await
+            .unwrap();
+        assert_eq!(answer.error_code, 0);
+    }
+    drop(first);
+    // The count goes down once the host has seen the close.
+    let mut again = None;
+    for _ in 0..100 {
+        let mut client = host.client().await;
+        match client.call(&ApiVersionsRequest::default(), 2).await {
+            Ok(answer) => {
+                again = Some(answer.error_code);
+                break;
+            }
+            Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
+        }
+    }
+    assert_eq!(again, Some(0), "a slot freed by a close is taken again");
+    host.stop().await;
+}
+
+fn seeds_orders() -> Vec<assignor_host::catalog::TopicSeed> {
+    vec![assignor_host::catalog::TopicSeed {
+        name: "orders".to_owned(),
+        partitions: 4,
+        partition_racks: Vec::new(),
+    }]
 }
