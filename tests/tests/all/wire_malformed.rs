@@ -64,8 +64,23 @@ async fn truncated_frame_then_end_of_stream() {
 
 #[tokio::test]
 async fn oversized_and_negative_sizes_close_before_any_body() {
-    let host = TestHost::with_config(|c| c.kafka.max_frame_bytes = 1024).await;
-    // Over the cap: closed without waiting for the 1025 announced bytes.
+    let host = TestHost::with_config(|c| {
+        c.kafka.max_frame_bytes = 1024;
+        c.kafka.max_group_frame_bytes = 768;
+        c.kafka.max_local_frame_bytes = 512;
+    })
+    .await;
+    // Over the cap of the API the frame names (its first two bytes after the size): closed
+    // without waiting for the announced bytes.
+    let over = |size: i32, key: ApiKey| {
+        let mut raw = size.to_be_bytes().to_vec();
+        raw.extend_from_slice(&(key as i16).to_be_bytes());
+        raw
+    };
+    assert_closed_after_raw(&host, &over(1025, ApiKey::Produce)).await;
+    assert_closed_after_raw(&host, &over(769, ApiKey::JoinGroup)).await;
+    assert_closed_after_raw(&host, &over(513, ApiKey::Metadata)).await;
+    // Over every cap: closed before the key is read.
     assert_closed_after_raw(&host, &1025i32.to_be_bytes()).await;
     assert_closed_after_raw(&host, &(-1i32).to_be_bytes()).await;
     assert_closed_after_raw(&host, &i32::MIN.to_be_bytes()).await;

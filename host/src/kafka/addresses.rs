@@ -1,0 +1,71 @@
+//! Open connections by client address (`kafka.max_connections_per_address`), shared by every
+//! listener of the host: one client address cannot take every connection slot.
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::sync::{Arc, Mutex};
+
+/// Open connections by client address, shared by every listener of the host.
+#[derive(Debug, Default)]
+pub struct Addresses {
+    open: Mutex<HashMap<IpAddr, usize>>,
+}
+
+impl Addresses {
+    /// Counts one more connection from `ip`, unless it has `max` open already. The count
+    /// goes down when the guard is dropped.
+    pub fn admit(self: &Arc<Self>, ip: IpAddr, max: usize) -> Option<AddressGuard> {
+        let mut open = self.open.lock().unwrap();
+        let count = open.entry(ip).or_insert(0);
+        if *count >= max {
+            return None;
+        }
+        *count += 1;
+        Some(AddressGuard {
+            addresses: self.clone(),
+            ip,
+        })
+    }
+}
+
+/// One admitted connection of an address.
+pub struct AddressGuard {
+    addresses: Arc<Addresses>,
+    ip: IpAddr,
+}
+
+impl Drop for AddressGuard {
+    fn drop(&mut self) {
+        let mut open = self.addresses.open.lock().unwrap();
+        if let Some(count) = open.get_mut(&self.ip) {
+            *count -= 1;
+            if *count == 0 {
+                open.remove(&self.ip);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_address_is_admitted_up_to_its_cap_and_again_once_one_closes() {
+        let addresses = Arc::new(Addresses::default());
+        let a: IpAddr = [10, 0, 0, 1].into();
+        let b: IpAddr = [10, 0, 0, 2].into();
+        let first = addresses.admit(a, 2).expect("first");
+        let _second = addresses.admit(a, 2).expect("second");
+        assert!(
+            addresses.admit(a, 2).is_none(),
+            "third from the same address"
+        );
+        assert!(
+            addresses.admit(b, 2).is_some(),
+            "another address is counted apart"
+        );
+        drop(first);
+        assert!(addresses.admit(a, 2).is_some(), "a slot freed by a close");
+    }
+}
