@@ -9,8 +9,8 @@
 
 use std::fmt;
 
-use serde::ser::{SerializeSeq, Serializer};
 use serde::Serialize;
+use serde::ser::{SerializeSeq, Serializer};
 
 use crate::abi::{AssignRequest, AssignResponse, MemberAssignment, TopicPartitions};
 use crate::hash::FxHashMap;
@@ -326,11 +326,7 @@ impl Assignment {
         let slot = slot as usize;
         match self.id_ends.get(slot) {
             Some(&end) => {
-                let start = if slot == 0 {
-                    0
-                } else {
-                    self.id_ends[slot - 1]
-                };
+                let start = if slot == 0 { 0 } else { self.id_ends[slot - 1] };
                 &self.ids[start as usize..end as usize]
             }
             None => &self.unknown_ids[slot - self.id_ends.len()],
@@ -451,9 +447,10 @@ impl Assignment {
         };
         for m in 0..order.len() {
             let runs = &mut sorted[first[m] as usize..first[m + 1] as usize];
-            let ordered = runs
-                .windows(2)
-                .all(|w| rank[self.runs[w[0] as usize].topic as usize] <= rank[self.runs[w[1] as usize].topic as usize]);
+            let ordered = runs.windows(2).all(|w| {
+                rank[self.runs[w[0] as usize].topic as usize]
+                    <= rank[self.runs[w[1] as usize].topic as usize]
+            });
             if !ordered {
                 runs.sort_by_key(|&r| rank[self.runs[r as usize].topic as usize]);
             }
@@ -800,7 +797,8 @@ mod tests {
         assert_eq!(a.of("m2"), [("t2", 1), ("t2", 3)]);
         let v2: crate::abi::v2::Response =
             crate::abi::v2::decode(&a.to_v2_bytes().unwrap()).unwrap();
-        let tp = |topic, partitions: Vec<i32>| crate::abi::v2::TopicPartitions { topic, partitions };
+        let tp =
+            |topic, partitions: Vec<i32>| crate::abi::v2::TopicPartitions { topic, partitions };
         assert_eq!(v2.assignments[0].partitions, [tp(0, vec![0, 2])]);
         assert_eq!(v2.assignments[1].partitions, [tp(2, vec![1, 3])]);
         assert_eq!(v2.assignments.len(), 2);

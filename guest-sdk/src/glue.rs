@@ -21,8 +21,8 @@ use serde::Deserialize;
 
 use crate::abi::v2::{self, Extras, Inputs, Layout};
 use crate::abi::{
-    ABI_V1, ABI_V2, AssignRequest, AssignResponse, AssignorInfo, Input, RebalanceProtocol,
-    decode, encode,
+    ABI_V1, ABI_V2, AssignRequest, AssignResponse, AssignorInfo, Input, RebalanceProtocol, decode,
+    encode,
 };
 use crate::assignment::{AssignError, Assignment};
 
@@ -63,8 +63,7 @@ pub fn call(
     let members = request.members.len();
     let topics = request.topics.len();
     let in_range = response.assignments.iter().all(|a| {
-        (a.member as usize) < members
-            && a.partitions.iter().all(|tp| (tp.topic as usize) < topics)
+        (a.member as usize) < members && a.partitions.iter().all(|tp| (tp.topic as usize) < topics)
     });
     if !in_range {
         return Err("the answer names a member or topic index outside the request".into());
@@ -291,7 +290,10 @@ mod tests {
         );
         assert!(response.assignments.is_empty());
         let v1 = round_trip_v1(b"\xc1not msgpack", deal).error.unwrap();
-        assert!(v1.starts_with("malformed AssignRequest (12 bytes): "), "{v1}");
+        assert!(
+            v1.starts_with("malformed AssignRequest (12 bytes): "),
+            "{v1}"
+        );
     }
 
     #[test]
@@ -305,7 +307,9 @@ mod tests {
 
     #[test]
     fn another_abi_version_is_refused_naming_both_versions() {
-        let error = round_trip(&encode(&request()).unwrap(), deal).error.unwrap();
+        let error = round_trip(&encode(&request()).unwrap(), deal)
+            .error
+            .unwrap();
         assert_eq!(
             error,
             "this module speaks assignor ABI v2, but the request is ABI v1"

@@ -118,7 +118,8 @@ pub(crate) fn kafka_order(members: &[Member]) -> Vec<u32> {
 impl IndexData {
     /// The index of a request without one (built by hand, in any order), from the names: what
     /// a decoded v2 request brings with it. Subscribed names that are not topics of the request
-    /// are left out; members with equal lists of known topics share a subscription.
+    /// are left out of the topic indices; members with the same set of names share a
+    /// subscription.
     pub(crate) fn from_names(request: &crate::AssignRequest) -> IndexData {
         let position: crate::hash::FxHashMap<&str, u32> = request
             .topics
@@ -127,26 +128,28 @@ impl IndexData {
             .rev()
             .map(|(i, t)| (t.name.as_str(), i as u32))
             .collect();
-        let mut distinct: crate::hash::FxHashMap<Vec<u32>, u32> = Default::default();
+        // Subscriptions are told apart by their sets of names, as Kafka does and as
+        // `v2::Layout` does (unknown names count, though they have no index).
+        let mut distinct: crate::hash::FxHashMap<Vec<&str>, u32> = Default::default();
         let mut subscriptions = Vec::new();
         let mut subscription_of = Vec::with_capacity(request.members.len());
         let mut last: Option<(&Arc<[String]>, u32)> = None;
         for member in &request.members {
             let id = match last {
                 Some((topics, id)) if Arc::ptr_eq(topics, &member.topics) => id,
-                _ => {
-                    let mut ids: Vec<u32> = member
-                        .topics
-                        .iter()
-                        .filter_map(|t| position.get(t.as_str()).copied())
-                        .collect();
-                    ids.sort_unstable();
-                    ids.dedup();
-                    *distinct.entry(ids).or_insert_with_key(|ids| {
-                        subscriptions.push(ids.clone());
+                _ => *distinct
+                    .entry(crate::abi::v2::name_set(&member.topics))
+                    .or_insert_with(|| {
+                        let mut ids: Vec<u32> = member
+                            .topics
+                            .iter()
+                            .filter_map(|t| position.get(t.as_str()).copied())
+                            .collect();
+                        ids.sort_unstable();
+                        ids.dedup();
+                        subscriptions.push(ids);
                         subscriptions.len() as u32 - 1
-                    })
-                }
+                    }),
             };
             subscription_of.push(id);
             last = Some((&member.topics, id));

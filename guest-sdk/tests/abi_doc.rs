@@ -16,7 +16,7 @@
 use std::path::Path;
 
 use assignor_sdk::{
-    ABI_V1, AssignError, Input, AssignRequest, AssignResponse, Assignment, AssignorInfo, Member,
+    ABI_V1, AssignError, AssignRequest, AssignResponse, Assignment, AssignorInfo, Input, Member,
     MemberAssignment, RebalanceProtocol, Topic, TopicPartitions, decode, encode, glue,
 };
 use serde::Serialize;

@@ -200,10 +200,7 @@ impl Driver {
                 next_reply: 1,
                 start,
                 runner: runner.clone(),
-                lag: config
-                    .lag
-                    .clone()
-                    .unwrap_or_else(|| Arc::new(UnknownLag)),
+                lag: config.lag.clone().unwrap_or_else(|| Arc::new(UnknownLag)),
                 primary: primary.clone(),
                 fallback: fallback.clone(),
                 store: store.clone(),

@@ -93,7 +93,11 @@ fn plain_ranges(request: &AssignRequest) -> Assignment {
             if count == 0 {
                 break;
             }
-            assignment.assign_all_indexed(member as usize, t, (next..next + count).map(|p| p as i32));
+            assignment.assign_all_indexed(
+                member as usize,
+                t,
+                (next..next + count).map(|p| p as i32),
+            );
             next += count;
         }
     }

@@ -55,7 +55,9 @@ pub fn assign(request: &AssignRequest) -> Result<Assignment, AssignError> {
     let mut subscribed = vec![false; groups.len()];
     let mut next = 0; // Kafka's CircularIterator position in `circle`
     for (t, topic) in topics {
-        covering[t].iter().for_each(|&g| subscribed[g as usize] = true);
+        covering[t]
+            .iter()
+            .for_each(|&g| subscribed[g as usize] = true);
         // The topic has a subscriber, so the skipping ends.
         for partition in topic.partitions() {
             while !subscribed[group_of[circle[next] as usize] as usize] {
@@ -64,7 +66,9 @@ pub fn assign(request: &AssignRequest) -> Result<Assignment, AssignError> {
             assignment.assign_indexed(circle[next] as usize, t, partition);
             next = (next + 1) % circle.len();
         }
-        covering[t].iter().for_each(|&g| subscribed[g as usize] = false);
+        covering[t]
+            .iter()
+            .for_each(|&g| subscribed[g as usize] = false);
     }
     Ok(assignment)
 }

@@ -83,7 +83,14 @@ pub(crate) fn parse(tokens: TokenStream) -> syn::Result<Args> {
         ));
     }
     errors.finish()?;
-    let [Some(name), Some(version), Some(description), Some(protocol), inputs] = found else {
+    let [
+        Some(name),
+        Some(version),
+        Some(description),
+        Some(protocol),
+        inputs,
+    ] = found
+    else {
         // Every key was seen with a valid value, or an error was returned above.
         return Err(syn::Error::new(Span::call_site(), USAGE));
     };
@@ -110,11 +117,7 @@ pub(crate) fn parse(tokens: TokenStream) -> syn::Result<Args> {
     };
     let mut variants: Vec<Ident> = Vec::new();
     if let Some(inputs) = &inputs {
-        for word in inputs
-            .value()
-            .split([',', ' '])
-            .filter(|w| !w.is_empty())
-        {
+        for word in inputs.value().split([',', ' ']).filter(|w| !w.is_empty()) {
             match INPUTS.iter().find(|(name, _)| *name == word) {
                 Some((_, variant)) => {
                     if !variants.iter().any(|v| v == variant) {
@@ -255,14 +258,22 @@ mod tests {
 
     #[test]
     fn inputs_are_optional_and_checked_by_name() {
-        let base = quote!(name = "n", version = "1", description = "d", protocol = "eager");
+        let base = quote!(
+            name = "n",
+            version = "1",
+            description = "d",
+            protocol = "eager"
+        );
         assert!(parse(base.clone()).unwrap().inputs.is_empty());
         let args = parse(quote!(#base, inputs = "racks, lag racks")).unwrap();
         let names: Vec<String> = args.inputs.iter().map(|i| i.to_string()).collect();
         assert_eq!(names, ["Racks", "Lag"]);
         let got = messages(quote!(#base, inputs = "lags"));
         assert_eq!(got.len(), 1);
-        assert!(got[0].starts_with("unknown input `lags` in `inputs`"), "{got:?}");
+        assert!(
+            got[0].starts_with("unknown input `lags` in `inputs`"),
+            "{got:?}"
+        );
     }
 
     #[test]

@@ -53,7 +53,9 @@ pub struct Request {
     pub params: BTreeMap<String, String>,
     /// The topic table: every subscribed topic the host knows, sorted by name.
     pub topics: Vec<Topic>,
-    /// Distinct subscriptions, each sorted topic indices without duplicates.
+    /// Distinct subscriptions, each sorted topic indices without duplicates. Two entries hold
+    /// the same indices when their members' subscribed names differ only in topics the host
+    /// does not know (Kafka counts those as different subscriptions).
     pub subscriptions: Vec<Vec<u32>>,
     /// The members, sorted by member id.
     pub members: Vec<Member>,
@@ -224,7 +226,10 @@ impl Layout {
         let mut layout = Layout::default();
         let mut by_content: std::collections::HashMap<&[String], u32> = Default::default();
         let mut by_pointer: std::collections::HashMap<*const String, u32> = Default::default();
-        let mut by_ids: std::collections::HashMap<Vec<u32>, u32> = Default::default();
+        // Kafka tells subscriptions apart by their sets of names, unknown topics included (a
+        // member also subscribing to a topic that does not exist makes the group
+        // heterogeneous), so two entries may hold the same indices.
+        let mut by_names: std::collections::HashMap<Vec<&str>, u32> = Default::default();
         let mut last: Option<(&Arc<[String]>, u32)> = None;
         layout.subscription_of.reserve(request.members.len());
         for member in &request.members {
@@ -237,12 +242,13 @@ impl Layout {
                         let id = match by_content.get(&**topics) {
                             Some(&id) => id,
                             None => {
-                                let ids = resolve(&request.topics, topics);
-                                let id = match by_ids.get(&ids) {
+                                let names = name_set(topics);
+                                let id = match by_names.get(&names) {
                                     Some(&id) => id,
                                     None => {
                                         let id = layout.subscriptions.len() as u32;
-                                        by_ids.insert(ids.clone(), id);
+                                        by_names.insert(names, id);
+                                        let ids = resolve(&request.topics, topics);
                                         layout.subscriptions.push(ids);
                                         layout.names.push(topics.clone());
                                         id
@@ -292,6 +298,16 @@ fn check_topics(topics: &[ModelTopic]) -> Result<(), EncodeError> {
         ))),
         None => Ok(()),
     }
+}
+
+/// The set of `names`, sorted without duplicates: what tells two subscriptions apart.
+pub(crate) fn name_set(names: &[String]) -> Vec<&str> {
+    let mut set: Vec<&str> = names.iter().map(String::as_str).collect();
+    if !set.is_sorted_by(|a, b| a < b) {
+        set.sort_unstable();
+        set.dedup();
+    }
+    set
 }
 
 /// Topic indices of `names` (sorted, de-duplicated), leaving out names not in `topics`.
@@ -474,9 +490,9 @@ impl Serialize for TopicView<'_> {
         match self.racks {
             Some(racks) => out.serialize_element(&Some(seq(
                 t.partition_racks.len(),
-                t.partition_racks.iter().map(|replicas| {
-                    seq(replicas.len(), replicas.iter().map(|r| racks.index(r)))
-                }),
+                t.partition_racks
+                    .iter()
+                    .map(|replicas| seq(replicas.len(), replicas.iter().map(|r| racks.index(r)))),
             )))?,
             None => out.serialize_element(&None::<()>)?,
         }
@@ -511,7 +527,10 @@ impl Serialize for MemberView<'_> {
         let client = inputs.has(Input::Client);
         out.serialize_element(&client.then_some(&m.client_id))?;
         out.serialize_element(&client.then_some(&m.client_host))?;
-        let user_data = m.user_data.as_deref().filter(|_| inputs.has(Input::UserData));
+        let user_data = m
+            .user_data
+            .as_deref()
+            .filter(|_| inputs.has(Input::UserData));
         out.serialize_element(&user_data.map(serde_bytes::Bytes::new))?;
         let metadata = inputs
             .has(Input::Metadata)
@@ -623,11 +642,13 @@ pub fn into_model(wire: Request) -> Result<AssignRequest, String> {
             ));
         }
         if !list.is_sorted_by(|a, b| a < b) {
-            return Err(format!(
-                "subscription {s} is not sorted without duplicates"
-            ));
+            return Err(format!("subscription {s} is not sorted without duplicates"));
         }
-        names.push(list.iter().map(|&t| topics[t as usize].name.clone()).collect());
+        names.push(
+            list.iter()
+                .map(|&t| topics[t as usize].name.clone())
+                .collect(),
+        );
     }
     let partitions = |list: Vec<TopicPartitions>| -> Result<Vec<ModelPartitions>, String> {
         list.into_iter()

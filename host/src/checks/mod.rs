@@ -39,9 +39,7 @@ pub enum OutputError {
     UnknownMember { member: String },
     #[error("the assignment names member index {index}; the group has {members} members (ABI v2)")]
     MemberIndexOutOfRange { index: u32, members: u32 },
-    #[error(
-        "member `{member}` got topic index {index}; the request has {topics} topics (ABI v2)"
-    )]
+    #[error("member `{member}` got topic index {index}; the request has {topics} topics (ABI v2)")]
     TopicIndexOutOfRange {
         member: String,
         index: u32,

@@ -5,7 +5,6 @@
 //! Every message names the culprit (the export, the import, the member, the partition) so that
 //! a person can act on it from an admin API answer or a log line alone.
 
-
 use super::log::GuestLogLine;
 use super::stats::CallStats;
 use crate::checks::OutputError;

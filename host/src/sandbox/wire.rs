@@ -68,7 +68,10 @@ pub(crate) fn encode_v2(
 }
 
 /// A v2 answer as the model, every index checked against `request`.
-pub(crate) fn decode_v2(request: &AssignRequest, bytes: &[u8]) -> Result<AssignResponse, CallError> {
+pub(crate) fn decode_v2(
+    request: &AssignRequest,
+    bytes: &[u8],
+) -> Result<AssignResponse, CallError> {
     let response = v2::decode_response(bytes).map_err(|e| CallError::Malformed {
         what: "AssignResponse (ABI v2)",
         message: e.to_string(),
