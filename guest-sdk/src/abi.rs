@@ -1,22 +1,48 @@
-//! Guest ABI v1: the messages that cross the host/module boundary.
+//! The messages that cross the host/module boundary, and the group as a strategy sees it.
 //!
-//! These types are the contract between assignor-host and every assignor module, in any
-//! language, as `docs/abi.md` specifies it: the host and the SDK both encode and decode with
-//! them, and `guest-sdk/tests/abi_doc.rs` keeps the two equal. Field names are the wire names
-//! (MessagePack maps with named fields), so fields can be added without breaking old modules:
-//! a reader ignores fields it does not know, and a field added in a later revision of v1 is
-//! optional (`#[serde(default)]`). Byte strings travel as MessagePack `bin`, never as arrays
-//! of integers. Partitions travel as integer arrays grouped by topic so a 10,000-member group
-//! with 500,000 partitions encodes in a few milliseconds.
+//! The types here are the contract between assignor-host and every assignor module, in any
+//! language, as `docs/abi.md` specifies it. They are one model of a rebalance with two wire
+//! encodings, one per ABI version:
+//!
+//! - **ABI v1**: these types' serde form, MessagePack maps with named fields ([`encode`],
+//!   [`decode`]). Field names are the wire names, so fields can be added without breaking old
+//!   modules: a reader ignores fields it does not know, and a field added in a later revision
+//!   of v1 is optional (`#[serde(default)]`). Fields marked `#[serde(skip)]` are v2 inputs that
+//!   v1 does not carry.
+//! - **ABI v2** ([`v2`]): the same information laid out for speed, positional arrays with a
+//!   topic table sent once, subscriptions shared by the members that have the same one,
+//!   members and topics referred to by index, and the heavy inputs sent only to modules that
+//!   declare them ([`Input`]).
+//!
+//! The host and the SDK both encode and decode with these types, and
+//! `guest-sdk/tests/abi_doc.rs` / `abi_v2_doc.rs` keep them equal to the document. Byte strings
+//! travel as MessagePack `bin`, never as arrays of integers. Partitions travel as integer arrays
+//! grouped by topic so a 10,000-member group with 500,000 partitions encodes in a few
+//! milliseconds.
 //!
 //! `docs/abi.md` also specifies the exports a module provides ("Exports and the import"), the
 //! order the host calls them in ("One call"), the limits and the output checks.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
-/// The ABI version this crate speaks. A module's `assignor_abi_version` export returns it, and
-/// the host refuses a module that returns anything else.
-pub const ABI_VERSION: u32 = 1;
+pub mod v2;
+
+pub use crate::index::Index;
+
+/// ABI v1: named-field MessagePack maps. The host serves it for good.
+pub const ABI_V1: u32 = 1;
+/// ABI v2: positional MessagePack arrays with a topic table and shared subscriptions.
+pub const ABI_V2: u32 = 2;
+
+/// The ABI version this crate's [`assignor`](crate::assignor) attribute builds modules for (a
+/// module's `assignor_abi_version` export returns it): [`ABI_V2`]. The host also serves
+/// [`ABI_V1`] modules, built with earlier releases of this crate or written without it.
+pub const ABI_VERSION: u32 = ABI_V2;
+
+/// The ABI versions this crate's types encode and decode, oldest first.
+pub const ABI_VERSIONS: [u32; 2] = [ABI_V1, ABI_V2];
 
 /// Export: `() -> i32`, returns [`ABI_VERSION`].
 pub const EXPORT_ABI_VERSION: &str = "assignor_abi_version";
@@ -69,7 +95,9 @@ impl LogLevel {
 /// One rebalance's input. The host keeps `members` sorted by `member_id` and `topics` by `name`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct AssignRequest {
-    /// Always [`ABI_VERSION`] for this crate.
+    /// The ABI version of the wire message this was decoded from ([`ABI_V1`] or [`ABI_V2`]);
+    /// informational in a request built by hand or by the host (the host writes each
+    /// module's own version on the wire).
     pub abi_version: u32,
     /// The consumer group's `group.id`, for log lines and per-group decisions; the host runs
     /// one call per rebalance of this group.
@@ -90,6 +118,18 @@ pub struct AssignRequest {
     pub members: Vec<Member>,
     /// Every topic some member subscribes to, sorted by name.
     pub topics: Vec<Topic>,
+    /// Input [`Input::Lag`] (ABI v2 only): the group's committed offset and the end offset of
+    /// every partition, one entry per topic of `topics` (same index). Empty when the module did
+    /// not declare the input; see [`AssignRequest::lag`].
+    #[serde(skip)]
+    pub lag: Vec<TopicOffsets>,
+    /// Lookups that came with the request (ABI v2): each member's subscription, members in
+    /// Kafka's order, subscribers by topic. Filled when the SDK decodes a v2 request, empty in
+    /// a request built by hand, where the helpers compute what they need instead; a clone
+    /// drops it (so a changed clone never reads stale lookups). Leave it to `Default`.
+    #[serde(skip)]
+    #[doc(hidden)]
+    pub index: Index,
 }
 
 /// A member of the group as the module sees it.
@@ -109,8 +149,11 @@ pub struct Member {
     /// The consumer's `client.rack` (Subscription v3+), `None` when it sent none. Rack-aware
     /// strategies compare it with [`Topic::partition_racks`].
     pub rack_id: Option<String>,
-    /// Subscribed topic names.
-    pub topics: Vec<String>,
+    /// Subscribed topic names, sorted. Shared (an `Arc`) between the members with the same
+    /// subscription, as ABI v2 sends it once for all of them: build one with
+    /// `vec!["orders".into()].into()`, `["orders".into()].into()` or by collecting names.
+    #[serde(with = "shared_strings")]
+    pub topics: Arc<[String]>,
     /// Partitions the member says it owns (Subscription v1-v3); empty when absent.
     #[serde(default)]
     pub owned_partitions: Vec<TopicPartitions>,
@@ -128,10 +171,31 @@ pub struct Member {
     /// The raw protocol metadata the member sent for the selected protocol.
     #[serde(default, with = "serde_bytes")]
     pub metadata: Vec<u8>,
+    /// Input [`Input::Weights`] (ABI v2 only): the member's weight from the operator's
+    /// parameters (`weight.instance.<group.instance.id>`, `weight.client.<client.id>`,
+    /// `weight.default`; 1 when none applies). `None` when not sent; see [`Member::weight`].
+    #[serde(skip)]
+    pub weight: Option<u32>,
 }
 
 fn minus_one() -> i32 {
     -1
+}
+
+/// `Arc<[String]>` as a plain array of strings (serde's own impl needs its `rc` feature, which
+/// would change every crate depending on serde in the host's build).
+mod shared_strings {
+    use std::sync::Arc;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(value: &Arc<[String]>, s: S) -> Result<S::Ok, S::Error> {
+        value[..].serialize(s)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Arc<[String]>, D::Error> {
+        Vec::<String>::deserialize(d).map(Arc::from)
+    }
 }
 
 /// A topic some member subscribes to.
@@ -145,6 +209,17 @@ pub struct Topic {
     /// Empty when unknown, else one list of replica racks per partition.
     #[serde(default)]
     pub partition_racks: Vec<Vec<String>>,
+}
+
+/// The offsets of one topic's partitions (input [`Input::Lag`]): index = partition, -1 where
+/// unknown (no committed offset, or an end offset the host does not know).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct TopicOffsets {
+    /// The group's committed offset of each partition, -1 when it has none.
+    pub committed: Vec<i64>,
+    /// The end (high watermark) offset of each partition, -1 when the host does not know it
+    /// (standalone, the host stores no messages, so it knows none).
+    pub end: Vec<i64>,
 }
 
 /// Partitions of one topic.
@@ -204,6 +279,64 @@ pub struct AssignorInfo {
     pub description: String,
     /// Decides which output checks the host applies to every call of this module.
     pub rebalance_protocol: RebalanceProtocol,
+    /// The optional inputs the module reads (ABI v2): the host sends only these. Empty (the
+    /// default) reads none of them; a v1 module gets every v1 field whatever it says here.
+    #[serde(default)]
+    pub inputs: Vec<Input>,
+}
+
+/// An optional input of an ABI v2 request: sent only to a module whose [`AssignorInfo`]
+/// lists it, so a strategy that does not read it does not pay for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Input {
+    /// Each member's `client_id` and `client_host`.
+    Client,
+    /// Each member's `rack_id` and each topic's `partition_racks` (rack-aware strategies).
+    Racks,
+    /// Each member's Subscription `user_data`.
+    UserData,
+    /// Each member's raw protocol `metadata`.
+    Metadata,
+    /// Committed and end offsets of every partition ([`AssignRequest::lag`]).
+    Lag,
+    /// Each member's weight from the operator's parameters ([`Member::weight`]).
+    Weights,
+}
+
+impl Input {
+    /// Every input, in wire order.
+    pub const ALL: [Input; 6] = [
+        Input::Client,
+        Input::Racks,
+        Input::UserData,
+        Input::Metadata,
+        Input::Lag,
+        Input::Weights,
+    ];
+
+    /// The name in `assignor_describe`'s `inputs` and in the attribute's `inputs = "..."`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Input::Client => "client",
+            Input::Racks => "racks",
+            Input::UserData => "user_data",
+            Input::Metadata => "metadata",
+            Input::Lag => "lag",
+            Input::Weights => "weights",
+        }
+    }
+
+    /// The input called `name`, if there is one.
+    pub fn from_name(name: &str) -> Option<Input> {
+        Input::ALL.into_iter().find(|i| i.name() == name)
+    }
+}
+
+impl std::fmt::Display for Input {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 /// KIP-429 rebalance protocol of a strategy. For `Cooperative` the host refuses an assignment

@@ -1,7 +1,16 @@
 //! What an author's function returns: [`Assignment`], a builder that always answers for every
 //! member of the request, and [`AssignError`], the one error type a strategy reports.
+//!
+//! The builder records what it is given as runs (member, topic, a stretch of partitions) in one
+//! flat buffer, members and topics by their position in the request, so giving a partition is
+//! an append and giving a member more partitions of the topic it got last extends the last run.
+//! The answer is put in order once, at the end ([`Assignment::into_response`] for the model,
+//! the glue's ABI v2 encoding for the wire).
 
 use std::fmt;
+
+use serde::Serialize;
+use serde::ser::{SerializeSeq, Serializer};
 
 use crate::abi::{AssignRequest, AssignResponse, MemberAssignment, TopicPartitions};
 use crate::hash::FxHashMap;
@@ -16,48 +25,83 @@ use crate::hash::FxHashMap;
 ///
 /// The builder does not second-guess the strategy: a partition given twice, to a member that
 /// does not subscribe to its topic, or out of range reaches the host, whose output checks
-/// refuse it with a message naming the culprit. The one mistake caught here is assigning to a
-/// member id that is not in the request: [`Assignment::into_response`] turns that into an
-/// error response.
+/// refuse it with a message naming the culprit. The mistakes caught here are assigning to a
+/// member id that is not in the request, or a topic that is not: the answer is then an error
+/// naming it.
 ///
-/// Cost: a member and a topic are found by hash, and giving a member more partitions of the
-/// topic it got last is O(1), so building a 500,000-partition assignment takes milliseconds.
+/// Cost: members and topics are found by position ([`Assignment::assign_indexed`]) or by a
+/// binary search of the request's sorted ids and names, and nothing is allocated per member,
+/// so building a 500,000-partition assignment takes about a millisecond.
 #[derive(Debug, Clone, Default)]
 pub struct Assignment {
-    /// Member id of each slot: the request's members in request order, then unknown ids.
-    ids: Vec<String>,
-    shares: Vec<Share>,
-    slot_of: FxHashMap<String, usize>,
-    /// Slots below this are members of the request.
-    known: usize,
-    /// Topic name of each topic id: the request's topics first.
+    /// The request's member ids, concatenated, and where each ends.
+    ids: String,
+    id_ends: Vec<u32>,
+    /// How to find an id: `None` when the request's ids are strictly sorted (binary search),
+    /// else a map to the first position holding it.
+    id_map: Option<FxHashMap<String, u32>>,
+    /// Per request position, the slot answering for it (the first position with its id);
+    /// `None` when no id repeats.
+    alias: Option<Vec<u32>>,
+    /// Ids given partitions that are not in the request (slots `known..`).
+    unknown_ids: Vec<String>,
+    /// The request's topic names, then names given that it does not have.
     topics: Vec<String>,
-    topic_of: FxHashMap<String, u32>,
+    known_topics: usize,
+    topic_map: Option<FxHashMap<String, u32>>,
+    runs: Vec<Run>,
+    partitions: Vec<i32>,
+    user_data: Vec<(u32, Vec<u8>)>,
+    metadata: Vec<(u32, Vec<u8>)>,
     rebalance_after_ms: Option<u64>,
 }
 
-#[derive(Debug, Clone, Default)]
-struct Share {
-    /// (topic id, partitions), one entry per topic, in first-assigned order.
-    topics: Vec<(u32, Vec<i32>)>,
-    user_data: Option<Vec<u8>>,
-    metadata: Option<Vec<u8>>,
+/// `partitions[start..end]` of topic slot `topic` to member slot `member`.
+#[derive(Debug, Clone, Copy)]
+struct Run {
+    member: u32,
+    topic: u32,
+    start: u32,
+    end: u32,
 }
 
 impl Assignment {
     /// An assignment giving nothing to every member of `request`.
     pub fn new(request: &AssignRequest) -> Assignment {
-        let mut assignment = Assignment::default();
-        for member in &request.members {
-            if !assignment.slot_of.contains_key(&member.member_id) {
-                assignment.add_slot(&member.member_id);
+        let mut a = Assignment::default();
+        let total: usize = request.members.iter().map(|m| m.member_id.len()).sum();
+        a.ids.reserve(total);
+        a.id_ends.reserve(request.members.len());
+        for m in &request.members {
+            a.ids.push_str(&m.member_id);
+            a.id_ends.push(a.ids.len() as u32);
+        }
+        let sorted = request
+            .members
+            .windows(2)
+            .all(|w| w[0].member_id < w[1].member_id);
+        if !sorted {
+            let mut map = FxHashMap::default();
+            let mut alias = Vec::with_capacity(request.members.len());
+            let mut repeats = false;
+            for (i, m) in request.members.iter().enumerate() {
+                let first = *map.entry(m.member_id.clone()).or_insert(i as u32);
+                repeats |= first != i as u32;
+                alias.push(first);
             }
+            a.id_map = Some(map);
+            a.alias = repeats.then_some(alias);
         }
-        assignment.known = assignment.ids.len();
-        for topic in &request.topics {
-            assignment.topic_id(&topic.name);
+        a.topics = request.topics.iter().map(|t| t.name.clone()).collect();
+        a.known_topics = a.topics.len();
+        if !a.topics.windows(2).all(|w| w[0] < w[1]) {
+            let mut map = FxHashMap::default();
+            for (i, t) in a.topics.iter().enumerate() {
+                map.entry(t.clone()).or_insert(i as u32);
+            }
+            a.topic_map = Some(map);
         }
-        assignment
+        a
     }
 
     /// Gives `topic`-`partition` to `member_id`.
@@ -72,32 +116,69 @@ impl Assignment {
         topic: &str,
         partitions: impl IntoIterator<Item = i32>,
     ) {
-        let topic = self.topic_id(topic);
-        let share = self.share_mut(member_id);
-        // Strategies mostly hand out partitions topic by topic: the last entry is the one.
-        let entry = match share.topics.last() {
-            Some((last, _)) if *last == topic => share.topics.len() - 1,
-            _ => match share.topics.iter().position(|(t, _)| *t == topic) {
-                Some(i) => i,
-                None => {
-                    share.topics.push((topic, Vec::new()));
-                    share.topics.len() - 1
-                }
-            },
+        let member = self.member_slot(member_id);
+        let topic = self.topic_slot(topic);
+        self.push(member, topic, partitions);
+    }
+
+    /// Gives `partition` of the topic at position `topic` of `request.topics` to the member at
+    /// position `member` of `request.members`: [`Self::assign`] without looking up a name, for
+    /// strategies that work with the request's positions ([`AssignRequest::subscriber_indices`],
+    /// [`AssignRequest::subscription_groups`]). A position outside the request is ignored.
+    pub fn assign_indexed(&mut self, member: usize, topic: usize, partition: i32) {
+        self.assign_all_indexed(member, topic, [partition]);
+    }
+
+    /// [`Self::assign_all`] by position (see [`Self::assign_indexed`]).
+    pub fn assign_all_indexed(
+        &mut self,
+        member: usize,
+        topic: usize,
+        partitions: impl IntoIterator<Item = i32>,
+    ) {
+        if member >= self.id_ends.len() || topic >= self.known_topics {
+            return;
+        }
+        let member = match &self.alias {
+            Some(alias) => alias[member],
+            None => member as u32,
         };
-        share.topics[entry].1.extend(partitions);
+        self.push(member, topic as u32, partitions);
+    }
+
+    fn push(&mut self, member: u32, topic: u32, partitions: impl IntoIterator<Item = i32>) {
+        let start = self.partitions.len() as u32;
+        self.partitions.extend(partitions);
+        let end = self.partitions.len() as u32;
+        if start == end {
+            return;
+        }
+        match self.runs.last_mut() {
+            // Strategies mostly hand out partitions topic by topic: extend the last run.
+            Some(last) if last.member == member && last.topic == topic && last.end == start => {
+                last.end = end;
+            }
+            _ => self.runs.push(Run {
+                member,
+                topic,
+                start,
+                end,
+            }),
+        }
     }
 
     /// Sets the user data sent to `member_id` in its Assignment (e.g. a sticky strategy's
     /// generation marker).
     pub fn set_user_data(&mut self, member_id: &str, user_data: Vec<u8>) {
-        self.share_mut(member_id).user_data = Some(user_data);
+        let slot = self.member_slot(member_id);
+        set(&mut self.user_data, slot, user_data);
     }
 
     /// Sets raw assignment bytes for `member_id`, for protocol types other than `consumer`
     /// (the host sends them as they are instead of encoding a ConsumerProtocolAssignment).
     pub fn set_metadata(&mut self, member_id: &str, metadata: Vec<u8>) {
-        self.share_mut(member_id).metadata = Some(metadata);
+        let slot = self.member_slot(member_id);
+        set(&mut self.metadata, slot, metadata);
     }
 
     /// Asks the host to start another rebalance `ms` milliseconds after this one completes
@@ -113,15 +194,15 @@ impl Assignment {
 
     /// The partitions of `topic` given to `member_id` so far, sorted.
     pub fn partitions(&self, member_id: &str, topic: &str) -> Vec<i32> {
-        let (Some(&slot), Some(&topic)) = (self.slot_of.get(member_id), self.topic_of.get(topic))
+        let (Some(member), Some(topic)) = (self.find_member(member_id), self.find_topic(topic))
         else {
             return Vec::new();
         };
-        let mut list: Vec<i32> = self.shares[slot]
-            .topics
+        let mut list: Vec<i32> = self
+            .runs
             .iter()
-            .filter(|(t, _)| *t == topic)
-            .flat_map(|(_, list)| list.iter().copied())
+            .filter(|r| r.member == member && r.topic == topic)
+            .flat_map(|r| self.run(r).iter().copied())
             .collect();
         list.sort_unstable();
         list
@@ -130,15 +211,16 @@ impl Assignment {
     /// Every partition given to `member_id`, as `(topic, partition)`, topics by name and
     /// partitions ascending. Handy in tests: `assert_eq!(a.of("m1"), [("t", 0), ("t", 1)])`.
     pub fn of(&self, member_id: &str) -> Vec<(&str, i32)> {
-        let Some(&slot) = self.slot_of.get(member_id) else {
+        let Some(member) = self.find_member(member_id) else {
             return Vec::new();
         };
-        let mut out: Vec<(&str, i32)> = self.shares[slot]
-            .topics
+        let mut out: Vec<(&str, i32)> = self
+            .runs
             .iter()
-            .flat_map(|(t, list)| {
-                list.iter()
-                    .map(move |&p| (self.topics[*t as usize].as_str(), p))
+            .filter(|r| r.member == member)
+            .flat_map(|r| {
+                let topic = self.topics[r.topic as usize].as_str();
+                self.run(r).iter().map(move |&p| (topic, p))
             })
             .collect();
         out.sort_unstable();
@@ -148,98 +230,375 @@ impl Assignment {
     /// The member ids this assignment answers for, in id order (every member of the request,
     /// plus any unknown id partitions were given to).
     pub fn member_ids(&self) -> impl Iterator<Item = &str> {
-        let mut ids: Vec<&str> = self.ids.iter().map(String::as_str).collect();
+        let mut ids: Vec<&str> = self
+            .answered()
+            .map(|s| self.id(s))
+            .chain(self.unknown_ids.iter().map(String::as_str))
+            .collect();
         ids.sort_unstable();
         ids.into_iter()
     }
 
     /// The wire answer: one [`MemberAssignment`] per member in member id order, topics by name,
-    /// partitions ascending. If partitions were given to a member id that is not in the
-    /// request, the answer is an error naming it instead.
+    /// partitions ascending. If partitions were given to a member id or a topic that is not in
+    /// the request, the answer is an error naming it instead.
     pub fn into_response(self) -> AssignResponse {
-        if let Some(id) = self.ids.get(self.known) {
-            return AssignResponse {
-                error: Some(format!(
-                    "the assignment gives partitions to member `{id}`, which is not in the request"
-                )),
-                ..AssignResponse::default()
-            };
+        if let Some(error) = self.mistake() {
+            return error_response(error);
         }
-        // Topic ids ranked by name, so entries sort by integer.
-        let mut by_name: Vec<u32> = (0..self.topics.len() as u32).collect();
-        by_name.sort_unstable_by(|&a, &b| self.topics[a as usize].cmp(&self.topics[b as usize]));
-        let mut rank = vec![0u32; self.topics.len()];
-        for (r, &t) in by_name.iter().enumerate() {
-            rank[t as usize] = r as u32;
+        // Topics ranked by name, so entries sort by integer.
+        let rank = self.topic_rank(true);
+        let mut order: Vec<u32> = self.answered().collect();
+        if !order.windows(2).all(|w| self.id(w[0]) < self.id(w[1])) {
+            order.sort_by(|&a, &b| self.id(a).cmp(self.id(b)));
         }
-        let mut order: Vec<usize> = (0..self.ids.len()).collect();
-        if !self.ids.is_sorted() {
-            order.sort_by(|&a, &b| self.ids[a].cmp(&self.ids[b]));
-        }
-        let Assignment {
-            mut ids,
-            mut shares,
-            topics,
-            rebalance_after_ms,
-            ..
-        } = self;
+        let plan = self.plan(&order, &rank);
+        let mut user_data = self.user_data.clone();
+        let mut metadata = self.metadata.clone();
         let assignments = order
-            .into_iter()
-            .map(|slot| {
-                let share = std::mem::take(&mut shares[slot]);
-                let mut entries = share.topics;
-                entries.retain(|(_, list)| !list.is_empty());
-                entries.sort_by_key(|(t, _)| rank[*t as usize]);
-                MemberAssignment {
-                    member_id: std::mem::take(&mut ids[slot]),
-                    partitions: entries
-                        .into_iter()
-                        .map(|(t, mut partitions)| {
-                            if !partitions.is_sorted() {
-                                partitions.sort_unstable();
-                            }
-                            TopicPartitions {
-                                topic: topics[t as usize].clone(),
-                                partitions,
-                            }
-                        })
-                        .collect(),
-                    user_data: share.user_data,
-                    metadata: share.metadata,
-                }
+            .iter()
+            .enumerate()
+            .map(|(i, &slot)| MemberAssignment {
+                member_id: self.id(slot).to_owned(),
+                partitions: plan
+                    .groups_of(i)
+                    .iter()
+                    .map(|g| TopicPartitions {
+                        topic: self.topics[g.topic as usize].clone(),
+                        partitions: plan.partitions[g.start as usize..g.end as usize].to_vec(),
+                    })
+                    .collect(),
+                user_data: take(&mut user_data, slot),
+                metadata: take(&mut metadata, slot),
             })
             .collect();
         AssignResponse {
             error: None,
             assignments,
-            rebalance_after_ms,
+            rebalance_after_ms: self.rebalance_after_ms,
         }
     }
 
-    fn add_slot(&mut self, member_id: &str) -> usize {
-        let slot = self.ids.len();
-        self.ids.push(member_id.to_owned());
-        self.shares.push(Share::default());
-        self.slot_of.insert(member_id.to_owned(), slot);
-        slot
-    }
-
-    fn share_mut(&mut self, member_id: &str) -> &mut Share {
-        let slot = match self.slot_of.get(member_id) {
-            Some(&slot) => slot,
-            None => self.add_slot(member_id),
+    /// The ABI v2 answer: [`Self::into_response`]'s content with members and topics by their
+    /// position in the request, members in request order, written straight from the runs.
+    pub fn to_v2_bytes(&self) -> Result<Vec<u8>, rmp_serde::encode::Error> {
+        if let Some(error) = self.mistake() {
+            return crate::abi::v2::encode(&crate::abi::v2::Response {
+                error: Some(error),
+                ..Default::default()
+            });
+        }
+        let rank = self.topic_rank(false);
+        let order: Vec<u32> = self.answered().collect();
+        let plan = self.plan(&order, &rank);
+        let view = V2Response {
+            assignment: self,
+            order: &order,
+            plan: &plan,
         };
-        &mut self.shares[slot]
+        let mut out = Vec::with_capacity(16 + self.partitions.len() * 2 + order.len() * 8);
+        view.serialize(&mut rmp_serde::Serializer::new(&mut out))?;
+        Ok(out)
     }
 
-    fn topic_id(&mut self, topic: &str) -> u32 {
-        if let Some(&id) = self.topic_of.get(topic) {
-            return id;
+    /// The first mistake the answer cannot carry: an unknown member id or topic.
+    fn mistake(&self) -> Option<String> {
+        if let Some(id) = self.unknown_ids.first() {
+            return Some(format!(
+                "the assignment gives partitions to member `{id}`, which is not in the request"
+            ));
         }
-        let id = self.topics.len() as u32;
-        self.topics.push(topic.to_owned());
-        self.topic_of.insert(topic.to_owned(), id);
-        id
+        self.topics.get(self.known_topics).map(|t| {
+            format!("the assignment gives partitions of topic `{t}`, which is not in the request")
+        })
+    }
+
+    /// The slots that answer for the request's members: each distinct id once, in request
+    /// order.
+    fn answered(&self) -> impl Iterator<Item = u32> + '_ {
+        (0..self.id_ends.len() as u32).filter(|&i| match &self.alias {
+            Some(alias) => alias[i as usize] == i,
+            None => true,
+        })
+    }
+
+    fn id(&self, slot: u32) -> &str {
+        let slot = slot as usize;
+        match self.id_ends.get(slot) {
+            Some(&end) => {
+                let start = if slot == 0 { 0 } else { self.id_ends[slot - 1] };
+                &self.ids[start as usize..end as usize]
+            }
+            None => &self.unknown_ids[slot - self.id_ends.len()],
+        }
+    }
+
+    fn find_member(&self, member_id: &str) -> Option<u32> {
+        match &self.id_map {
+            Some(map) => map.get(member_id).copied(),
+            None => {
+                let (mut low, mut high) = (0usize, self.id_ends.len());
+                while low < high {
+                    let mid = (low + high) / 2;
+                    match self.id(mid as u32).cmp(member_id) {
+                        std::cmp::Ordering::Less => low = mid + 1,
+                        std::cmp::Ordering::Greater => high = mid,
+                        std::cmp::Ordering::Equal => return Some(mid as u32),
+                    }
+                }
+                None
+            }
+        }
+        .or_else(|| {
+            self.unknown_ids
+                .iter()
+                .position(|id| id == member_id)
+                .map(|i| (self.id_ends.len() + i) as u32)
+        })
+    }
+
+    fn member_slot(&mut self, member_id: &str) -> u32 {
+        match self.find_member(member_id) {
+            Some(slot) => slot,
+            None => {
+                self.unknown_ids.push(member_id.to_owned());
+                (self.id_ends.len() + self.unknown_ids.len() - 1) as u32
+            }
+        }
+    }
+
+    fn find_topic(&self, topic: &str) -> Option<u32> {
+        let known = &self.topics[..self.known_topics];
+        match &self.topic_map {
+            Some(map) => map.get(topic).copied(),
+            None => known
+                .binary_search_by(|t| t.as_str().cmp(topic))
+                .ok()
+                .map(|i| i as u32),
+        }
+        .or_else(|| {
+            self.topics[self.known_topics..]
+                .iter()
+                .position(|t| t == topic)
+                .map(|i| (self.known_topics + i) as u32)
+        })
+    }
+
+    fn topic_slot(&mut self, topic: &str) -> u32 {
+        match self.find_topic(topic) {
+            Some(slot) => slot,
+            None => {
+                self.topics.push(topic.to_owned());
+                (self.topics.len() - 1) as u32
+            }
+        }
+    }
+
+    fn run(&self, run: &Run) -> &[i32] {
+        &self.partitions[run.start as usize..run.end as usize]
+    }
+
+    /// Per topic slot, its place in the answer: by name (`by_name`, the model's order) or by
+    /// position (v2, where the host's topics are in name order anyway).
+    fn topic_rank(&self, by_name: bool) -> Vec<u32> {
+        let mut by: Vec<u32> = (0..self.topics.len() as u32).collect();
+        if by_name && !self.topics.windows(2).all(|w| w[0] < w[1]) {
+            by.sort_by(|&a, &b| self.topics[a as usize].cmp(&self.topics[b as usize]));
+        }
+        let mut rank = vec![0u32; self.topics.len()];
+        for (r, &t) in by.iter().enumerate() {
+            rank[t as usize] = r as u32;
+        }
+        rank
+    }
+
+    /// The runs put in answer order: members as in `order`, each member's topics by `rank`,
+    /// partitions ascending, one group per (member, topic).
+    fn plan(&self, order: &[u32], rank: &[u32]) -> Plan {
+        let slots = self.id_ends.len() + self.unknown_ids.len();
+        let mut place = vec![u32::MAX; slots];
+        for (i, &slot) in order.iter().enumerate() {
+            place[slot as usize] = i as u32;
+        }
+        // Counting sort of the runs by member place, keeping the order they were given in.
+        let mut first = vec![0u32; order.len() + 1];
+        for r in &self.runs {
+            let p = place[r.member as usize];
+            if p != u32::MAX {
+                first[p as usize + 1] += 1;
+            }
+        }
+        for i in 0..order.len() {
+            first[i + 1] += first[i];
+        }
+        let mut next = first.clone();
+        let mut sorted = vec![0u32; first[order.len()] as usize];
+        for (i, r) in self.runs.iter().enumerate() {
+            let p = place[r.member as usize];
+            if p != u32::MAX {
+                sorted[next[p as usize] as usize] = i as u32;
+                next[p as usize] += 1;
+            }
+        }
+        let mut plan = Plan {
+            groups: Vec::with_capacity(sorted.len()),
+            group_ends: Vec::with_capacity(order.len()),
+            partitions: Vec::with_capacity(self.partitions.len()),
+        };
+        for m in 0..order.len() {
+            let runs = &mut sorted[first[m] as usize..first[m + 1] as usize];
+            let ordered = runs.windows(2).all(|w| {
+                rank[self.runs[w[0] as usize].topic as usize]
+                    <= rank[self.runs[w[1] as usize].topic as usize]
+            });
+            if !ordered {
+                runs.sort_by_key(|&r| rank[self.runs[r as usize].topic as usize]);
+            }
+            let member_start = plan.groups.len();
+            for &r in runs.iter() {
+                let run = self.runs[r as usize];
+                let start = plan.partitions.len() as u32;
+                plan.partitions.extend_from_slice(self.run(&run));
+                let in_member = plan.groups.len() > member_start;
+                match plan.groups.last_mut() {
+                    Some(g) if in_member && g.topic == run.topic => {
+                        g.end = plan.partitions.len() as u32;
+                    }
+                    _ => plan.groups.push(Group {
+                        topic: run.topic,
+                        start,
+                        end: plan.partitions.len() as u32,
+                    }),
+                }
+            }
+            plan.group_ends.push(plan.groups.len() as u32);
+        }
+        for g in &plan.groups {
+            let list = &mut plan.partitions[g.start as usize..g.end as usize];
+            if !list.is_sorted() {
+                list.sort_unstable();
+            }
+        }
+        plan
+    }
+}
+
+/// The answer in order: `groups` are (member, topic) groups, the member at place `i` owning
+/// `groups[group_ends[i - 1]..group_ends[i]]`.
+struct Plan {
+    groups: Vec<Group>,
+    group_ends: Vec<u32>,
+    partitions: Vec<i32>,
+}
+
+struct Group {
+    topic: u32,
+    start: u32,
+    end: u32,
+}
+
+impl Plan {
+    fn groups_of(&self, place: usize) -> &[Group] {
+        let start = if place == 0 {
+            0
+        } else {
+            self.group_ends[place - 1]
+        };
+        &self.groups[start as usize..self.group_ends[place] as usize]
+    }
+}
+
+fn set(list: &mut Vec<(u32, Vec<u8>)>, slot: u32, bytes: Vec<u8>) {
+    match list.iter_mut().find(|(s, _)| *s == slot) {
+        Some(entry) => entry.1 = bytes,
+        None => list.push((slot, bytes)),
+    }
+}
+
+fn take(list: &mut [(u32, Vec<u8>)], slot: u32) -> Option<Vec<u8>> {
+    list.iter_mut()
+        .find(|(s, _)| *s == slot)
+        .map(|(_, bytes)| std::mem::take(bytes))
+}
+
+fn find(list: &[(u32, Vec<u8>)], slot: u32) -> Option<&[u8]> {
+    list.iter()
+        .find(|(s, _)| *s == slot)
+        .map(|(_, bytes)| bytes.as_slice())
+}
+
+fn error_response(message: String) -> AssignResponse {
+    AssignResponse {
+        error: Some(message),
+        ..AssignResponse::default()
+    }
+}
+
+/// `AssignResponse` (v2) written from the plan.
+struct V2Response<'a> {
+    assignment: &'a Assignment,
+    order: &'a [u32],
+    plan: &'a Plan,
+}
+
+impl Serialize for V2Response<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut out = s.serialize_seq(Some(3))?;
+        out.serialize_element(&None::<()>)?;
+        out.serialize_element(&V2Assignments(self))?;
+        out.serialize_element(&self.assignment.rebalance_after_ms)?;
+        out.end()
+    }
+}
+
+struct V2Assignments<'a>(&'a V2Response<'a>);
+
+impl Serialize for V2Assignments<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let r = self.0;
+        let mut out = s.serialize_seq(Some(r.order.len()))?;
+        for (place, &slot) in r.order.iter().enumerate() {
+            out.serialize_element(&V2Member {
+                member: slot,
+                groups: r.plan.groups_of(place),
+                partitions: &r.plan.partitions,
+                user_data: find(&r.assignment.user_data, slot),
+                metadata: find(&r.assignment.metadata, slot),
+            })?;
+        }
+        out.end()
+    }
+}
+
+struct V2Member<'a> {
+    member: u32,
+    groups: &'a [Group],
+    partitions: &'a [i32],
+    user_data: Option<&'a [u8]>,
+    metadata: Option<&'a [u8]>,
+}
+
+impl Serialize for V2Member<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut out = s.serialize_seq(Some(4))?;
+        out.serialize_element(&self.member)?;
+        out.serialize_element(&V2Groups(self))?;
+        out.serialize_element(&self.user_data.map(serde_bytes::Bytes::new))?;
+        out.serialize_element(&self.metadata.map(serde_bytes::Bytes::new))?;
+        out.end()
+    }
+}
+
+struct V2Groups<'a>(&'a V2Member<'a>);
+
+impl Serialize for V2Groups<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let m = self.0;
+        let mut out = s.serialize_seq(Some(m.groups.len()))?;
+        for g in m.groups {
+            out.serialize_element(&(g.topic, &m.partitions[g.start as usize..g.end as usize]))?;
+        }
+        out.end()
     }
 }
 
@@ -298,6 +657,13 @@ mod tests {
                     ..Member::default()
                 })
                 .collect(),
+            topics: ["t", "t1", "t2"]
+                .map(|name| crate::abi::Topic {
+                    name: name.into(),
+                    partition_count: 8,
+                    ..Default::default()
+                })
+                .to_vec(),
             ..AssignRequest::default()
         }
     }
@@ -359,9 +725,9 @@ mod tests {
     }
 
     #[test]
-    fn request_topics_and_new_topics_sort_together_by_name() {
+    fn request_topics_sort_by_name_and_an_unknown_topic_is_an_error() {
         let mut req = request(&["m"]);
-        req.topics = ["b", "d"]
+        req.topics = ["d", "b"]
             .map(|name| crate::abi::Topic {
                 name: name.into(),
                 ..Default::default()
@@ -369,15 +735,18 @@ mod tests {
             .to_vec();
         let mut a = Assignment::new(&req);
         a.assign("m", "d", 0);
-        a.assign("m", "c", 0);
-        a.assign("m", "a", 0);
         a.assign("m", "b", 0);
-        let topics: Vec<_> = a.into_response().assignments[0]
+        let topics: Vec<_> = a.clone().into_response().assignments[0]
             .partitions
             .iter()
             .map(|tp| tp.topic.clone())
             .collect();
-        assert_eq!(topics, ["a", "b", "c", "d"]);
+        assert_eq!(topics, ["b", "d"]);
+        a.assign("m", "c", 0);
+        assert_eq!(
+            a.into_response().error.as_deref(),
+            Some("the assignment gives partitions of topic `c`, which is not in the request")
+        );
     }
 
     #[test]
@@ -416,6 +785,23 @@ mod tests {
         assert_eq!(response.assignments[0].user_data, Some(vec![1, 2]));
         assert_eq!(response.assignments[0].metadata, None);
         assert_eq!(response.assignments[1].metadata, Some(vec![9]));
+    }
+
+    #[test]
+    fn indexed_and_named_assignments_meet_in_one_answer() {
+        let mut a = Assignment::new(&request(&["m1", "m2"]));
+        a.assign_indexed(1, 2, 3);
+        a.assign("m2", "t2", 1);
+        a.assign_all_indexed(0, 0, [2, 0]);
+        a.assign_indexed(9, 0, 0); // outside the request: ignored
+        assert_eq!(a.of("m2"), [("t2", 1), ("t2", 3)]);
+        let v2: crate::abi::v2::Response =
+            crate::abi::v2::decode(&a.to_v2_bytes().unwrap()).unwrap();
+        let tp =
+            |topic, partitions: Vec<i32>| crate::abi::v2::TopicPartitions { topic, partitions };
+        assert_eq!(v2.assignments[0].partitions, [tp(0, vec![0, 2])]);
+        assert_eq!(v2.assignments[1].partitions, [tp(2, vec![1, 3])]);
+        assert_eq!(v2.assignments.len(), 2);
     }
 
     #[test]

@@ -4,11 +4,14 @@
 //! around [`run`] and [`describe`]; everything that can go wrong between the host's bytes and
 //! the author's function is decided here, natively testable:
 //!
-//! - input that is not a MessagePack [`AssignRequest`] -> an [`AssignResponse`] whose `error`
-//!   says what was wrong (never a trap: a trap would read to the host as a crashed module);
-//! - a request for another ABI version -> an error response naming both versions;
-//! - the author's `Err` -> an error response carrying its message;
-//! - an `Ok` assignment -> the response from [`Assignment::into_response`].
+//! - input that is not a MessagePack ABI v2 `AssignRequest` -> an answer whose `error` says
+//!   what was wrong (never a trap: a trap would read to the host as a crashed module);
+//! - a request for another ABI version -> an error naming both versions;
+//! - the author's `Err` -> an error carrying its message;
+//! - an `Ok` assignment -> its ABI v2 encoding ([`Assignment::to_v2_bytes`]).
+//!
+//! [`call`] runs a strategy on a request through exactly those bytes, for tests. [`run_v1`] is
+//! the same for ABI v1 bytes, as modules built with earlier releases of this crate answered.
 //!
 //! A panic is not caught here: modules are built with `panic = "abort"`, so the panic hook
 //! (installed by the wasm exports) logs the message through `assignor.log` at error level and
@@ -16,33 +19,76 @@
 
 use serde::Deserialize;
 
+use crate::abi::v2::{self, Extras, Inputs, Layout};
 use crate::abi::{
-    ABI_VERSION, AssignRequest, AssignResponse, AssignorInfo, RebalanceProtocol, decode, encode,
+    ABI_V1, ABI_V2, AssignRequest, AssignResponse, AssignorInfo, Input, RebalanceProtocol, decode,
+    encode,
 };
 use crate::assignment::{AssignError, Assignment};
 
-/// Runs `assign` on the MessagePack request in `input` and returns the MessagePack response:
-/// exactly what the module's `assignor_assign` export computes.
+/// Runs `assign` on the ABI v2 request in `input` and returns the ABI v2 response: exactly
+/// what the module's `assignor_assign` export computes.
 pub fn run(
     input: &[u8],
     assign: impl FnOnce(&AssignRequest) -> Result<Assignment, AssignError>,
 ) -> Vec<u8> {
-    encode_response(&handle(input, assign))
-}
-
-/// [`run`] before encoding: the typed response for the MessagePack request in `input`.
-pub fn handle(
-    input: &[u8],
-    assign: impl FnOnce(&AssignRequest) -> Result<Assignment, AssignError>,
-) -> AssignResponse {
-    let request = match decode_request(input) {
+    let request = match decode_v2(input) {
         Ok(request) => request,
-        Err(message) => return error_response(message),
+        Err(message) => return error_bytes(message),
     };
     match assign(&request) {
-        Ok(assignment) => assignment.into_response(),
-        Err(error) => error_response(error.message().to_owned()),
+        Ok(assignment) => assignment
+            .to_v2_bytes()
+            .unwrap_or_else(|e| error_bytes(format!("could not encode the answer: {e}"))),
+        Err(error) => error_bytes(error.message().to_owned()),
     }
+}
+
+/// `request` through the bytes a module sees and answers, as the host would send it to a
+/// module reading `inputs`: encoded as ABI v2, decoded (with its index), `assign`, the answer
+/// encoded and read back as the model. What a strategy answers in the sandbox, natively.
+pub fn call(
+    request: &AssignRequest,
+    inputs: &[Input],
+    assign: impl FnOnce(&AssignRequest) -> Result<Assignment, AssignError>,
+) -> Result<AssignResponse, String> {
+    let layout = Layout::new(request).map_err(|e| e.to_string())?;
+    let extras = Extras {
+        inputs: inputs.iter().copied().collect::<Inputs>(),
+        lag: None,
+    };
+    let input = v2::encode_request(request, &layout, extras).map_err(|e| e.to_string())?;
+    let output = run(&input, assign);
+    let response = v2::decode_response(&output).map_err(|e| e.to_string())?;
+    let members = request.members.len();
+    let topics = request.topics.len();
+    let in_range = response.assignments.iter().all(|a| {
+        (a.member as usize) < members && a.partitions.iter().all(|tp| (tp.topic as usize) < topics)
+    });
+    if !in_range {
+        return Err("the answer names a member or topic index outside the request".into());
+    }
+    Ok(v2::response_to_model(request, response))
+}
+
+/// [`run`] for ABI v1 bytes: the v1 `AssignRequest` in, the v1 `AssignResponse` out.
+pub fn run_v1(
+    input: &[u8],
+    assign: impl FnOnce(&AssignRequest) -> Result<Assignment, AssignError>,
+) -> Vec<u8> {
+    let response = match decode_v1(input) {
+        Ok(request) => match assign(&request) {
+            Ok(assignment) => assignment.into_response(),
+            Err(error) => error_response(error.message().to_owned()),
+        },
+        Err(message) => error_response(message),
+    };
+    encode(&response).unwrap_or_else(|error| {
+        encode(&error_response(format!(
+            "could not encode the AssignResponse: {error}"
+        )))
+        .unwrap_or_default()
+    })
 }
 
 /// The MessagePack [`AssignorInfo`] the module's `assignor_describe` export returns.
@@ -51,51 +97,75 @@ pub fn describe(
     version: &str,
     description: &str,
     rebalance_protocol: RebalanceProtocol,
+    inputs: &[Input],
 ) -> Vec<u8> {
     let info = AssignorInfo {
         name: name.to_owned(),
         version: version.to_owned(),
         description: description.to_owned(),
         rebalance_protocol,
+        inputs: inputs.to_vec(),
     };
     // Encoding a struct of strings into a Vec cannot fail; an empty answer would be refused
     // by the host as malformed, which is the right outcome if it ever did.
     encode(&info).unwrap_or_default()
 }
 
-/// Decodes the request, checking its ABI version. The error is the message for the host.
-fn decode_request(input: &[u8]) -> Result<AssignRequest, String> {
-    match decode::<AssignRequest>(input) {
-        Ok(request) if request.abi_version == ABI_VERSION => Ok(request),
-        Ok(request) => Err(version_mismatch(request.abi_version)),
-        Err(error) => {
-            // A request of another ABI version may not even have v1's shape: say so rather than
-            // report a missing field.
-            #[derive(Deserialize)]
-            struct Envelope {
-                abi_version: u32,
-            }
-            match decode::<Envelope>(input) {
-                Ok(envelope) if envelope.abi_version != ABI_VERSION => {
-                    Err(version_mismatch(envelope.abi_version))
-                }
-                _ => Err(format!(
-                    "malformed AssignRequest ({} bytes): {error}",
-                    input.len()
-                )),
-            }
-        }
+/// Decodes a v2 request, telling a request of another version from a malformed one.
+fn decode_v2(input: &[u8]) -> Result<AssignRequest, String> {
+    match v2::decode_request(input) {
+        Ok(request) => Ok(request),
+        Err(message) => match abi_version_of(input) {
+            Some(version) if version != ABI_V2 => Err(version_mismatch(ABI_V2, version)),
+            _ => Err(message),
+        },
     }
 }
 
-fn version_mismatch(got: u32) -> String {
-    format!("this module speaks assignor ABI v{ABI_VERSION}, but the request is ABI v{got}")
+/// Decodes a v1 request, checking its ABI version. The error is the message for the host.
+fn decode_v1(input: &[u8]) -> Result<AssignRequest, String> {
+    match decode::<AssignRequest>(input) {
+        Ok(request) if request.abi_version == ABI_V1 => Ok(request),
+        Ok(request) => Err(version_mismatch(ABI_V1, request.abi_version)),
+        Err(error) => match abi_version_of(input) {
+            Some(version) if version != ABI_V1 => Err(version_mismatch(ABI_V1, version)),
+            _ => Err(format!(
+                "malformed AssignRequest ({} bytes): {error}",
+                input.len()
+            )),
+        },
+    }
 }
 
-/// The encoded error response carrying `message`.
-#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+/// The `abi_version` of a request of any version: the `abi_version` entry of a map (v1), or
+/// the first item of an array (v2 and later).
+fn abi_version_of(input: &[u8]) -> Option<u32> {
+    #[derive(Deserialize)]
+    struct Envelope {
+        abi_version: u32,
+    }
+    if let Ok(envelope) = decode::<Envelope>(input) {
+        return Some(envelope.abi_version);
+    }
+    let mut reader = input;
+    let len = rmp::decode::read_array_len(&mut reader).ok()?;
+    if len == 0 {
+        return None;
+    }
+    rmp::decode::read_int(&mut reader).ok()
+}
+
+fn version_mismatch(speaks: u32, got: u32) -> String {
+    format!("this module speaks assignor ABI v{speaks}, but the request is ABI v{got}")
+}
+
+/// The encoded ABI v2 error answer carrying `message`.
 pub(crate) fn error_bytes(message: String) -> Vec<u8> {
-    encode_response(&error_response(message))
+    v2::encode(&v2::Response {
+        error: Some(message),
+        ..v2::Response::default()
+    })
+    .unwrap_or_default()
 }
 
 fn error_response(message: String) -> AssignResponse {
@@ -105,38 +175,23 @@ fn error_response(message: String) -> AssignResponse {
     }
 }
 
-fn encode_response(response: &AssignResponse) -> Vec<u8> {
-    encode(response).unwrap_or_else(|error| {
-        encode(&error_response(format!(
-            "could not encode the AssignResponse: {error}"
-        )))
-        .unwrap_or_default()
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::abi::{Member, Topic, TopicPartitions, decode};
+    use crate::abi::{Member, Topic, TopicPartitions};
 
     fn request() -> AssignRequest {
+        let member = |id: &str| Member {
+            member_id: id.into(),
+            topics: vec!["t".into()].into(),
+            ..Member::default()
+        };
         AssignRequest {
-            abi_version: ABI_VERSION,
+            abi_version: ABI_V1,
             group_id: "g".into(),
             protocol_type: "consumer".into(),
             protocol_name: "test".into(),
-            members: vec![
-                Member {
-                    member_id: "m1".into(),
-                    topics: vec!["t".into()],
-                    ..Member::default()
-                },
-                Member {
-                    member_id: "m2".into(),
-                    topics: vec!["t".into()],
-                    ..Member::default()
-                },
-            ],
+            members: vec![member("m1"), member("m2")],
             topics: vec![Topic {
                 name: "t".into(),
                 partition_count: 2,
@@ -144,6 +199,11 @@ mod tests {
             }],
             ..AssignRequest::default()
         }
+    }
+
+    fn v2_input(request: &AssignRequest) -> Vec<u8> {
+        let layout = Layout::new(request).unwrap();
+        v2::encode_request(request, &layout, Extras::default()).unwrap()
     }
 
     /// Gives partition p of every topic to the p-th member in id order.
@@ -161,27 +221,63 @@ mod tests {
     fn round_trip(
         input: &[u8],
         f: fn(&AssignRequest) -> Result<Assignment, AssignError>,
+    ) -> v2::Response {
+        v2::decode_response(&run(input, f)).expect("run always answers a decodable response")
+    }
+
+    fn round_trip_v1(
+        input: &[u8],
+        f: fn(&AssignRequest) -> Result<Assignment, AssignError>,
     ) -> AssignResponse {
-        decode(&run(input, f)).expect("run always answers a decodable AssignResponse")
+        decode(&run_v1(input, f)).expect("run_v1 always answers a decodable AssignResponse")
     }
 
     #[test]
     fn a_valid_request_reaches_the_function_and_its_assignment_comes_back() {
-        let response = round_trip(&encode(&request()).unwrap(), deal);
+        let response = round_trip(&v2_input(&request()), deal);
         assert_eq!(response.error, None);
         assert_eq!(response.rebalance_after_ms, Some(5));
         let got: Vec<_> = response
             .assignments
             .iter()
-            .map(|m| (m.member_id.as_str(), m.partitions.clone()))
+            .map(|m| (m.member, m.partitions.clone()))
             .collect();
+        let tp = |p| {
+            vec![v2::TopicPartitions {
+                topic: 0,
+                partitions: vec![p],
+            }]
+        };
+        assert_eq!(got, [(0, tp(0)), (1, tp(1))]);
+        // The same through call(), as the model, and through ABI v1.
+        let model = call(&request(), &[], deal).unwrap();
+        assert_eq!(model, round_trip_v1(&encode(&request()).unwrap(), deal));
         let tp = |p| {
             vec![TopicPartitions {
                 topic: "t".into(),
                 partitions: vec![p],
             }]
         };
+        let got: Vec<_> = model
+            .assignments
+            .iter()
+            .map(|m| (m.member_id.as_str(), m.partitions.clone()))
+            .collect();
         assert_eq!(got, [("m1", tp(0)), ("m2", tp(1))]);
+    }
+
+    #[test]
+    fn a_decoded_request_carries_its_index_and_the_same_content() {
+        let mut seen = None;
+        let _ = run(&v2_input(&request()), |r| {
+            seen = Some((r.index.0.is_some(), r.clone()));
+            Ok(Assignment::new(r))
+        });
+        let (indexed, decoded) = seen.unwrap();
+        assert!(indexed);
+        let mut expected = request();
+        expected.abi_version = ABI_V2;
+        assert_eq!(decoded, expected);
     }
 
     #[test]
@@ -193,6 +289,11 @@ mod tests {
             "{error}"
         );
         assert!(response.assignments.is_empty());
+        let v1 = round_trip_v1(b"\xc1not msgpack", deal).error.unwrap();
+        assert!(
+            v1.starts_with("malformed AssignRequest (12 bytes): "),
+            "{v1}"
+        );
     }
 
     #[test]
@@ -206,9 +307,14 @@ mod tests {
 
     #[test]
     fn another_abi_version_is_refused_naming_both_versions() {
-        let mut req = request();
-        req.abi_version = 2;
-        let error = round_trip(&encode(&req).unwrap(), deal).error.unwrap();
+        let error = round_trip(&encode(&request()).unwrap(), deal)
+            .error
+            .unwrap();
+        assert_eq!(
+            error,
+            "this module speaks assignor ABI v2, but the request is ABI v1"
+        );
+        let error = round_trip_v1(&v2_input(&request()), deal).error.unwrap();
         assert_eq!(
             error,
             "this module speaks assignor ABI v1, but the request is ABI v2"
@@ -222,16 +328,17 @@ mod tests {
             abi_version: u32,
             everything: &'static str,
         }
-        let input = encode(&V9 {
+        let v9 = V9 {
             abi_version: 9,
             everything: "different",
-        })
-        .unwrap();
-        let error = round_trip(&input, deal).error.unwrap();
-        assert_eq!(
-            error,
-            "this module speaks assignor ABI v1, but the request is ABI v9"
-        );
+        };
+        for input in [encode(&v9).unwrap(), v2::encode(&v9).unwrap()] {
+            let error = round_trip(&input, deal).error.unwrap();
+            assert_eq!(
+                error,
+                "this module speaks assignor ABI v2, but the request is ABI v9"
+            );
+        }
     }
 
     #[test]
@@ -239,7 +346,7 @@ mod tests {
         fn refuse(_: &AssignRequest) -> Result<Assignment, AssignError> {
             Err(AssignError::new("topic `t` needs at least 3 members"))
         }
-        let response = round_trip(&encode(&request()).unwrap(), refuse);
+        let response = round_trip(&v2_input(&request()), refuse);
         assert_eq!(
             response.error.as_deref(),
             Some("topic `t` needs at least 3 members")
@@ -248,7 +355,7 @@ mod tests {
     }
 
     #[test]
-    fn unknown_fields_in_the_request_are_ignored() {
+    fn unknown_fields_in_a_v1_request_are_ignored() {
         #[derive(serde::Serialize)]
         struct Extended {
             #[serde(flatten)]
@@ -260,7 +367,7 @@ mod tests {
             lag: vec![1, 2],
         })
         .unwrap();
-        assert_eq!(round_trip(&input, deal).error, None);
+        assert_eq!(round_trip_v1(&input, deal).error, None);
     }
 
     #[test]
@@ -270,11 +377,13 @@ mod tests {
             "1.2.3",
             "per-topic ranges",
             RebalanceProtocol::Eager,
+            &[Input::Racks, Input::Lag],
         ))
         .unwrap();
         assert_eq!(info.name, "range");
         assert_eq!(info.version, "1.2.3");
         assert_eq!(info.description, "per-topic ranges");
         assert_eq!(info.rebalance_protocol, RebalanceProtocol::Eager);
+        assert_eq!(info.inputs, [Input::Racks, Input::Lag]);
     }
 }

@@ -115,6 +115,7 @@ pub mod abi;
 mod assignment;
 mod bump;
 mod hash;
+mod index;
 mod request;
 
 #[cfg(feature = "guest")]
@@ -129,7 +130,7 @@ pub mod log;
 pub use abi::*;
 pub use assignment::{AssignError, Assignment};
 pub use bump::BumpAllocator;
-pub use request::{java_string_order, kafka_member_order};
+pub use request::{SubscriptionGroup, java_string_order, kafka_member_order};
 
 /// Marks the function that computes a group's assignment and exports it to the host.
 ///

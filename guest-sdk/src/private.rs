@@ -10,7 +10,7 @@
 //! `alloc` and the output buffer of `assign`/`describe` are leaked on purpose and stay
 //! valid until the instance is gone, which is exactly as long as the host needs to read them.
 
-pub use crate::abi::RebalanceProtocol;
+pub use crate::abi::{Input, RebalanceProtocol};
 
 /// Fails compilation if an export name the attribute writes differs from the ABI constant.
 pub const fn check_export_name(abi_constant: &str, written: &str) {
@@ -32,7 +32,7 @@ pub use wasm::{abi_version, alloc, assign, describe};
 
 #[cfg(target_arch = "wasm32")]
 mod wasm {
-    use crate::abi::{ABI_VERSION, AssignRequest, LogLevel, RebalanceProtocol};
+    use crate::abi::{ABI_VERSION, AssignRequest, Input, LogLevel, RebalanceProtocol};
     use crate::assignment::{AssignError, Assignment};
     use crate::glue;
 
@@ -64,7 +64,7 @@ mod wasm {
         let output = match usize::try_from(len) {
             Ok(0) => glue::run(&[], f),
             Ok(len) if ptr != 0 => {
-                // SAFETY: the host's side of ABI v1: it called `assignor_alloc(len)` and wrote
+                // SAFETY: the host's side of the ABI: it called `assignor_alloc(len)` and wrote
                 // `len` bytes at the pointer it returned, which is `ptr`; that buffer is never
                 // freed or written by the guest. A host breaking the contract makes the read
                 // out of bounds, which in wasm traps instead of reading foreign memory.
@@ -82,9 +82,10 @@ mod wasm {
         version: &str,
         description: &str,
         protocol: RebalanceProtocol,
+        inputs: &[Input],
     ) -> i64 {
         install_panic_hook();
-        leak(glue::describe(name, version, description, protocol))
+        leak(glue::describe(name, version, description, protocol, inputs))
     }
 
     /// Hands `bytes` to the host: leaked, so they stay put until the instance is dropped.

@@ -1,25 +1,64 @@
 //! Read helpers on the request: members by id, subscriptions, a topic's partitions and racks,
-//! subscribers of a topic, and Kafka's member order.
+//! subscribers of a topic, Kafka's member order, lag and weights.
 //!
-//! Everything here only reads an [`AssignRequest`]; nothing allocates more than the answer it
-//! returns. The host sends `members` sorted by `member_id` and `topics` sorted by `name`, so the
-//! lookups binary-search first; they fall back to a scan so that a request an author builds by
-//! hand in a test (in any order) still answers correctly.
+//! Everything here only reads an [`AssignRequest`]. A request the SDK decoded from ABI v2
+//! carries an [`crate::Index`] (each member's subscription by position, Kafka's member order),
+//! so the subscriber lookups cost no name comparisons at all; a request built by hand (a test)
+//! has none, and the same helpers work it out from the names on each call, in any order. The
+//! host sends `members` sorted by `member_id` and `topics` sorted by `name`, so the name
+//! lookups binary-search first and fall back to a scan.
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::ops::Range;
 
 use crate::abi::{AssignRequest, Member, Topic, TopicPartitions};
-use crate::hash::FxHashMap;
+use crate::index::IndexData;
+
+/// The members sharing one subscription (see [`AssignRequest::subscription_groups`]): topic and
+/// member positions in the request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SubscriptionGroup<'a> {
+    /// The topics subscribed to (positions in `request.topics`), ascending.
+    pub topics: Cow<'a, [u32]>,
+    /// The members with exactly this subscription (positions in `request.members`), in Kafka's
+    /// member order.
+    pub members: Cow<'a, [u32]>,
+}
 
 impl AssignRequest {
+    /// The index this request came with, or one worked out from the names.
+    pub(crate) fn index_data(&self) -> Cow<'_, IndexData> {
+        match &self.index.0 {
+            Some(data) => Cow::Borrowed(&**data),
+            None => Cow::Owned(IndexData::from_names(self)),
+        }
+    }
+
+    /// Whether the request came with its lookups (the SDK decoded it from ABI v2), so that
+    /// [`Self::subscriber_indices`], [`Self::subscription_groups`], [`Self::topics_of`] and
+    /// [`Self::kafka_order`] cost no name comparisons; without, they work from the names.
+    pub fn is_indexed(&self) -> bool {
+        self.index.0.is_some()
+    }
+
     /// The member with this `member_id`, if it is in the group.
     pub fn member(&self, member_id: &str) -> Option<&Member> {
+        self.member_index(member_id).map(|i| &self.members[i])
+    }
+
+    /// The position in `members` of the member with this `member_id`.
+    pub fn member_index(&self, member_id: &str) -> Option<usize> {
         lookup(&self.members, member_id, |m| &m.member_id)
     }
 
     /// The topic with this name, if some member subscribes to it and the host knows it.
     pub fn topic(&self, name: &str) -> Option<&Topic> {
+        self.topic_index(name).map(|i| &self.topics[i])
+    }
+
+    /// The position in `topics` of the topic with this name.
+    pub fn topic_index(&self, name: &str) -> Option<usize> {
         lookup(&self.topics, name, |t| &t.name)
     }
 
@@ -30,67 +69,172 @@ impl AssignRequest {
     /// the reason static members keep their partitions across restarts: their position does
     /// not depend on the member id the coordinator generates at each join.
     pub fn members_in_kafka_order(&self) -> Vec<&Member> {
-        let mut members: Vec<&Member> = self.members.iter().collect();
-        members.sort_by(|a, b| kafka_member_order(a, b));
-        members
+        self.kafka_order()
+            .iter()
+            .map(|&m| &self.members[m as usize])
+            .collect()
+    }
+
+    /// Positions in `members` in Kafka's member order ([`Self::members_in_kafka_order`]);
+    /// borrowed from the request's index when it has one.
+    pub fn kafka_order(&self) -> Cow<'_, [u32]> {
+        match &self.index.0 {
+            Some(data) => Cow::Borrowed(&data.kafka_order),
+            None => Cow::Owned(crate::index::kafka_order(&self.members)),
+        }
     }
 
     /// The members subscribed to `topic`, in Kafka's order (see [`Self::members_in_kafka_order`]).
     pub fn subscribers(&self, topic: &str) -> Vec<&Member> {
-        let mut members: Vec<&Member> = self
-            .members
-            .iter()
-            .filter(|m| m.subscribes_to(topic))
-            .collect();
-        members.sort_by(|a, b| kafka_member_order(a, b));
-        members
+        match self.topic_index(topic) {
+            Some(t) => self
+                .subscriber_indices(t)
+                .iter()
+                .map(|&m| &self.members[m as usize])
+                .collect(),
+            // Not a topic of the request: whoever names it (no partitions to give anyway).
+            None => {
+                let mut members: Vec<&Member> = self
+                    .members
+                    .iter()
+                    .filter(|m| m.subscribes_to(topic))
+                    .collect();
+                members.sort_by(|a, b| kafka_member_order(a, b));
+                members
+            }
+        }
+    }
+
+    /// The positions in `members` of the subscribers of the topic at position `topic` of
+    /// `topics`, in Kafka's member order. Borrowed (no allocation) when the request has an
+    /// index and one subscription covers the topic, as in a group whose members all subscribe
+    /// to the same topics.
+    pub fn subscriber_indices(&self, topic: usize) -> Cow<'_, [u32]> {
+        let Some(data) = &self.index.0 else {
+            return Cow::Owned(subscribers_in(&IndexData::from_names(self), topic));
+        };
+        match data.subscriptions_of_topic.get(topic).map(Vec::as_slice) {
+            None | Some([]) => Cow::Borrowed(&[]),
+            Some(&[s]) => Cow::Borrowed(&data.members_of[s as usize]),
+            Some(_) => Cow::Owned(subscribers_in(data, topic)),
+        }
     }
 
     /// For each topic of `topics` (same index), the indices into `members` of its subscribers,
-    /// in Kafka's member order (see [`Self::members_in_kafka_order`]).
+    /// in Kafka's member order (see [`Self::members_in_kafka_order`]). A topic listed twice by
+    /// a member counts it once; subscribed topics missing from `topics` are left out.
     ///
-    /// One pass over every subscription with hashed topic lookups (and none at all for a
-    /// member whose subscription equals the previous one's, the usual case): the way to learn
-    /// who subscribes to what in a large group, where calling [`Self::subscribers`] per topic
-    /// would scan the whole group for every topic. A topic listed twice by a member counts it
-    /// once; subscribed topics missing from `topics` are left out.
+    /// It materialises one list per topic; [`Self::subscriber_indices`] (one topic, often
+    /// borrowed) and [`Self::subscription_groups`] (one entry per distinct subscription) cost
+    /// less in large groups.
     pub fn subscribers_by_topic(&self) -> Vec<Vec<usize>> {
-        let index: FxHashMap<&str, usize> = self
-            .topics
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (t.name.as_str(), i))
-            .collect();
-        let mut order: Vec<usize> = (0..self.members.len()).collect();
-        order.sort_by(|&a, &b| kafka_member_order(&self.members[a], &self.members[b]));
-        let mut out = vec![Vec::new(); self.topics.len()];
-        let mut previous: Option<(&[String], Vec<usize>)> = None;
-        for m in order {
-            let subscription = self.members[m].topics.as_slice();
-            let resolved = match previous.take() {
-                Some((topics, resolved)) if topics == subscription => resolved,
-                _ => subscription
-                    .iter()
-                    .filter_map(|t| index.get(t.as_str()).copied())
-                    .collect(),
-            };
-            for &t in &resolved {
-                if out[t].last() != Some(&m) {
-                    out[t].push(m);
-                }
+        let data = self.index_data();
+        (0..self.topics.len())
+            .map(|t| {
+                subscribers_in(&data, t)
+                    .into_iter()
+                    .map(|m| m as usize)
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// The distinct subscriptions of the group, each with its members: the shape a strategy
+    /// wants to treat the members that subscribe to the same topics alike (a homogeneous group
+    /// has one entry). Groups whose subscription is empty are included; groups come in the
+    /// order of their first member in `members`.
+    pub fn subscription_groups(&self) -> Vec<SubscriptionGroup<'_>> {
+        match &self.index.0 {
+            Some(data) => data
+                .subscriptions
+                .iter()
+                .zip(&data.members_of)
+                .filter(|(_, members)| !members.is_empty())
+                .map(|(topics, members)| SubscriptionGroup {
+                    topics: Cow::Borrowed(topics),
+                    members: Cow::Borrowed(members),
+                })
+                .collect(),
+            None => {
+                let data = IndexData::from_names(self);
+                data.subscriptions
+                    .into_iter()
+                    .zip(data.members_of)
+                    .filter(|(_, members)| !members.is_empty())
+                    .map(|(topics, members)| SubscriptionGroup {
+                        topics: Cow::Owned(topics),
+                        members: Cow::Owned(members),
+                    })
+                    .collect()
             }
-            previous = Some((subscription, resolved));
         }
-        out
+    }
+
+    /// The positions in `topics` of the topics the member at position `member` subscribes to,
+    /// ascending (borrowed from the index when there is one).
+    pub fn topics_of(&self, member: usize) -> Cow<'_, [u32]> {
+        match &self.index.0 {
+            Some(data) => Cow::Borrowed(&data.subscriptions[data.subscription_of[member] as usize]),
+            None => {
+                let data = IndexData::from_names(self);
+                Cow::Owned(data.subscriptions[data.subscription_of[member] as usize].clone())
+            }
+        }
     }
 
     /// The subscription of `member_id` (its topic names), or `None` if it is not in the group.
     pub fn subscription(&self, member_id: &str) -> Option<&[String]> {
-        self.member(member_id).map(|m| m.topics.as_slice())
+        self.member(member_id).map(|m| &*m.topics)
+    }
+
+    /// The committed offset and end offset of partition `partition` of the topic at position
+    /// `topic` (input `lag`, ABI v2), each `None` where unknown.
+    pub fn offsets(&self, topic: usize, partition: i32) -> (Option<i64>, Option<i64>) {
+        let Some(offsets) = self.lag.get(topic) else {
+            return (None, None);
+        };
+        let at = |list: &[i64]| {
+            usize::try_from(partition)
+                .ok()
+                .and_then(|p| list.get(p).copied())
+                .filter(|&o| o >= 0)
+        };
+        (at(&offsets.committed), at(&offsets.end))
+    }
+
+    /// The lag of a partition (end offset minus committed offset, at least 0), when the host
+    /// sent both (input `lag`; standalone the host knows no end offsets, so this is `None`).
+    pub fn lag_of(&self, topic: usize, partition: i32) -> Option<i64> {
+        match self.offsets(topic, partition) {
+            (Some(committed), Some(end)) => Some((end - committed).max(0)),
+            _ => None,
+        }
     }
 }
 
+/// The subscribers of topic `t`, merged from every subscription covering it in Kafka's order.
+fn subscribers_in(data: &IndexData, t: usize) -> Vec<u32> {
+    let Some(subscriptions) = data.subscriptions_of_topic.get(t) else {
+        return Vec::new();
+    };
+    if let [s] = subscriptions.as_slice() {
+        return data.members_of[*s as usize].clone();
+    }
+    let rank = data.rank();
+    let mut out: Vec<u32> = subscriptions
+        .iter()
+        .flat_map(|&s| data.members_of[s as usize].iter().copied())
+        .collect();
+    out.sort_unstable_by_key(|&m| rank[m as usize]);
+    out
+}
+
 impl Member {
+    /// The member's weight (input `weights`, ABI v2): what the host sent, else 1.
+    pub fn weight(&self) -> u32 {
+        self.weight.unwrap_or(1)
+    }
+
     /// Whether this member subscribes to `topic`.
     pub fn subscribes_to(&self, topic: &str) -> bool {
         self.topics.iter().any(|t| t == topic)
@@ -170,10 +314,10 @@ pub fn java_string_order(a: &str, b: &str) -> Ordering {
     }
 }
 
-fn lookup<'a, T>(items: &'a [T], key: &str, key_of: impl Fn(&T) -> &String) -> Option<&'a T> {
+fn lookup<T>(items: &[T], key: &str, key_of: impl Fn(&T) -> &String) -> Option<usize> {
     match items.binary_search_by(|item| key_of(item).as_str().cmp(key)) {
-        Ok(i) => Some(&items[i]),
-        Err(_) => items.iter().find(|item| key_of(item) == key),
+        Ok(i) => Some(i),
+        Err(_) => items.iter().position(|item| key_of(item) == key),
     }
 }
 

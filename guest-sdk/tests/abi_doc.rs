@@ -16,7 +16,7 @@
 use std::path::Path;
 
 use assignor_sdk::{
-    ABI_VERSION, AssignError, AssignRequest, AssignResponse, Assignment, AssignorInfo, Member,
+    ABI_V1, AssignError, AssignRequest, AssignResponse, Assignment, AssignorInfo, Input, Member,
     MemberAssignment, RebalanceProtocol, Topic, TopicPartitions, decode, encode, glue,
 };
 use serde::Serialize;
@@ -53,15 +53,16 @@ fn example_request() -> AssignRequest {
         client_id: "app".into(),
         client_host: host.into(),
         rack_id: None,
-        topics: vec!["orders".into()],
+        topics: vec!["orders".into()].into(),
         owned_partitions: vec![],
         owned_generation: -1,
         previous_assignment: vec![],
         user_data: None,
         metadata: SUBSCRIPTION_V1_ORDERS.to_vec(),
+        weight: None,
     };
     AssignRequest {
-        abi_version: ABI_VERSION,
+        abi_version: ABI_V1,
         group_id: "demo".into(),
         generation_id: 1,
         protocol_type: "consumer".into(),
@@ -74,6 +75,7 @@ fn example_request() -> AssignRequest {
             partition_count: 3,
             partition_racks: vec![],
         }],
+        ..AssignRequest::default()
     }
 }
 
@@ -188,7 +190,7 @@ fn the_worked_response_is_what_an_sdk_module_answers_to_the_worked_request() {
     let doc = doc();
     let request = hex_bytes(block(&doc, "hex abi-v1-request"));
     let response = hex_bytes(block(&doc, "hex abi-v1-response"));
-    assert_eq!(glue::run(&request, range), response);
+    assert_eq!(glue::run_v1(&request, range), response);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -339,12 +341,13 @@ fn the_message_tables_say_what_the_types_write_and_read() {
         client_id: "app".into(),
         client_host: "/10.0.0.1".into(),
         rack_id: Some("r1".into()),
-        topics: vec!["orders".into()],
+        topics: vec!["orders".into()].into(),
         owned_partitions: vec![tp("orders", vec![0])],
         owned_generation: 4,
         previous_assignment: vec![tp("orders", vec![0, 1])],
         user_data: Some(vec![1]),
         metadata: vec![0, 1],
+        weight: None,
     };
     let topic = Topic {
         name: "orders".into(),
@@ -371,6 +374,7 @@ fn the_message_tables_say_what_the_types_write_and_read() {
         version: "1.0.0".into(),
         description: "per-topic ranges".into(),
         rebalance_protocol: RebalanceProtocol::Cooperative,
+        inputs: vec![Input::Lag],
     };
 
     check_table(

@@ -14,8 +14,12 @@
 //!    `probes` feature (extra exports that stop after decoding; after indexing; after the
 //!    builder; after building the `Assignment`), called like `assignor_assign` in a fresh
 //!    instance; each phase is the difference between consecutive probes.
-//! 3. Decoding the same group under other encodings (what an ABI revision could buy): structs
-//!    as arrays instead of maps, and members without their own copy of the subscription.
+//! 3. Decoding the same group under each encoding: ABI v2 (what the built-in is served), ABI v1,
+//!    and v1's structs as arrays instead of maps, or without each member's own copy of the
+//!    subscription.
+//!
+//! Every path speaks ABI v2 as the built-in does: the host lays the request out and encodes it,
+//! the guest decodes it with its index and answers by index.
 //!
 //! `cargo bench -p assignor-host --bench uniform` (`-- --quick` for one sample per cell). The
 //! probe module is built on first run into `target/wasm-bench` (about a minute).
@@ -131,9 +135,10 @@ fn main() {
         let runs = if quick { 1 } else { runs(topics) };
         let mut interned = request.clone();
         for m in &mut interned.members {
-            m.topics = Vec::new();
+            m.topics = Vec::new().into();
         }
-        let encodings: [(&str, Vec<u8>); 4] = [
+        let encodings: [(&str, Vec<u8>); 5] = [
+            ("ABI v2: positional, topic table", encode_v2(request)),
             (
                 "ABI v1: maps with field names",
                 assignor_sdk::encode(request).unwrap(),
@@ -150,7 +155,9 @@ fn main() {
         ];
         for (label, bytes) in encodings {
             let native = median(&sample(Duration::ZERO, runs, runs, || {
-                let decoded: AssignRequest = assignor_sdk::decode(&bytes).expect("decodes");
+                let decoded = assignor_sdk::abi::v2::decode_request(&bytes)
+                    .or_else(|_| assignor_sdk::decode::<AssignRequest>(&bytes))
+                    .expect("decodes");
                 std::hint::black_box(decoded);
             }));
             let wasm = median(
@@ -229,16 +236,9 @@ fn sandbox_for(wasm: &[u8], request: &AssignRequest) -> (Sandbox, String) {
     (Sandbox::new(pool, limits).expect("sandbox"), note)
 }
 
-/// The native path: what a sandboxed call does, minus the sandbox.
+/// The native path: what a sandboxed call does, minus the sandbox (ABI v2 both ways).
 fn native(request: &AssignRequest) -> AssignResponse {
-    let input = assignor_sdk::encode(request).expect("encode");
-    let decoded: AssignRequest = assignor_sdk::decode(&input).expect("decode");
-    let assignment = assignor_uniform::assign(&decoded).expect("assign");
-    let output = assignor_sdk::encode(&assignment.into_response()).expect("encode");
-    drop(decoded);
-    let response: AssignResponse = assignor_sdk::decode(&output).expect("decode");
-    check_response(request, &response, false).expect("valid");
-    response
+    support::native("uniform", request).0
 }
 
 /// One native call, phase by phase.
@@ -258,10 +258,10 @@ impl NativePhases {
     fn run(request: &AssignRequest) -> NativePhases {
         let mut p = NativePhases::default();
         let t = Instant::now();
-        let input = assignor_sdk::encode(request).expect("encode");
+        let input = encode_v2(request);
         p.encode = t.elapsed();
         let t = Instant::now();
-        let decoded: AssignRequest = assignor_sdk::decode(&input).expect("decode");
+        let decoded = assignor_sdk::abi::v2::decode_request(&input).expect("decode");
         p.decode = t.elapsed();
         let t = Instant::now();
         let group = assignor_uniform::group::Group::new(&decoded).expect("index");
@@ -274,13 +274,14 @@ impl NativePhases {
         drop((group, owners));
         p.assignment = t.elapsed();
         let t = Instant::now();
-        let output = assignor_sdk::encode(&assignment.into_response()).expect("encode");
+        let output = assignment.to_v2_bytes().expect("encode");
+        drop(assignment);
         p.respond = t.elapsed();
         let t = Instant::now();
         drop(decoded);
         p.decode += t.elapsed();
         let t = Instant::now();
-        let response: AssignResponse = assignor_sdk::decode(&output).expect("decode");
+        let response = decode_v2(request, &output);
         p.host_decode = t.elapsed();
         let t = Instant::now();
         check_response(request, &response, false).expect("valid");
@@ -342,7 +343,7 @@ impl WasmPhases {
         module: &CompiledModule,
         request: &AssignRequest,
     ) -> WasmPhases {
-        let input = assignor_sdk::encode(request).expect("encode");
+        let input = encode_v2(request);
         let time = |export: &str| {
             let mut v: Vec<Duration> = (0..runs).map(|_| probes.time(export, &input).0).collect();
             v.sort();

@@ -28,7 +28,7 @@ use tokio::task::JoinHandle;
 
 pub use notices::{NoticeSink, TracingNotices};
 pub use offsets::{BoxFuture, RemoteOffsets};
-pub use runner::AssignorRunner;
+pub use runner::{AssignorRunner, LagSource, StoreLag, UnknownLag, lag_for};
 
 use crate::coordinator::view::{StrategiesView, TopicsView};
 use crate::coordinator::{
@@ -95,6 +95,10 @@ pub struct DriverConfig {
     /// Where committed offsets live in proxy mode (the upstream cluster); `None`: in each
     /// shard's table and the store.
     pub remote_offsets: Option<Arc<dyn RemoteOffsets>>,
+    /// Where a run gets the group's offsets when its module reads lag (ABI v2 input `lag`):
+    /// standalone, [`StoreLag`]; in proxy mode, the upstream client. `None`: every offset
+    /// unknown ([`UnknownLag`]).
+    pub lag: Option<Arc<dyn LagSource>>,
 }
 
 impl Default for DriverConfig {
@@ -105,6 +109,7 @@ impl Default for DriverConfig {
             notices: Arc::new(TracingNotices),
             random_seed: true,
             remote_offsets: None,
+            lag: None,
         }
     }
 }
@@ -195,6 +200,7 @@ impl Driver {
                 next_reply: 1,
                 start,
                 runner: runner.clone(),
+                lag: config.lag.clone().unwrap_or_else(|| Arc::new(UnknownLag)),
                 primary: primary.clone(),
                 fallback: fallback.clone(),
                 store: store.clone(),

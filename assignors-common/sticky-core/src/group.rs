@@ -54,11 +54,11 @@ impl<'a> Group<'a> {
         let mut previous: &[String] = &[];
         for m in members {
             // Members mostly share one subscription: look at each distinct list once.
-            if m.topics.as_slice() != previous {
-                for t in &m.topics {
+            if &*m.topics != previous {
+                for t in m.topics.iter() {
                     wanted.insert(t.as_str(), ());
                 }
-                previous = m.topics.as_slice();
+                previous = &*m.topics;
             }
         }
         let mut topic_source: Vec<usize> = request
@@ -116,18 +116,18 @@ impl<'a> Group<'a> {
             let row = m * words;
             match previous {
                 // The usual case: the same subscription as the member before.
-                Some((topics, from)) if topics == member.topics.as_slice() => {
+                Some((topics, from)) if topics == &*member.topics => {
                     subscribed.copy_within(from..from + words, row);
                 }
                 _ => {
-                    for t in &member.topics {
+                    for t in member.topics.iter() {
                         if let Some(&i) = topic_index.get(t.as_str()) {
                             subscribed[row + i as usize / 64] |= 1 << (i % 64);
                         }
                     }
                 }
             }
-            previous = Some((member.topics.as_slice(), row));
+            previous = Some((&*member.topics, row));
         }
         let all_subscriptions_equal = subscriptions_equal(request);
         Group {

@@ -30,7 +30,8 @@ use assignor_sticky_core::Flavor;
     name = "cooperative-sticky",
     version = "1.0.0",
     description = "Apache Kafka's CooperativeStickyAssignor: balanced, then sticky; partitions changing owner are revoked first and handed out in the next round (KIP-429); rack-aware (KIP-881)",
-    protocol = "cooperative"
+    protocol = "cooperative",
+    inputs = "racks, user_data"
 )]
 pub fn assign(request: &AssignRequest) -> Result<Assignment, AssignError> {
     assignor_sticky_core::assign(request, Flavor::CooperativeSticky)

@@ -40,9 +40,10 @@ use state::TopicAssignmentState;
 /// The `range` strategy: Kafka's `RangeAssignor`.
 #[assignor(
     name = "range",
-    version = "1.0.0",
+    version = "1.1.0",
     description = "Apache Kafka's RangeAssignor: per-topic contiguous ranges over the subscribers, static members first; rack-aware (KIP-881)",
-    protocol = "eager"
+    protocol = "eager",
+    inputs = "racks"
 )]
 pub fn assign(request: &AssignRequest) -> Result<Assignment, AssignError> {
     Ok(assign_partitions(request, false))
@@ -55,6 +56,9 @@ pub(crate) fn assign_partitions(
     request: &AssignRequest,
     prefer_rack_aware_logic: bool,
 ) -> Assignment {
+    if !prefer_rack_aware_logic && request.members.iter().all(|m| m.rack().is_none()) {
+        return plain_ranges(request);
+    }
     let mut states = topic_states(request, prefer_rack_aware_logic);
     let mut assignment = Assignment::new(request);
     if states.iter().any(|s| s.needs_rack_aware_assignment) {
@@ -62,6 +66,40 @@ pub(crate) fn assign_partitions(
     }
     for state in &mut states {
         state.assign_ranges(false, &mut assignment);
+    }
+    assignment
+}
+
+/// Kafka's ranges when no member has a rack, so racks cannot change anything: each topic's
+/// partitions split over its subscribers in Kafka's order, the first `partitions %
+/// subscribers` getting one more. The same answer as the rack-aware path's plain range pass,
+/// by position and without per-topic state: the subscribers come borrowed from the request's
+/// index, and a topic costs only the partitions it gives out.
+fn plain_ranges(request: &AssignRequest) -> Assignment {
+    let mut assignment = Assignment::new(request);
+    for (t, topic) in request.topics.iter().enumerate() {
+        let partitions = usize::try_from(topic.partition_count).unwrap_or(0);
+        if partitions == 0 {
+            continue;
+        }
+        let subscribers = request.subscriber_indices(t);
+        let Some(quota) = partitions.checked_div(subscribers.len()) else {
+            continue;
+        };
+        let extra = partitions % subscribers.len();
+        let mut next = 0;
+        for (i, &member) in subscribers.iter().enumerate() {
+            let count = quota + usize::from(i < extra);
+            if count == 0 {
+                break;
+            }
+            assignment.assign_all_indexed(
+                member as usize,
+                t,
+                (next..next + count).map(|p| p as i32),
+            );
+            next += count;
+        }
     }
     assignment
 }

@@ -14,9 +14,7 @@
 //! Kafka's round robin is not rack-aware. Members that get nothing still get an (empty)
 //! assignment. Subscribed topics the host does not know (no partitions) are skipped.
 
-use assignor_sdk::{
-    AssignError, AssignRequest, Assignment, Topic, assignor, java_string_order, kafka_member_order,
-};
+use assignor_sdk::{AssignError, AssignRequest, Assignment, Topic, assignor, java_string_order};
 
 #[cfg(test)]
 mod kafka_tests;
@@ -24,42 +22,53 @@ mod kafka_tests;
 /// The `roundrobin` strategy: Kafka's `RoundRobinAssignor`.
 #[assignor(
     name = "roundrobin",
-    version = "1.0.0",
+    version = "1.1.0",
     description = "Apache Kafka's RoundRobinAssignor: all partitions dealt in turn over the members, static members first, skipping non-subscribers",
     protocol = "eager"
 )]
 pub fn assign(request: &AssignRequest) -> Result<Assignment, AssignError> {
-    // The circle: member indices in Kafka's member order.
-    let mut circle: Vec<usize> = (0..request.members.len()).collect();
-    circle.sort_by(|&a, &b| kafka_member_order(&request.members[a], &request.members[b]));
+    // The circle: member positions in Kafka's member order.
+    let circle = request.kafka_order();
+    // Members by subscription: who may take a topic's partitions is decided per subscription.
+    let groups = request.subscription_groups();
+    let mut group_of = vec![0u32; request.members.len()];
+    let mut covering: Vec<Vec<u32>> = vec![Vec::new(); request.topics.len()];
+    for (g, group) in groups.iter().enumerate() {
+        for &m in group.members.iter() {
+            group_of[m as usize] = g as u32;
+        }
+        for &t in group.topics.iter() {
+            covering[t as usize].push(g as u32);
+        }
+    }
     // Kafka's `allPartitionsSorted`: the subscribed topics in name order (a TreeSet of Java
     // strings), each with its partitions 0..n, for topics the host knows.
-    let mut topics: Vec<(&Topic, Vec<usize>)> = request
+    let mut topics: Vec<(usize, &Topic)> = request
         .topics
         .iter()
-        .zip(request.subscribers_by_topic())
-        .filter(|(_, subscribers)| !subscribers.is_empty())
+        .enumerate()
+        .filter(|(t, _)| !covering[*t].is_empty())
         .collect();
-    topics.sort_by(|a, b| java_string_order(&a.0.name, &b.0.name));
+    topics.sort_by(|a, b| java_string_order(&a.1.name, &b.1.name));
 
     let mut assignment = Assignment::new(request);
-    let mut subscribed = vec![false; request.members.len()];
+    let mut subscribed = vec![false; groups.len()];
     let mut next = 0; // Kafka's CircularIterator position in `circle`
-    for (topic, subscribers) in topics {
-        subscribers.iter().for_each(|&m| subscribed[m] = true);
+    for (t, topic) in topics {
+        covering[t]
+            .iter()
+            .for_each(|&g| subscribed[g as usize] = true);
         // The topic has a subscriber, so the skipping ends.
         for partition in topic.partitions() {
-            while !subscribed[circle[next]] {
+            while !subscribed[group_of[circle[next] as usize] as usize] {
                 next = (next + 1) % circle.len();
             }
-            assignment.assign(
-                &request.members[circle[next]].member_id,
-                &topic.name,
-                partition,
-            );
+            assignment.assign_indexed(circle[next] as usize, t, partition);
             next = (next + 1) % circle.len();
         }
-        subscribers.iter().for_each(|&m| subscribed[m] = false);
+        covering[t]
+            .iter()
+            .for_each(|&g| subscribed[g as usize] = false);
     }
     Ok(assignment)
 }

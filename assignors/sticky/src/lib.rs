@@ -33,7 +33,8 @@ use assignor_sticky_core::Flavor;
     name = "sticky",
     version = "1.0.0",
     description = "Apache Kafka's StickyAssignor: balanced, then as sticky as possible (eager); rack-aware (KIP-881)",
-    protocol = "eager"
+    protocol = "eager",
+    inputs = "racks, user_data"
 )]
 pub fn assign(request: &AssignRequest) -> Result<Assignment, AssignError> {
     assignor_sticky_core::assign(request, Flavor::Sticky)

@@ -113,6 +113,16 @@ impl<'a> Group<'a> {
         &self.request.members[self.members[m as usize] as usize]
     }
 
+    /// The position in `request.members` of the member at position `m`.
+    pub fn member_position(&self, m: u32) -> usize {
+        self.members[m as usize] as usize
+    }
+
+    /// The position in `request.topics` of the topic with id `t`.
+    pub fn topic_position(&self, t: u32) -> usize {
+        self.topics[t as usize] as usize
+    }
+
     /// Number of known topics (ids `0..topic_count()`).
     pub fn topic_count(&self) -> usize {
         self.topics.len()
@@ -187,12 +197,15 @@ impl<'a> Group<'a> {
     /// and looked up among the distinct ones seen so far.
     fn resolve_subscriptions(&mut self) {
         let request = self.request;
+        if request.is_indexed() {
+            return self.resolve_indexed_subscriptions();
+        }
         let mut distinct: BTreeMap<Vec<&str>, u32> = BTreeMap::new();
         let mut subscriptions: Vec<Vec<u32>> = Vec::new();
         let mut last: Option<(&[String], u32)> = None;
         let mut subscription_of = Vec::with_capacity(self.members.len());
         for &i in &self.members {
-            let listed = request.members[i as usize].topics.as_slice();
+            let listed: &[String] = &request.members[i as usize].topics;
             let id = match last {
                 Some((topics, id)) if topics == listed => id,
                 _ => {
@@ -217,6 +230,41 @@ impl<'a> Group<'a> {
         }
         self.homogeneous = distinct.len() <= 1;
         self.subscriptions = subscriptions;
+        self.subscription_of = subscription_of;
+    }
+
+    /// [`Self::resolve_subscriptions`] for a request that came with its index (ABI v2): the
+    /// distinct subscriptions are the request's own, already as topic positions, so no name is
+    /// compared. Only known topics reach the index, as only known names reach the request.
+    fn resolve_indexed_subscriptions(&mut self) {
+        let request = self.request;
+        let mut id_of = vec![u32::MAX; request.topics.len()];
+        for (t, &i) in self.topics.iter().enumerate() {
+            id_of[i as usize] = t as u32;
+        }
+        let mut position = vec![0u32; request.members.len()];
+        for (p, &i) in self.members.iter().enumerate() {
+            position[i as usize] = p as u32;
+        }
+        let groups = request.subscription_groups();
+        let mut subscription_of = vec![0u32; self.members.len()];
+        self.subscriptions = groups
+            .iter()
+            .enumerate()
+            .map(|(g, group)| {
+                for &m in group.members.iter() {
+                    subscription_of[position[m as usize] as usize] = g as u32;
+                }
+                // Positions and ids both follow names, so the ids come out sorted.
+                group
+                    .topics
+                    .iter()
+                    .map(|&t| id_of[t as usize])
+                    .filter(|&t| t != u32::MAX)
+                    .collect()
+            })
+            .collect();
+        self.homogeneous = groups.len() <= 1;
         self.subscription_of = subscription_of;
     }
 

@@ -33,16 +33,15 @@ pub fn assignment(group: &Group<'_>, owners: &[u32]) -> Assignment {
 
     let mut assignment = Assignment::new(group.request());
     for m in 0..members as u32 {
-        let member_id = group.member(m).member_id.as_str();
+        let member = group.member_position(m);
         let mut list = &by_member[start[m as usize] as usize..start[m as usize + 1] as usize];
         while let Some(&first) = list.first() {
             let t = group.topic_of(first);
             let (offset, end) = (group.offset(t), group.offset(t) + group.partition_count(t));
             let run = list.partition_point(|&g| g < end);
-            let topic = group.topic(t).name.as_str();
-            assignment.assign_all(
-                member_id,
-                topic,
+            assignment.assign_all_indexed(
+                member,
+                group.topic_position(t),
                 list[..run].iter().map(|&g| (g - offset) as i32),
             );
             list = &list[run..];

@@ -3,7 +3,7 @@
 //! as `assignor_assign` and returns a number derived from its work so nothing is optimised
 //! away; the bench subtracts their times from one another.
 //!
-//! - `probe_decode(ptr, len)`: decode the `AssignRequest` only;
+//! - `probe_decode(ptr, len)`: decode the `AssignRequest` only (ABI v2, else v1's serde form);
 //! - `probe_index(ptr, len)`: decode and index the group ([`Group::new`]);
 //! - `probe_owners(ptr, len)`: decode, index and run the builder (no `Assignment`);
 //! - `probe_assignment(ptr, len)`: all of the above and the SDK `Assignment`, not encoded.
@@ -18,8 +18,13 @@ fn input<'a>(ptr: i32, len: i32) -> &'a [u8] {
     unsafe { core::slice::from_raw_parts(ptr as usize as *const u8, len as usize) }
 }
 
+/// An ABI v2 request (what the built-in is served), else any serde form of the model (the
+/// bench's table of other encodings).
 fn decode(ptr: i32, len: i32) -> Option<AssignRequest> {
-    assignor_sdk::decode::<AssignRequest>(input(ptr, len)).ok()
+    let bytes = input(ptr, len);
+    assignor_sdk::abi::v2::decode_request(bytes)
+        .ok()
+        .or_else(|| assignor_sdk::decode::<AssignRequest>(bytes).ok())
 }
 
 #[unsafe(no_mangle)]

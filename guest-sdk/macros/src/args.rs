@@ -1,6 +1,6 @@
-//! The attribute's arguments: `name`, `version`, `description`, `protocol`, all required, all
-//! string literals. Every mistake is a `syn::Error` pointing at the culprit; several mistakes
-//! in one attribute are reported together.
+//! The attribute's arguments: `name`, `version`, `description`, `protocol`, all required, and
+//! `inputs`, optional; all string literals. Every mistake is a `syn::Error` pointing at the
+//! culprit; several mistakes in one attribute are reported together.
 
 use proc_macro2::{Span, TokenStream};
 use syn::parse::{ParseStream, Parser};
@@ -10,7 +10,22 @@ use syn::{Expr, ExprLit, Ident, Lit, LitStr, Token};
 pub(crate) const USAGE: &str =
     "#[assignor(name = \"...\", version = \"...\", description = \"...\", protocol = \"eager\")]";
 
-const KEYS: [&str; 4] = ["name", "version", "description", "protocol"];
+const KEYS: [&str; 5] = ["name", "version", "description", "protocol", "inputs"];
+
+/// The required keys: the first four of [`KEYS`].
+const REQUIRED: usize = 4;
+
+/// The optional inputs of ABI v2 (`assignor_sdk::abi::Input`): the name an author writes and
+/// the variant. A variant missing from the SDK fails the expansion's compile, so the two lists
+/// cannot drift apart unnoticed.
+const INPUTS: [(&str, &str); 6] = [
+    ("client", "Client"),
+    ("racks", "Racks"),
+    ("user_data", "UserData"),
+    ("metadata", "Metadata"),
+    ("lag", "Lag"),
+    ("weights", "Weights"),
+];
 
 /// Validated arguments.
 pub(crate) struct Args {
@@ -19,21 +34,23 @@ pub(crate) struct Args {
     pub(crate) description: LitStr,
     /// `Eager` or `Cooperative`: the `RebalanceProtocol` variant.
     pub(crate) protocol: Ident,
+    /// The `Input` variants of `inputs = "..."`, in the order written, without repeats.
+    pub(crate) inputs: Vec<Ident>,
 }
 
 /// Parses and checks the tokens inside `#[assignor(...)]`.
 pub(crate) fn parse(tokens: TokenStream) -> syn::Result<Args> {
     let entries = entries.parse2(tokens)?;
     let mut errors = Errors::default();
-    let mut found: [Option<LitStr>; 4] = Default::default();
+    let mut found: [Option<LitStr>; 5] = Default::default();
     // Keys written at all, valid or not: a bad value is reported once, not also as missing.
-    let mut seen = [false; 4];
+    let mut seen = [false; 5];
     for (key, value) in entries {
         let Some(slot) = KEYS.iter().position(|k| key == k) else {
             errors.push(syn::Error::new(
                 key.span(),
                 format!(
-                    "unknown key `{key}` in #[assignor]; expected `name`, `version`, `description` and `protocol`"
+                    "unknown key `{key}` in #[assignor]; expected `name`, `version`, `description` and `protocol`, and optionally `inputs`"
                 ),
             ));
             continue;
@@ -50,7 +67,7 @@ pub(crate) fn parse(tokens: TokenStream) -> syn::Result<Args> {
             Err(e) => errors.push(e),
         }
     }
-    let missing: Vec<String> = KEYS
+    let missing: Vec<String> = KEYS[..REQUIRED]
         .iter()
         .zip(&seen)
         .filter(|(_, seen)| !**seen)
@@ -66,7 +83,14 @@ pub(crate) fn parse(tokens: TokenStream) -> syn::Result<Args> {
         ));
     }
     errors.finish()?;
-    let [Some(name), Some(version), Some(description), Some(protocol)] = found else {
+    let [
+        Some(name),
+        Some(version),
+        Some(description),
+        Some(protocol),
+        inputs,
+    ] = found
+    else {
         // Every key was seen with a valid value, or an error was returned above.
         return Err(syn::Error::new(Span::call_site(), USAGE));
     };
@@ -91,12 +115,36 @@ pub(crate) fn parse(tokens: TokenStream) -> syn::Result<Args> {
             "Eager"
         }
     };
+    let mut variants: Vec<Ident> = Vec::new();
+    if let Some(inputs) = &inputs {
+        for word in inputs.value().split([',', ' ']).filter(|w| !w.is_empty()) {
+            match INPUTS.iter().find(|(name, _)| *name == word) {
+                Some((_, variant)) => {
+                    if !variants.iter().any(|v| v == variant) {
+                        variants.push(Ident::new(variant, inputs.span()));
+                    }
+                }
+                None => errors.push(syn::Error::new(
+                    inputs.span(),
+                    format!(
+                        "unknown input `{word}` in `inputs`; the inputs a module may read are {}",
+                        INPUTS
+                            .iter()
+                            .map(|(n, _)| format!("`{n}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                )),
+            }
+        }
+    }
     errors.finish()?;
     Ok(Args {
         name,
         version,
         description,
         protocol: Ident::new(protocol_variant, protocol.span()),
+        inputs: variants,
     })
 }
 
@@ -200,11 +248,31 @@ mod tests {
         assert_eq!(
             got,
             [
-                "unknown key `colour` in #[assignor]; expected `name`, `version`, `description` and `protocol`",
+                "unknown key `colour` in #[assignor]; expected `name`, `version`, `description` and `protocol`, and optionally `inputs`",
                 "duplicate key `name` in #[assignor]",
                 "`version` must be a string literal, e.g. `version = \"...\"`",
                 format!("#[assignor] is missing `description`, `protocol`; write {USAGE}").as_str(),
             ]
+        );
+    }
+
+    #[test]
+    fn inputs_are_optional_and_checked_by_name() {
+        let base = quote!(
+            name = "n",
+            version = "1",
+            description = "d",
+            protocol = "eager"
+        );
+        assert!(parse(base.clone()).unwrap().inputs.is_empty());
+        let args = parse(quote!(#base, inputs = "racks, lag racks")).unwrap();
+        let names: Vec<String> = args.inputs.iter().map(|i| i.to_string()).collect();
+        assert_eq!(names, ["Racks", "Lag"]);
+        let got = messages(quote!(#base, inputs = "lags"));
+        assert_eq!(got.len(), 1);
+        assert!(
+            got[0].starts_with("unknown input `lags` in `inputs`"),
+            "{got:?}"
         );
     }
 

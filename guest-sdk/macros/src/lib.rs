@@ -8,7 +8,7 @@
 //! expands to the function exactly as written (so `cargo test` calls it natively), a native
 //! compile-time check that it coerces to
 //! `fn(&AssignRequest) -> Result<Assignment, AssignError>`, and a
-//! `#[cfg(target_arch = "wasm32")]` module with the four ABI v1 exports, each a one-line call
+//! `#[cfg(target_arch = "wasm32")]` module with the four ABI exports, each a one-line call
 //! into `assignor_sdk::__private`. All behaviour lives in the SDK; this crate only checks the
 //! input (modules `args` and `signature`) and writes the wiring. Misuse is a `syn::Error` on the
 //! offending tokens, never a panic; the UI tests in `guest-sdk/tests/ui` lock the messages.
@@ -32,7 +32,7 @@ pub fn assignor(attr: TokenStream, item: TokenStream) -> TokenStream {
     expand(attr.into(), item.into()).into()
 }
 
-/// The export names ABI v1 fixes (`assignor_sdk::abi::EXPORT_*`); the expansion checks at
+/// The export names the ABI fixes (`assignor_sdk::abi::EXPORT_*`); the expansion checks at
 /// compile time that each literal equals its constant.
 const EXPORTS: [(&str, &str); 4] = [
     ("EXPORT_ABI_VERSION", "assignor_abi_version"),
@@ -68,6 +68,7 @@ fn generate(args: &args::Args, ident: &syn::Ident, item: TokenStream2) -> TokenS
         version,
         description,
         protocol,
+        inputs,
     } = args;
     let module = format_ident!("__assignor_exports_{}", ident);
     let checks = EXPORTS.iter().map(|(constant, literal)| {
@@ -89,7 +90,7 @@ fn generate(args: &args::Args, ident: &syn::Ident, item: TokenStream2) -> TokenS
             ::assignor_sdk::AssignError,
         > = #ident;
 
-        /// The ABI v1 exports of this module (see `assignor_sdk::abi`).
+        /// The ABI exports of this module (see `assignor_sdk::abi`).
         #[cfg(target_arch = "wasm32")]
         #[doc(hidden)]
         mod #module {
@@ -117,6 +118,7 @@ fn generate(args: &args::Args, ident: &syn::Ident, item: TokenStream2) -> TokenS
                     #version,
                     #description,
                     ::assignor_sdk::__private::RebalanceProtocol::#protocol,
+                    &[#(::assignor_sdk::__private::Input::#inputs),*],
                 )
             }
         }

@@ -23,11 +23,11 @@ fn main() {
     let request = AssignRequest {
         abi_version: assignor_sdk::ABI_VERSION,
         members: vec![
-            Member { member_id: "a".into(), topics: vec!["t".into()], ..Member::default() },
+            Member { member_id: "a".into(), topics: vec!["t".into()].into(), ..Member::default() },
             Member {
                 member_id: "b".into(),
                 group_instance_id: Some("static".into()),
-                topics: vec!["t".into()],
+                topics: vec!["t".into()].into(),
                 ..Member::default()
             },
         ],

@@ -5,6 +5,7 @@
 use std::time::{Duration, Instant};
 
 use assignor_host::sandbox::{CheckSummary, PoolConfig, Sandbox, SandboxLimits, check_response};
+use assignor_sdk::abi::v2;
 use assignor_sdk::{AssignRequest, AssignResponse, Member, Topic};
 
 /// A homogeneous group from Kafka's benchmark grid: `members` consumers all subscribed to
@@ -13,6 +14,8 @@ use assignor_sdk::{AssignRequest, AssignResponse, Member, Topic};
 /// weigh in production; no protocol metadata is attached.
 pub fn grid_group(members: usize, partitions_per_member: usize, topics: usize) -> AssignRequest {
     let names: Vec<String> = (0..topics).map(|t| format!("topic-{t:04}")).collect();
+    // One subscription list shared by every member, as the coordinator builds them.
+    let subscription: std::sync::Arc<[String]> = names.clone().into();
     let per_topic = (members * partitions_per_member).div_ceil(topics) as i32;
     AssignRequest {
         abi_version: 1,
@@ -27,7 +30,7 @@ pub fn grid_group(members: usize, partitions_per_member: usize, topics: usize) -
                 member_id: format!("consumer-{i:05}-6f1c2a8e-4d7b-4b1e-9a3f-2c5d8e7f{i:04x}"),
                 client_id: format!("consumer-{i}"),
                 client_host: "/10.0.0.1".into(),
-                topics: names.clone(),
+                topics: subscription.clone(),
                 owned_generation: -1,
                 ..Member::default()
             })
@@ -40,25 +43,41 @@ pub fn grid_group(members: usize, partitions_per_member: usize, topics: usize) -
                 partition_racks: Vec::new(),
             })
             .collect(),
+        ..AssignRequest::default()
     }
 }
 
-/// The native path of a built-in, doing exactly what a sandboxed call does minus the
-/// sandbox: encode the request, decode it (the guest's side), assign, encode the response
-/// (guest), decode it (host) and run the same output checks.
+/// The native path of a built-in, doing exactly what a sandboxed call of an ABI v2 module
+/// does minus the sandbox: lay out and encode the request (the host), decode it with its index
+/// (the guest), assign, encode the answer (guest), decode it back to names (host) and run the
+/// same output checks. The layout is worked out afresh each call; the sandbox keeps it for the
+/// next rebalance of an unchanged group, so this path does a little more host work.
 pub fn native(name: &str, request: &AssignRequest) -> (AssignResponse, CheckSummary) {
-    let input = assignor_sdk::encode(request).expect("encode");
-    let decoded: AssignRequest = assignor_sdk::decode(&input).expect("decode");
+    let input = encode_v2(request);
+    let decoded = v2::decode_request(&input).expect("decode");
     let assignment = match name {
         "range" => assignor_range::assign(&decoded),
         "roundrobin" => assignor_roundrobin::assign(&decoded),
+        "uniform" => assignor_uniform::assign(&decoded),
         other => panic!("no native strategy {other}"),
     }
     .expect("assign");
-    let output = assignor_sdk::encode(&assignment.into_response()).expect("encode");
-    let response: AssignResponse = assignor_sdk::decode(&output).expect("decode");
+    let output = assignment.to_v2_bytes().expect("encode");
+    drop(decoded);
+    let response = decode_v2(request, &output);
     let summary = check_response(request, &response, false).expect("valid");
     (response, summary)
+}
+
+/// The ABI v2 request bytes the host sends a module that reads no optional input.
+pub fn encode_v2(request: &AssignRequest) -> Vec<u8> {
+    let layout = v2::Layout::new(request).expect("layout");
+    v2::encode_request(request, &layout, v2::Extras::default()).expect("encode")
+}
+
+/// An ABI v2 answer to `request`, back in names.
+pub fn decode_v2(request: &AssignRequest, output: &[u8]) -> AssignResponse {
+    v2::response_to_model(request, v2::decode_response(output).expect("decode"))
 }
 
 /// A sandbox with production settings except limits raised so the largest grid cells fit

@@ -37,6 +37,14 @@ use owners::Owners;
 pub enum OutputError {
     #[error("member `{member}` is not in the group")]
     UnknownMember { member: String },
+    #[error("the assignment names member index {index}; the group has {members} members (ABI v2)")]
+    MemberIndexOutOfRange { index: u32, members: u32 },
+    #[error("member `{member}` got topic index {index}; the request has {topics} topics (ABI v2)")]
+    TopicIndexOutOfRange {
+        member: String,
+        index: u32,
+        topics: u32,
+    },
     #[error("member `{member}` appears twice in the assignment")]
     DuplicateMember { member: String },
     #[error("member `{member}` got topic `{topic}`, which is not a topic of this group")]

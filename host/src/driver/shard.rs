@@ -15,7 +15,7 @@ use tokio::time::Instant;
 
 use super::notices::NoticeSink;
 use super::offsets::{RemoteQueues, UNAVAILABLE, merge_commit, merge_delete};
-use super::runner::AssignorRunner;
+use super::runner::{AssignorRunner, LagSource};
 use super::timers::Timers;
 use crate::coordinator::{
     AdminError, AssignorDone, AssignorFailure, AssignorRun, Coordinator, Effect, Event,
@@ -74,6 +74,8 @@ pub(crate) struct Shard {
     pub next_reply: u64,
     pub start: Instant,
     pub runner: Arc<dyn AssignorRunner>,
+    /// Where runs get offsets for modules that read lag.
+    pub lag: Arc<dyn LagSource>,
     pub primary: Arc<Semaphore>,
     pub fallback: Arc<Semaphore>,
     pub store: Option<Store>,
@@ -399,6 +401,7 @@ impl Shard {
     /// shard never waits for it, so a slow module delays nothing but its own group.
     fn spawn_run(&self, run: AssignorRun) {
         let runner = self.runner.clone();
+        let lag = self.lag.clone();
         let permits = if run.fallback {
             self.fallback.clone()
         } else {
@@ -427,6 +430,7 @@ impl Shard {
                     run.pinned_version,
                     &run.request,
                     run.cooperative,
+                    &*lag,
                 )
             })
             .await

@@ -57,6 +57,8 @@ pub struct VersionMeta {
     pub builtin: bool,
     /// Loaded from the precompiled cache rather than compiled in this process.
     pub precompiled: bool,
+    /// The ABI version the module speaks (`assignor_abi_version`): 1 or 2.
+    pub abi_version: u32,
 }
 
 /// A version as listed by the admin API.

@@ -337,5 +337,6 @@ fn info_or_default(compiled: &CompiledModule, name: &str) -> AssignorInfo {
         version: String::new(),
         description: String::new(),
         rebalance_protocol: RebalanceProtocol::Eager,
+        inputs: Vec::new(),
     })
 }

@@ -22,6 +22,7 @@ impl Registry {
                 info: AssignorInfo::default(),
                 builtin: true,
                 precompiled: false,
+                abi_version: 0,
             };
             let sha256 = sha256_hex(&builtin.wasm);
             match self.load_version(&builtin.name, BUILTIN_VERSION, &builtin.wasm, sha256, meta) {
@@ -49,6 +50,7 @@ impl Registry {
                 info: AssignorInfo::default(),
                 builtin: false,
                 precompiled: false,
+                abi_version: 0,
             };
             // The store's sha256 was computed at upload; no need to hash the bytes again.
             let sha256 = record.meta.sha256.clone();
@@ -115,6 +117,7 @@ impl Registry {
         let mut meta = meta(sha256);
         meta.info = info_or_default(&compiled, name);
         meta.precompiled = precompiled;
+        meta.abi_version = compiled.abi_version();
         Ok(ModuleVersion {
             name: name.to_owned(),
             version,

@@ -8,7 +8,7 @@ use assignor_sdk::{AssignRequest, AssignResponse};
 
 use super::Registry;
 use super::catalog::ModuleVersion;
-use crate::sandbox::{CallError, CallStats, CallTag};
+use crate::sandbox::{CallError, CallStats, CallTag, LagLookup};
 
 /// A successful run: the checked assignment and which version produced it.
 #[derive(Debug, Clone)]
@@ -118,6 +118,24 @@ impl Registry {
         request: &AssignRequest,
         cooperative: bool,
     ) -> Result<RunReport, RunError> {
+        self.run_with_lag(name, pinned_version, request, cooperative, &|_| None)
+    }
+
+    /// [`Registry::run`], asking `lag` for the group's offsets when (and only when) the
+    /// version that runs reads them (a v2 module declaring the `lag` input); `None` from it
+    /// sends the request's own `lag`.
+    #[allow(
+        clippy::result_large_err,
+        reason = "failures are rare (one per failed rebalance) and carry what an operator needs; boxing buys nothing"
+    )]
+    pub fn run_with_lag(
+        &self,
+        name: &str,
+        pinned_version: Option<u32>,
+        request: &AssignRequest,
+        cooperative: bool,
+        lag: LagLookup<'_>,
+    ) -> Result<RunReport, RunError> {
         let module = self.resolve(name, pinned_version)?;
         let (group, generation) = (request.group_id.as_str(), request.generation_id);
         // Guest log lines (`assignor.log`) and every line below carry these fields.
@@ -145,10 +163,18 @@ impl Registry {
             module: &module.name,
             version: module.version,
         };
-        match self
-            .sandbox
-            .assign(&module.compiled, tag, request, cooperative)
-        {
+        let offsets = if module.compiled.reads_lag() {
+            lag(request)
+        } else {
+            None
+        };
+        match self.sandbox.assign_with_lag(
+            &module.compiled,
+            tag,
+            request,
+            cooperative,
+            offsets.as_deref(),
+        ) {
             Ok(outcome) => {
                 module.health.record_success(self.config.clock.now_ms());
                 tracing::debug!(

@@ -4,8 +4,8 @@
 //! 1. the name is a valid module name and not a client alias,
 //! 2. size cap,
 //! 3. the expected sha256, when the uploader gave one,
-//! 4. compiles, imports only `assignor.log`, exports ABI v1 with the right types, and
-//!    `assignor_abi_version() == 1` ([`crate::sandbox::Sandbox::prepare`]),
+//! 4. compiles, imports only `assignor.log`, exports the ABI with the right types, and
+//!    `assignor_abi_version()` is 1 or 2 ([`crate::sandbox::Sandbox::prepare`]),
 //! 5. a smoke call on a synthetic group whose output passes the output checks.
 //!
 //! All of it runs off the writer lock; only the commit (persist, then swap the catalog) takes
@@ -159,6 +159,7 @@ impl Registry {
                 info: info.clone(),
                 builtin: false,
                 precompiled,
+                abi_version: compiled.abi_version(),
             },
             compiled,
             health: Default::default(),
@@ -289,10 +290,13 @@ pub fn smoke_request(protocol_name: &str) -> AssignRequest {
         previous_assignment: Vec::new(),
         user_data: None,
         metadata: subscription_bytes(topics),
+        weight: None,
     };
     let racks = |n: usize| (0..n).map(|p| vec![format!("rack-{}", p % 2)]).collect();
     AssignRequest {
         abi_version: assignor_sdk::ABI_VERSION,
+        lag: Vec::new(),
+        index: Default::default(),
         group_id: "assignor-host-smoke".to_owned(),
         generation_id: 1,
         protocol_type: "consumer".to_owned(),

@@ -5,8 +5,6 @@
 //! Every message names the culprit (the export, the import, the member, the partition) so that
 //! a person can act on it from an admin API answer or a log line alone.
 
-use assignor_sdk::ABI_VERSION;
-
 use super::log::GuestLogLine;
 use super::stats::CallStats;
 use crate::checks::OutputError;
@@ -33,12 +31,12 @@ pub enum LoadError {
         kind: String,
     },
     #[error(
-        "the module imports `assignor.log` as {found}; ABI v1 defines it as (i32, i32, i32) -> ()"
+        "the module imports `assignor.log` as {found}; the ABI defines it as (i32, i32, i32) -> ()"
     )]
     WrongImportSignature { found: String },
-    #[error("the module does not export `{name}`, which ABI v1 requires")]
+    #[error("the module does not export `{name}`, which the ABI requires")]
     MissingExport { name: &'static str },
-    #[error("the module exports `{name}` as {found}; ABI v1 defines it as {expected}")]
+    #[error("the module exports `{name}` as {found}; the ABI defines it as {expected}")]
     WrongExportType {
         name: &'static str,
         expected: &'static str,
@@ -51,7 +49,7 @@ pub enum LoadError {
     MemoryTooLarge { minimum_bytes: u64, cap_bytes: u64 },
     #[error("the module cannot be linked: {message}")]
     Link { message: String },
-    #[error("`assignor_abi_version` returned {found}; this host speaks ABI {ABI_VERSION}")]
+    #[error("`assignor_abi_version` returned {found}; this host speaks ABI 1 and 2")]
     AbiVersion { found: i32 },
     /// Instantiating the module or calling `assignor_abi_version` / `assignor_describe` failed.
     #[error("{step} failed: {error}")]
@@ -94,7 +92,7 @@ pub enum CallError {
     MissingExport { name: &'static str },
     #[error("the module exports `{name}` with the wrong signature: {message}")]
     WrongSignature { name: &'static str, message: String },
-    #[error("`assignor_abi_version` returned {found}; this host speaks ABI {ABI_VERSION}")]
+    #[error("`assignor_abi_version` returned {found}; this host speaks ABI 1 and 2")]
     WrongAbiVersion { found: i32 },
     #[error("the request is {bytes} bytes, over the input cap of {cap} bytes")]
     InputTooLarge { bytes: u64, cap: u64 },

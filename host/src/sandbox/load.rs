@@ -1,5 +1,5 @@
 //! Static checks of a module before anything runs: the bytes are a binary module (not
-//! WebAssembly text), and, once compiled, the module matches ABI v1: the only import is
+//! WebAssembly text), and, once compiled, the module matches the ABI (v1 and v2 share their exports): the only import is
 //! `assignor.log(i32, i32, i32)`, the required exports exist with their exact types, and the
 //! memory is a plain 32-bit memory that starts within the memory cap.
 //!
@@ -43,7 +43,7 @@ fn looks_like_text(bytes: &[u8]) -> bool {
     }
 }
 
-/// A function export of ABI v1: name, parameters, results, and the type as a person reads it.
+/// A function export of the ABI: name, parameters, results, and the type as a person reads it.
 struct FuncExport {
     name: &'static str,
     params: &'static [ValType],
@@ -79,7 +79,7 @@ const DESCRIBE: FuncExport = FuncExport {
     shown: "a function () -> i64",
 };
 
-/// Checks `module`'s imports, exports and memory against ABI v1. `memory_cap` is the
+/// Checks `module`'s imports, exports and memory against the ABI. `memory_cap` is the
 /// sandbox's memory cap in bytes.
 pub(crate) fn check_shape(module: &Module, memory_cap: u64) -> Result<(), LoadError> {
     for import in module.imports() {

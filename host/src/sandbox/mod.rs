@@ -2,10 +2,12 @@
 //! [`CompiledModule`] (an `InstancePre` linked with only `assignor.log`), and a fresh `Store`
 //! per call with the [`SandboxLimits`] applied.
 //!
-//! A call ([`Sandbox::assign`]) encodes the `AssignRequest` (MessagePack, named fields), writes
-//! it through `assignor_alloc`, runs `assignor_assign`, bounds-checks and decodes the
-//! `AssignResponse`, and runs the [output checks](crate::checks) before anything reaches a
-//! client. Every failure is a typed [`CallError`] carrying the [`CallStats`] gathered so far;
+//! A call ([`Sandbox::assign`]) encodes the `AssignRequest` the way the module's ABI version
+//! wants it (v1: MessagePack maps with named fields; v2: positional arrays with a topic table
+//! and shared subscriptions, `wire`), writes it through `assignor_alloc`, runs
+//! `assignor_assign`, bounds-checks and decodes the `AssignResponse`, and runs the
+//! [output checks](crate::checks) before anything reaches a client. v1 and v2 modules run side
+//! by side: each [`CompiledModule`] knows the version it speaks. Every failure is a typed [`CallError`] carrying the [`CallStats`] gathered so far;
 //! the sandbox never panics on module behaviour and is usable again right after any failure,
 //! because nothing outlives a call's store.
 //!
@@ -13,8 +15,9 @@
 //! deadline alone ([`Metering`], chosen per engine at [`Sandbox::new_metered`]).
 //!
 //! Layout: [`limits`] (policy and the resource limiter), `engine` (configuration, epoch ticker,
-//! pool permits), `load` (ABI shape checks), `call` (one store and instance), `log` (the
-//! `assignor.log` import), [`error`] (the failures). The output checks live in [`crate::checks`],
+//! pool permits), `load` (ABI shape checks), `call` (one store and instance), `wire` (the
+//! messages per ABI version, the v2 layout cache), `log` (the `assignor.log` import),
+//! [`error`] (the failures). The output checks live in [`crate::checks`],
 //! shared with the coordinator; their types are re-exported here because calls return them.
 
 mod config;
@@ -27,11 +30,16 @@ mod load;
 mod log;
 mod stats;
 mod store;
+mod wire;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use assignor_sdk::{AssignRequest, AssignResponse, AssignorInfo, EXPORT_ABI_VERSION};
+use assignor_sdk::abi::v2::{Extras, Inputs};
+use assignor_sdk::{
+    ABI_V1, ABI_V2, ABI_VERSIONS, AssignRequest, AssignResponse, AssignorInfo, EXPORT_ABI_VERSION,
+    TopicOffsets,
+};
 use wasmtime::{Engine, InstancePre, Linker, Module};
 
 pub use crate::checks::{CheckSummary, OutputError, check_response};
@@ -40,6 +48,7 @@ pub use error::{CallError, CallFailure, LoadError};
 pub use limits::{FUEL_PER_MS, Metering, PoolConfig, SandboxLimits, UnknownMetering};
 pub use log::GuestLogLine;
 pub use stats::CallStats;
+pub use wire::LagLookup;
 
 use engine::{EpochTicker, Permits};
 use store::CallState;
@@ -72,6 +81,7 @@ struct Shared {
     permits: Permits,
     pool: PoolConfig,
     metering: Metering,
+    layouts: wire::LayoutCache,
     _ticker: EpochTicker,
 }
 
@@ -100,18 +110,36 @@ pub struct CallOutcome {
     pub logs: Vec<GuestLogLine>,
 }
 
-/// A module compiled by this sandbox's engine, checked against ABI v1 and ready to
-/// instantiate. Immutable; share it with `Arc`.
+/// A module compiled by this sandbox's engine, checked against the ABI version it speaks and
+/// ready to instantiate. Immutable; share it with `Arc`.
 pub struct CompiledModule {
     module: Module,
     pre: InstancePre<CallState>,
     info: Option<AssignorInfo>,
+    abi_version: u32,
+    inputs: Inputs,
 }
 
 impl CompiledModule {
     /// What `assignor_describe` returned, if the module exports it.
     pub fn info(&self) -> Option<&AssignorInfo> {
         self.info.as_ref()
+    }
+
+    /// The ABI version the module speaks (`assignor_abi_version`): 1 or 2.
+    pub fn abi_version(&self) -> u32 {
+        self.abi_version
+    }
+
+    /// The optional inputs the module reads (ABI v2; empty for v1 modules, which get every
+    /// v1 field).
+    pub fn inputs(&self) -> Inputs {
+        self.inputs
+    }
+
+    /// Whether the module reads per-partition lag, so a call should fetch it.
+    pub fn reads_lag(&self) -> bool {
+        self.inputs.has(assignor_sdk::Input::Lag)
     }
 
     /// The compiled module (for serialization into the precompiled cache).
@@ -159,6 +187,7 @@ impl Sandbox {
                 permits: Permits::new(pool.max_instances),
                 pool,
                 metering,
+                layouts: Default::default(),
                 _ticker: ticker,
             }),
             limits: Arc::new(limits),
@@ -211,8 +240,8 @@ impl Sandbox {
         load::check_binary(wasm)
     }
 
-    /// Makes a compiled module callable: checks imports, exports and memory against ABI v1,
-    /// links it, instantiates it once to check `assignor_abi_version() == 1` and to read
+    /// Makes a compiled module callable: checks imports, exports and memory against the ABI,
+    /// links it, instantiates it once to read `assignor_abi_version()` (1 or 2) and
     /// `assignor_describe` if exported.
     pub fn prepare(&self, module: Module) -> Result<CompiledModule, LoadError> {
         load::check_shape(&module, self.limits.memory_bytes)?;
@@ -227,6 +256,8 @@ impl Sandbox {
             module,
             pre,
             info: None,
+            abi_version: ABI_V1,
+            inputs: Inputs::NONE,
         };
         let has_describe = compiled
             .module
@@ -239,13 +270,17 @@ impl Sandbox {
         let found = session
             .call_i32(EXPORT_ABI_VERSION)
             .map_err(|e| step(EXPORT_ABI_VERSION, e))?;
-        if found != assignor_sdk::ABI_VERSION as i32 {
+        if !ABI_VERSIONS.iter().any(|&v| v as i32 == found) {
             return Err(LoadError::AbiVersion { found });
         }
+        compiled.abi_version = found as u32;
         if has_describe {
             let info = session
                 .describe()
                 .map_err(|e| step(assignor_sdk::EXPORT_DESCRIBE, e))?;
+            if compiled.abi_version == ABI_V2 {
+                compiled.inputs = info.inputs.iter().copied().collect();
+            }
             compiled.info = Some(info);
         }
         drop(session);
@@ -259,6 +294,7 @@ impl Sandbox {
 
     /// Runs `module` on `request` in a fresh instance and checks the answer. `cooperative`
     /// turns on the KIP-429 safety check. Marshalling and checks are included in the stats.
+    /// A v2 module reading lag gets the request's own `lag` ([`Sandbox::assign_with_lag`]).
     #[allow(
         clippy::result_large_err,
         reason = "failures are rare (one per failed rebalance) and carry what an operator needs; boxing buys nothing"
@@ -270,19 +306,40 @@ impl Sandbox {
         request: &AssignRequest,
         cooperative: bool,
     ) -> Result<CallOutcome, CallFailure> {
+        self.assign_with_lag(module, tag, request, cooperative, None)
+    }
+
+    /// [`Sandbox::assign`], with the offsets a v2 module reading lag gets (`None`: the
+    /// request's own `lag`); ignored for a module that does not read lag.
+    #[allow(
+        clippy::result_large_err,
+        reason = "failures are rare (one per failed rebalance) and carry what an operator needs; boxing buys nothing"
+    )]
+    pub fn assign_with_lag(
+        &self,
+        module: &CompiledModule,
+        tag: CallTag<'_>,
+        request: &AssignRequest,
+        cooperative: bool,
+        lag: Option<&[TopicOffsets]>,
+    ) -> Result<CallOutcome, CallFailure> {
         let started = Instant::now();
         let failure = |error, mut stats: CallStats, logs| {
             stats.duration = started.elapsed();
             CallFailure { error, stats, logs }
         };
-        let input = match assignor_sdk::encode(request) {
+        let encoded = if module.abi_version == ABI_V2 {
+            let extras = Extras {
+                inputs: module.inputs,
+                lag,
+            };
+            wire::encode_v2(request, &self.shared.layouts, extras).map(|(bytes, _)| bytes)
+        } else {
+            wire::encode_v1(request)
+        };
+        let input = match encoded {
             Ok(input) => input,
-            Err(e) => {
-                let error = CallError::Encode {
-                    message: e.to_string(),
-                };
-                return Err(failure(error, CallStats::default(), Vec::new()));
-            }
+            Err(error) => return Err(failure(error, CallStats::default(), Vec::new())),
         };
         let cap = self.limits.max_input_bytes;
         if input.len() as u64 > cap {
@@ -307,11 +364,16 @@ impl Sandbox {
                 return Err(failure(error, stats, Vec::new()));
             }
         };
+        let abi_version = module.abi_version;
         let result = session.assign(&input, |bytes| {
-            assignor_sdk::decode::<AssignResponse>(bytes).map_err(|e| CallError::Malformed {
-                what: "AssignResponse",
-                message: e.to_string(),
-            })
+            if abi_version == ABI_V2 {
+                wire::decode_v2(request, bytes)
+            } else {
+                assignor_sdk::decode::<AssignResponse>(bytes).map_err(|e| CallError::Malformed {
+                    what: "AssignResponse",
+                    message: e.to_string(),
+                })
+            }
         });
         let (stats, log) = session.finish();
         log::emit(
@@ -344,6 +406,14 @@ impl Sandbox {
             summary,
             logs: log.lines,
         })
+    }
+}
+
+impl Sandbox {
+    /// Groups whose v2 layout (topic and subscription tables) the sandbox keeps for their next
+    /// rebalance.
+    pub fn cached_layouts(&self) -> usize {
+        self.shared.layouts.len()
     }
 }
 

@@ -6,7 +6,7 @@
 use assignor_sdk::AssignRequest;
 
 use crate::coordinator::{AssignorFailure, AssignorOutput};
-use crate::driver::AssignorRunner;
+use crate::driver::{AssignorRunner, LagSource, lag_for};
 use crate::registry::{Registry, RunErrorKind};
 use crate::sandbox::CallError;
 
@@ -17,8 +17,10 @@ impl AssignorRunner for Registry {
         pinned_version: Option<u32>,
         request: &AssignRequest,
         cooperative: bool,
+        lag: &dyn LagSource,
     ) -> Result<AssignorOutput, AssignorFailure> {
-        match Registry::run(self, strategy, pinned_version, request, cooperative) {
+        let lag = |request: &AssignRequest| Some(lag_for(lag, request));
+        match Registry::run_with_lag(self, strategy, pinned_version, request, cooperative, &lag) {
             Ok(report) => Ok(AssignorOutput {
                 module: report.module,
                 version: report.version,

@@ -138,6 +138,14 @@ impl Server {
             };
             Arc::new(offsets) as Arc<dyn crate::driver::RemoteOffsets>
         });
+        // Lag for modules that read it: standalone, committed offsets from the store (no end
+        // offsets). Proxy mode's upstream client knows both; until it implements
+        // `driver::LagSource` there, such modules get every offset unknown.
+        let lag = match &remote_offsets {
+            None => Some(Arc::new(crate::driver::StoreLag::new(store.clone()))
+                as Arc<dyn crate::driver::LagSource>),
+            Some(_) => None,
+        };
         let listen = config.kafka.listen;
         let socket = TcpListener::bind(listen)
             .await
@@ -184,6 +192,7 @@ impl Server {
                 coordinator: config.coordinator.clone(),
                 notices: metrics.clone(),
                 remote_offsets,
+                lag,
                 ..DriverConfig::default()
             },
             registry.clone(),

@@ -270,6 +270,7 @@ impl Scenario {
             params: self.params.clone(),
             members,
             topics,
+            ..AssignRequest::default()
         })
     }
 
@@ -298,12 +299,13 @@ impl Scenario {
                 .unwrap_or_else(|| "simulation".to_owned()),
             client_host: "/127.0.0.1".to_owned(),
             rack_id: m.rack.clone(),
-            topics: subscription,
+            topics: subscription.into(),
             owned_partitions: owned,
             owned_generation,
             previous_assignment: partitions(&m.current),
             user_data,
             metadata,
+            weight: None,
         }
     }
 }

@@ -74,7 +74,7 @@ fn a_scenario_becomes_the_request_a_live_group_would_send() {
     );
 
     let c1 = &request.members[0];
-    assert_eq!(c1.topics, ["audit", "orders"]);
+    assert_eq!(*c1.topics, ["audit", "orders"]);
     assert_eq!(c1.previous_assignment, vec![tp("orders", &[0, 1, 2])]);
     assert_eq!(
         c1.owned_partitions, c1.previous_assignment,

@@ -114,6 +114,33 @@ impl Store {
 
     /// Everything stored about groups, one [`RestoredGroup`] per group id, sorted by id. A row
     /// that does not parse is an error naming it, rather than a group silently lost.
+    /// The committed offset of every partition of `topic` the group committed, as
+    /// `(partition, offset)` ascending (one range read of the offsets table).
+    pub fn committed_offsets(
+        &self,
+        group_id: &str,
+        topic: &str,
+    ) -> Result<Vec<(i32, i64)>, StoreError> {
+        let tx = self.db().begin_read().map_err(storage)?;
+        let table = match tx.open_table(OFFSETS) {
+            Ok(table) => table,
+            Err(redb::TableError::TableDoesNotExist(_)) => return Ok(Vec::new()),
+            Err(e) => return Err(storage(e)),
+        };
+        let mut out = Vec::new();
+        for row in table
+            .range((group_id, topic, i32::MIN)..=(group_id, topic, i32::MAX))
+            .map_err(storage)?
+        {
+            let (key, value) = row.map_err(storage)?;
+            let (_, _, partition) = key.value();
+            let stored: StoredOffset = rmp_serde::from_slice(value.value())
+                .map_err(|e| corrupt("offset", &format!("{group_id}/{topic}/{partition}"), e))?;
+            out.push((partition, stored.offset));
+        }
+        Ok(out)
+    }
+
     pub fn load_groups(&self) -> Result<Vec<RestoredGroup>, StoreError> {
         let tx = self.db().begin_read().map_err(storage)?;
         let mut groups: BTreeMap<String, RestoredGroup> = BTreeMap::new();

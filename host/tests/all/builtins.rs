@@ -1,13 +1,14 @@
-//! The embedded built-in strategies are valid ABI v1 modules: they compile on a default
-//! wasmtime `Engine`, export exactly the functions of ABI v1 with their signatures, import
+//! The embedded built-in strategies are valid ABI v2 modules: they compile on a default
+//! wasmtime `Engine`, export exactly the functions of the ABI with their signatures, import
 //! nothing but `assignor.log`, were built with the 64 KiB stack of the module profile, and
 //! describe themselves under their directory's name. One bare call per module checks the
 //! export glue's pointer packing against the same strategy compiled natively; running modules
 //! for real (limits, pooling, output checks) is the sandbox's business and tested there.
 
 use assignor_host::builtins::{BUILTINS, builtin};
+use assignor_sdk::abi::v2::{self, Extras, Layout};
 use assignor_sdk::abi::{
-    self, ABI_VERSION, AssignRequest, AssignResponse, AssignorInfo, Member, RebalanceProtocol,
+    self, ABI_V1, ABI_V2, ABI_VERSION, AssignRequest, AssignorInfo, Member, RebalanceProtocol,
     Topic,
 };
 use wasmtime::{Engine, ExternType, Instance, Linker, Module, Store, ValType};
@@ -36,7 +37,7 @@ fn range_and_roundrobin_are_embedded() {
 }
 
 #[test]
-fn every_builtin_exports_abi_v1_and_imports_only_log() {
+fn every_builtin_exports_the_abi_and_imports_only_log() {
     let engine = Engine::default();
     let expected: [(&str, &[&str], &[&str]); 4] = [
         (abi::EXPORT_ABI_VERSION, &[], &["i32"]),
@@ -117,8 +118,8 @@ fn read_packed(store: &mut Store<()>, instance: &Instance, packed: i64) -> Vec<u
     memory.data(&*store)[ptr..ptr + len].to_vec()
 }
 
-/// What the host does for one call: alloc, write the input, assign, read the output.
-fn call_assign(engine: &Engine, name: &str, wasm: &[u8], input: &[u8]) -> AssignResponse {
+/// What the host does for one call: alloc, write the input, assign, read the output bytes.
+fn call_assign(engine: &Engine, name: &str, wasm: &[u8], input: &[u8]) -> Vec<u8> {
     let (mut store, instance) = instantiate(engine, name, wasm);
     let alloc = instance
         .get_typed_func::<i32, i32>(&mut store, abi::EXPORT_ALLOC)
@@ -131,7 +132,18 @@ fn call_assign(engine: &Engine, name: &str, wasm: &[u8], input: &[u8]) -> Assign
     let memory = instance.get_memory(&mut store, abi::EXPORT_MEMORY).unwrap();
     memory.write(&mut store, ptr as usize, input).unwrap();
     let packed = assign.call(&mut store, (ptr, len)).unwrap();
-    abi::decode(&read_packed(&mut store, &instance, packed)).unwrap()
+    read_packed(&mut store, &instance, packed)
+}
+
+/// The v2 bytes the host sends for `request` to a module that reads no optional input.
+fn encode_v2(request: &AssignRequest) -> Vec<u8> {
+    let layout = Layout::new(request).unwrap();
+    v2::encode_request(request, &layout, Extras::default()).unwrap()
+}
+
+/// The `error` of a v2 answer.
+fn v2_error(output: &[u8]) -> Option<String> {
+    v2::decode_response(output).unwrap().error
 }
 
 #[test]
@@ -143,6 +155,7 @@ fn every_builtin_describes_itself_under_its_name() {
             .get_typed_func::<(), i32>(&mut store, abi::EXPORT_ABI_VERSION)
             .unwrap();
         assert_eq!(version.call(&mut store, ()).unwrap(), ABI_VERSION as i32);
+        assert_eq!(ABI_VERSION, ABI_V2, "the SDK builds v2 modules");
         let describe = instance
             .get_typed_func::<(), i64>(&mut store, abi::EXPORT_DESCRIBE)
             .unwrap();
@@ -201,7 +214,7 @@ fn small_group() -> AssignRequest {
 fn the_exports_answer_what_the_strategy_answers_natively() {
     let engine = Engine::default();
     let request = small_group();
-    let input = abi::encode(&request).unwrap();
+    let input = encode_v2(&request);
     let native = [
         (
             "range",
@@ -216,7 +229,8 @@ fn the_exports_answer_what_the_strategy_answers_natively() {
     ];
     for (name, expected) in native {
         let b = builtin(name).unwrap();
-        let got = call_assign(&engine, name, b.wasm, &input);
+        let output = call_assign(&engine, name, b.wasm, &input);
+        let got = v2::response_to_model(&request, v2::decode_response(&output).unwrap());
         assert_eq!(got, expected, "{name}");
         assert_eq!(got.assignments.len(), 3, "{name}: every member answered");
     }
@@ -225,29 +239,24 @@ fn the_exports_answer_what_the_strategy_answers_natively() {
 #[test]
 fn malformed_input_gets_an_error_response_not_a_trap() {
     let engine = Engine::default();
+    // A v1 request (named-field map) to a v2 module.
     let mut wrong_version = small_group();
-    wrong_version.abi_version = 2;
+    wrong_version.abi_version = ABI_V1;
     let wrong_version = abi::encode(&wrong_version).unwrap();
     for b in BUILTINS {
-        let garbage = call_assign(&engine, b.name, b.wasm, b"\xc1 not msgpack");
-        let error = garbage
-            .error
-            .unwrap_or_else(|| panic!("{}: no error for garbage", b.name));
+        let garbage = v2_error(&call_assign(&engine, b.name, b.wasm, b"\xc1 not msgpack"));
+        let error = garbage.unwrap_or_else(|| panic!("{}: no error for garbage", b.name));
         assert!(
             error.starts_with("malformed AssignRequest"),
             "{}: {error}",
             b.name
         );
-        let empty = call_assign(&engine, b.name, b.wasm, b"");
-        assert!(
-            empty.error.is_some(),
-            "{}: no error for empty input",
-            b.name
-        );
-        let version = call_assign(&engine, b.name, b.wasm, &wrong_version);
+        let empty = v2_error(&call_assign(&engine, b.name, b.wasm, b""));
+        assert!(empty.is_some(), "{}: no error for empty input", b.name);
+        let version = v2_error(&call_assign(&engine, b.name, b.wasm, &wrong_version));
         assert_eq!(
-            version.error.as_deref(),
-            Some("this module speaks assignor ABI v1, but the request is ABI v2"),
+            version.as_deref(),
+            Some("this module speaks assignor ABI v2, but the request is ABI v1"),
             "{}",
             b.name
         );

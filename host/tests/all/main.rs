@@ -19,6 +19,7 @@ mod registry_builtins;
 mod registry_durability;
 mod registry_hot_swap;
 mod registry_lifecycle;
+mod sandbox_abi_v2;
 mod sandbox_calls;
 mod sandbox_hostile;
 mod sandbox_large_group;

@@ -44,6 +44,7 @@ fn a_module_written_without_the_sdk_runs() {
             version: String::new(),
             description: String::new(),
             rebalance_protocol: RebalanceProtocol::Eager,
+            inputs: Vec::new(),
         }
     );
     let report = registry.run("plain", None, &request(), false).unwrap();

@@ -223,15 +223,15 @@ fn refused_uploads_leave_the_active_version_unchanged() {
     ));
     unchanged("a missing export");
 
-    let v2 = abi_module(
-        2,
+    let v3 = abi_module(
+        3,
         r#"(func (export "assignor_assign") (param i32 i32) (result i64) (i64.const 0))"#,
     );
     assert!(matches!(
-        up(&wasm(&v2)),
-        Err(UploadError::Load(LoadError::AbiVersion { found: 2 }))
+        up(&wasm(&v3)),
+        Err(UploadError::Load(LoadError::AbiVersion { found: 3 }))
     ));
-    unchanged("ABI version 2");
+    unchanged("ABI version 3");
 
     assert!(matches!(
         up(&wasm(&returning(b"\xc1"))),
@@ -371,6 +371,7 @@ fn describe_info_and_defaults_are_recorded() {
             version: String::new(),
             description: String::new(),
             rebalance_protocol: RebalanceProtocol::Eager,
+            inputs: Vec::new(),
         },
         "a module without assignor_describe gets the defaults"
     );

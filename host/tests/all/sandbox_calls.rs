@@ -162,6 +162,7 @@ fn describe_info_is_read_at_load() {
         version: "1.2.3".into(),
         description: "keeps partitions".into(),
         rebalance_protocol: RebalanceProtocol::Cooperative,
+        inputs: Vec::new(),
     };
     let bytes = assignor_sdk::encode(&info).unwrap();
     let wat = returning(b"").replace(

@@ -197,14 +197,16 @@ fn export_with_the_wrong_signature_is_refused_at_load() {
 #[test]
 fn wrong_abi_version_is_refused_at_load() {
     let sandbox = sandbox();
-    let wat = abi_module(
-        2,
-        r#"(func (export "assignor_assign") (param i32 i32) (result i64) (i64.const 0))"#,
-    );
-    assert_eq!(
-        sandbox.load(&wasm(&wat)).err(),
-        Some(LoadError::AbiVersion { found: 2 })
-    );
+    for version in [0, 3, -1] {
+        let wat = abi_module(
+            version,
+            r#"(func (export "assignor_assign") (param i32 i32) (result i64) (i64.const 0))"#,
+        );
+        assert_eq!(
+            sandbox.load(&wasm(&wat)).err(),
+            Some(LoadError::AbiVersion { found: version })
+        );
+    }
     assert_still_works(&sandbox);
 }
 

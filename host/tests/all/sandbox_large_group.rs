@@ -32,6 +32,8 @@ fn member_id(i: usize) -> String {
 fn large_group() -> AssignRequest {
     let names: Vec<String> = (0..TOPICS).map(|t| format!("topic-{t:04}")).collect();
     let metadata = subscription(&names);
+    // One subscription list shared by every member, as the coordinator builds them.
+    let shared: std::sync::Arc<[String]> = names.clone().into();
     AssignRequest {
         abi_version: 1,
         group_id: "large".into(),
@@ -45,7 +47,7 @@ fn large_group() -> AssignRequest {
                 member_id: member_id(i),
                 client_id: format!("consumer-{i}"),
                 client_host: "/10.0.0.1".into(),
-                topics: names.clone(),
+                topics: shared.clone(),
                 owned_generation: -1,
                 metadata: metadata.clone(),
                 ..Member::default()
@@ -59,6 +61,7 @@ fn large_group() -> AssignRequest {
                 partition_racks: Vec::new(),
             })
             .collect(),
+        ..AssignRequest::default()
     }
 }
 

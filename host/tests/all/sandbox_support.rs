@@ -65,6 +65,7 @@ pub fn request() -> AssignRequest {
             member("m3", &["b"]),
         ],
         topics: vec![topic("a", 3), topic("b", 2)],
+        ..AssignRequest::default()
     }
 }
 

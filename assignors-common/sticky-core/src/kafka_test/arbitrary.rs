@@ -229,7 +229,7 @@ impl GroupSpec {
             .map(|m| {
                 let mut member = Member {
                     member_id: m.id.clone(),
-                    topics: m.topics.clone(),
+                    topics: m.topics.clone().into(),
                     owned_generation: -1,
                     rack_id: m.rack.clone(),
                     ..Member::default()

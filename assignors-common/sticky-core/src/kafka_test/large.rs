@@ -23,7 +23,7 @@ pub fn homogeneous(members: usize, topics: usize, partitions: i32) -> AssignRequ
         members: (0..members)
             .map(|m| Member {
                 member_id: format!("consumer-{m:05}-5a1e0c3b"),
-                topics: topic_names.clone(),
+                topics: topic_names.clone().into(),
                 owned_generation: -1,
                 ..Member::default()
             })

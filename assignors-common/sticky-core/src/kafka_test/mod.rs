@@ -546,7 +546,7 @@ pub fn request(
 pub fn member(id: &str, s: &Subscription) -> Member {
     Member {
         member_id: id.to_string(),
-        topics: s.topics.clone(),
+        topics: s.topics.clone().into(),
         owned_partitions: grouped(&s.owned),
         owned_generation: s.generation,
         user_data: s.user_data.clone(),

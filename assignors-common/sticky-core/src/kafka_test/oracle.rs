@@ -147,7 +147,7 @@ impl Case {
             .map(|(id, topics, owned, generation, rack)| {
                 let mut m = Member {
                     member_id: id.clone(),
-                    topics: topics.clone(),
+                    topics: topics.clone().into(),
                     owned_generation: -1,
                     rack_id: rack.clone(),
                     ..Member::default()

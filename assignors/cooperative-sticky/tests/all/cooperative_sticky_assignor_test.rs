@@ -250,7 +250,7 @@ fn the_hosts_previous_assignment_is_not_ownership() {
     };
     let member = |id: &str, owned: &[i32], previous: &[i32]| Member {
         member_id: id.into(),
-        topics: vec!["t".into()],
+        topics: vec!["t".into()].into(),
         owned_partitions: t(owned),
         owned_generation: if owned.is_empty() { -1 } else { 9 },
         previous_assignment: t(previous),

@@ -18,7 +18,7 @@ fn partitions(list: &[i32]) -> Vec<TopicPartitions> {
 fn member(id: &str) -> Member {
     Member {
         member_id: id.into(),
-        topics: vec!["t".into()],
+        topics: vec!["t".into()].into(),
         owned_generation: -1,
         ..Member::default()
     }

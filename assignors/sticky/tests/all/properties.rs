@@ -10,7 +10,6 @@
 
 use std::collections::BTreeMap;
 
-use assignor_sdk::{AssignResponse, decode, encode};
 use assignor_sticky::assign;
 use assignor_sticky_core::Flavor;
 use assignor_sticky_core::kafka_test::Tp;
@@ -75,8 +74,9 @@ proptest! {
     #[test]
     fn the_module_glue_answers_what_the_function_answers(spec in groups()) {
         let request = spec.request(Flavor::Sticky);
-        let bytes = assignor_sdk::glue::run(&encode(&request).unwrap(), assign);
-        let response: AssignResponse = decode(&bytes).unwrap();
+        // The ABI v2 bytes the host sends sticky (it reads racks and user data), and back.
+        let inputs = [assignor_sdk::Input::Racks, assignor_sdk::Input::UserData];
+        let response = assignor_sdk::glue::call(&request, &inputs, assign).unwrap();
         prop_assert_eq!(response, assign(&request).unwrap().into_response());
     }
 }

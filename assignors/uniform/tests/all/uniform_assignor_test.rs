@@ -3,9 +3,7 @@
 //! previous assignments that the host's name-based world can make stale, and input the host
 //! never sends, refused with the culprit named.
 
-use assignor_sdk::{
-    ABI_VERSION, AssignRequest, AssignResponse, Assignment, Member, Topic, TopicPartitions,
-};
+use assignor_sdk::{ABI_VERSION, AssignRequest, Assignment, Member, Topic, TopicPartitions};
 use assignor_uniform::assign;
 
 fn topic(name: &str, partitions: i32) -> Topic {
@@ -149,13 +147,11 @@ fn a_topic_listed_twice_is_refused_naming_it() {
 
 #[test]
 fn refusals_reach_the_host_as_an_error_response() {
-    let input = assignor_sdk::encode(&request(
+    let request = request(
         vec![topic("t", 2)],
         vec![member("A", &["t"]), member("A", &["t"])],
-    ))
-    .unwrap();
-    let response: AssignResponse =
-        assignor_sdk::decode(&assignor_sdk::glue::run(&input, assign)).unwrap();
+    );
+    let response = assignor_sdk::glue::call(&request, &[], assign).unwrap();
     assert_eq!(
         response.error.as_deref(),
         Some("member `A` is listed twice in the request")

@@ -52,6 +52,9 @@ pub fn build_request(
     let mut members = Vec::with_capacity(group.members.len());
     let mut versions = Vec::with_capacity(group.members.len());
     let mut subscribed: BTreeSet<String> = BTreeSet::new();
+    // Members with the same subscription share one list (ABI v2 sends it once for all of
+    // them, and spots the sharing by pointer); consecutive members usually have the same one.
+    let mut last: Option<Arc<[String]>> = None;
     for m in group.members.values() {
         let metadata = m.metadata_for(key).cloned().unwrap_or_default();
         let mut member = AbiMember {
@@ -68,11 +71,19 @@ pub fn build_request(
             match decode_subscription(&metadata) {
                 Ok(sub) => {
                     subscribed.extend(sub.topics.iter().cloned());
-                    member.topics = sub
+                    let known: Vec<String> = sub
                         .topics
                         .into_iter()
                         .filter(|t| topics.contains_key(t))
                         .collect();
+                    member.topics = match &last {
+                        Some(shared) if **shared == *known => shared.clone(),
+                        _ => {
+                            let shared: Arc<[String]> = known.into();
+                            last = Some(shared.clone());
+                            shared
+                        }
+                    };
                     member.owned_partitions = sub.owned_partitions;
                     member.owned_generation = sub.owned_generation;
                     member.user_data = sub.user_data;
@@ -106,6 +117,7 @@ pub fn build_request(
             .iter()
             .filter_map(|t| topics.get(t).cloned())
             .collect(),
+        ..AssignRequest::default()
     };
     (request, versions, counts)
 }

@@ -355,7 +355,7 @@ fn host_a_missing_topic_is_left_out_until_its_creation_starts_a_rebalance() {
     let j = Join::new(G).protocols(&[("range", sub(&["t", "later"]))]);
     ctx.stable_group(j, 1);
     let request = &ctx.runs.last().unwrap().request;
-    assert_eq!(request.members[0].topics, vec!["t"]);
+    assert_eq!(*request.members[0].topics, ["t"]);
     assert_eq!(request.topics.len(), 1);
     let mut topics = (*default_topics()).clone();
     topics.insert(

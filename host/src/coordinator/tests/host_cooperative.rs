@@ -230,7 +230,7 @@ fn claims_request(claims: &[(&str, &[i32], i32)]) -> AssignRequest {
             .iter()
             .map(|(id, owned, generation)| Member {
                 member_id: (*id).into(),
-                topics: vec!["t".into()],
+                topics: vec!["t".into()].into(),
                 owned_partitions: vec![TopicPartitions {
                     topic: "t".into(),
                     partitions: owned.to_vec(),
@@ -322,8 +322,10 @@ fn host_cooperative_strip_keeps_nothing_claimed_by_members_tied_at_the_newest_ge
 #[test]
 fn host_native_range_is_a_valid_assignment_and_stripped_a_cooperative_one() {
     let mut request = claims_request(&[("a", &[2], 4), ("b", &[0, 1], 4), ("c", &[], -1)]);
-    request.members[2].topics = vec!["u".into()];
-    request.members[0].topics.push("u".into());
+    request.members[2].topics = vec!["u".into()].into();
+    let mut topics = request.members[0].topics.to_vec();
+    topics.push("u".into());
+    request.members[0].topics = topics.into();
     request.topics.push(Topic {
         name: "u".into(),
         partition_count: 4,

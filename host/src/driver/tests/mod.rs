@@ -43,6 +43,7 @@ impl AssignorRunner for FakeRunner {
         _: Option<u32>,
         request: &AssignRequest,
         cooperative: bool,
+        _: &dyn LagSource,
     ) -> Result<AssignorOutput, AssignorFailure> {
         self.calls.fetch_add(1, Ordering::SeqCst);
         if self.block_group.as_deref() == Some(request.group_id.as_str())
