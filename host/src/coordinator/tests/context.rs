@@ -22,7 +22,7 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::Encodable;
 
 use crate::checks::check_response;
-use crate::coordinator::view::{StrategiesView, StrategyEntry, TopicsView};
+use crate::coordinator::view::{StrategiesView, StrategyEntry, Topics, TopicsView};
 use crate::coordinator::{
     AssignorDone, AssignorFailure, AssignorOutput, AssignorRun, Coordinator, CoordinatorConfig,
     DescribeGroup, Effect, Event, GroupRequest, GroupResponse, GroupState, Millis, Notice,
@@ -73,7 +73,7 @@ pub fn default_topics() -> TopicsView {
             },
         );
     }
-    Arc::new(topics)
+    Arc::new(Topics::with_derived_ids(topics))
 }
 
 /// range, roundrobin (eager), cooperative-sticky (cooperative); kafkajs's
