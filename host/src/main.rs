@@ -26,7 +26,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run the host: the Kafka listener and the admin API until Ctrl-C.
+    /// Run the host: the Kafka listener and the admin API until Ctrl-C or SIGTERM.
     Serve(ServeArgs),
     /// Manage assignor modules on a running host.
     Module(ModuleArgs),
@@ -116,11 +116,9 @@ async fn main() -> anyhow::Result<()> {
         Command::Simulate(args) => args.run().await,
         Command::Serve(args) => {
             let config = args.into_config()?;
-            return assignor_host::server::run(config, async {
-                let _ = tokio::signal::ctrl_c().await;
-            })
-            .await
-            .context("assignor-host stopped with an error");
+            return assignor_host::server::run(config, stop_requested())
+                .await
+                .context("assignor-host stopped with an error");
         }
     };
     if let Err(error) = outcome {
@@ -128,4 +126,24 @@ async fn main() -> anyhow::Result<()> {
         std::process::exit(error.exit_code());
     }
     Ok(())
+}
+
+/// Ctrl-C / SIGINT, or SIGTERM (what service managers, `kill` and container runtimes send to
+/// stop a service): either stops the host cleanly, as `run` describes.
+async fn stop_requested() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut terminate) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = terminate.recv() => {}
+                }
+                return;
+            }
+            Err(error) => tracing::warn!(%error, "cannot listen for SIGTERM; Ctrl-C only"),
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
 }

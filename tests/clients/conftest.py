@@ -1,5 +1,8 @@
 """Fixtures of the real-client suite: one host per test module, and the consumers a test
-starts (stopped at its end; on failure their reports and the host's log are printed)."""
+starts (stopped at its end; on failure their reports and the host's log are printed).
+
+Proxy mode (`proxy`, `proxy_consumers`): each test gets its own noida-db upstream (free port,
+own data dir) and a host in front of it, both stopped at the test's end."""
 
 import itertools
 import signal
@@ -7,7 +10,8 @@ import signal
 import pytest
 
 from harness.agents import PYTHON_AGENTS, spawn
-from harness.host import start_host
+from harness.host import free_port, start_host
+from harness.upstream import start_noida
 from harness.wait import Timeout, wait_until
 
 
@@ -39,9 +43,11 @@ class Consumers:
         self.host = host
         self.started = []
 
-    def start(self, client, group, topics, strategies=(), client_id=None):
+    def start(self, client, group, topics, strategies=(), client_id=None, **options):
+        """`options`: `records`, `commit_on_revoke` (harness.agents.spawn)."""
         name = f"{client}#{next(self._names)}"
-        agent = spawn(client, name, self.host.bootstrap, group, topics, strategies, client_id)
+        agent = spawn(client, name, self.host.bootstrap, group, topics, strategies, client_id,
+                      **options)
         self.started.append(agent)
         return agent
 
@@ -60,16 +66,62 @@ class Consumers:
         return "\n".join(a.summary(events=20, stderr=60) for a in self.started)
 
 
-@pytest.fixture
-def consumers(host, request):
+def _consumers(host, request, upstream=None):
     c = Consumers(host)
     yield c
     failed = getattr(request.node, "rep_call", None)
     if failed is not None and failed.failed:
         print("\n--- consumers ---\n" + c.report())
         print("--- host log (tail) ---\n" + host.log_tail(60))
+        if upstream is not None:
+            print("--- noida-db log (tail) ---\n" + upstream.log_tail(20))
     for agent in c.started:
         agent.kill()
+
+
+@pytest.fixture
+def consumers(host, request):
+    yield from _consumers(host, request)
+
+
+class Proxy:
+    """A host in proxy mode (`host`) in front of its own noida-db (`upstream`)."""
+
+    def __init__(self, upstream, host):
+        self.upstream = upstream
+        self.host = host
+
+
+# Short enough that a partition count changed on the upstream is seen within a second or two
+# (the default is 30 s); every other upstream setting is the default.
+PROXY_SETTINGS = {"metadata_refresh": "1s"}
+
+
+@pytest.fixture
+def proxy(tmp_path, precompiled_cache, request):
+    """`@pytest.mark.upstream_settings(key=value, ...)` adds `[upstream]` settings;
+    `broker_ports_from="fixed"` fixes node 1's port (a free one, chosen here), so a restarted
+    host is where the clients last saw it."""
+    marker = request.node.get_closest_marker("upstream_settings")
+    settings = {**PROXY_SETTINGS, **(marker.kwargs if marker else {})}
+    upstream = start_noida(tmp_path / "noida")
+    if settings.get("broker_ports_from") == "fixed":
+        settings["broker_ports_from"] = free_port() - 1  # noida is node 1
+    try:
+        host = start_host(tmp_path / "host", shared_cache=precompiled_cache,
+                          upstream=upstream.bootstrap, upstream_settings=settings)
+    except BaseException:
+        upstream.stop()
+        raise
+    yield Proxy(upstream, host)
+    host.stop()
+    upstream.stop()
+
+
+@pytest.fixture
+def proxy_consumers(proxy, request):
+    """Consumers of the proxy-mode host (bootstrapping from it, never from noida)."""
+    yield from _consumers(proxy.host, request, proxy.upstream)
 
 
 def unique(prefix, _counter=itertools.count(1)):

@@ -9,9 +9,10 @@
 //! cluster's own tests only check that a delay was waited for, a bound that cannot flake).
 //!
 //! [`fake_cluster`] is a scripted Kafka cluster of several brokers on loopback, the upstream
-//! of the proxy-mode tests.
+//! of the proxy-mode tests; [`proxy`] starts a host in front of it.
 
 pub mod fake_cluster;
+pub mod proxy;
 
 use std::net::SocketAddr;
 use std::time::Duration;

@@ -15,7 +15,9 @@
 //! Anything that cannot be served (a frame over the cap, an unknown API in standalone mode, a
 //! version not advertised, a body that does not decode, an upstream that broke) closes this
 //! connection only, once the answers before it are written, with a log line naming the peer
-//! and the reason. The client closing its end, or shutdown, ends all three at once: a held
+//! and the reason. One exception keeps the host's own APIs reachable while the upstream is
+//! not: an ApiVersions whose upstream connection cannot be opened is answered with the host's
+//! own table. The client closing its end, or shutdown, ends all three at once: a held
 //! Fetch or a parked JoinGroup is dropped with the connection, never kept for a client that is
 //! gone.
 
@@ -271,6 +273,14 @@ impl Reader {
                 Err(e) => {
                     if let Some(m) = &metrics {
                         m.upstream_error("connect");
+                    }
+                    // Clients open every connection with ApiVersions; closing it would keep
+                    // them from the host's own APIs for as long as the upstream is away. The
+                    // host's own table answers it instead (the upstream's comes with the
+                    // client's next connection); any other request closes the connection.
+                    if api_key == ApiKey::ApiVersions as i16 {
+                        debug!(error = %e, "upstream unreachable; ApiVersions answered by the host");
+                        return self.local(frame).await;
                     }
                     return self.close(e.to_string()).await;
                 }

@@ -236,7 +236,9 @@ impl Registry {
 }
 
 /// Module names are protocol names, used in URLs and CLI arguments: 1 to 249 ASCII letters,
-/// digits, `.`, `_` or `-`. Every client's strategy names fit.
+/// digits, `.`, `_` or `-`, and not `.` or `..` (Kafka's rule for topic names, for the same
+/// reason: a URL path normalises those segments away, so such a module could never be
+/// addressed, shown or deleted again). Every client's strategy names fit.
 fn check_name(name: &str) -> Result<(), UploadError> {
     let invalid = |reason| UploadError::InvalidName {
         name: name.to_owned(),
@@ -244,6 +246,11 @@ fn check_name(name: &str) -> Result<(), UploadError> {
     };
     if name.is_empty() {
         return Err(invalid("it is empty"));
+    }
+    if name == "." || name == ".." {
+        return Err(invalid(
+            "'.' and '..' name no module: a URL path would resolve them away",
+        ));
     }
     if name.len() > MAX_NAME_LEN {
         return Err(invalid("it is longer than 249 bytes"));

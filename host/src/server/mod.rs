@@ -24,7 +24,7 @@ use crate::admin::{self, AdminConfigError, AdminState, AdminUpstream};
 use crate::catalog::{Catalog, CatalogError};
 use crate::config::Config;
 use crate::driver::{Driver, DriverConfig, DriverError};
-use crate::kafka::proxy::{Proxy, Target};
+use crate::kafka::proxy::{Proxy, Target, topology};
 use crate::kafka::{Broker, Node, listener};
 use crate::metrics::Metrics;
 use crate::registry::{Registry, RegistryConfig, RegistryError};
@@ -84,7 +84,8 @@ pub struct Server {
 
 impl Server {
     /// Opens the store, the catalog and binds the Kafka listener, then serves in the
-    /// background. Returns once the listener is bound, so `kafka_addr()` is connectable.
+    /// background. Returns once the listener is bound, so `kafka_addr()` is connectable (in
+    /// proxy mode, also after a first read of the upstream's topics, or its failure).
     pub async fn start(config: Config) -> Result<Server, ServerError> {
         // Refuse an exposed admin API before touching anything.
         admin::check_listen(&config.admin)?;
@@ -137,20 +138,6 @@ impl Server {
             };
             Arc::new(offsets) as Arc<dyn crate::driver::RemoteOffsets>
         });
-        let driver = Driver::start(
-            DriverConfig {
-                settings: config.driver.clone(),
-                coordinator: config.coordinator.clone(),
-                notices: metrics.clone(),
-                remote_offsets,
-                ..DriverConfig::default()
-            },
-            registry.clone(),
-            registry.subscribe(),
-            catalog.subscribe(),
-            Some(store),
-        )?;
-
         let listen = config.kafka.listen;
         let socket = TcpListener::bind(listen)
             .await
@@ -180,6 +167,31 @@ impl Server {
                 Proxy::new(config.upstream.clone(), host, kafka_addr, catalog.clone());
             (Arc::new(proxy), listeners)
         });
+        // Proxy mode: the catalog is the upstream's. Read it once before the driver restores
+        // the persisted groups and before anyone is served: a restored group compares its
+        // partition counts with the catalog, and against the empty one it would rebalance
+        // ("changed from 6 to 0") at each restart; a group formed on it would rebalance as
+        // soon as the first read filled it. An upstream that does not answer within its
+        // request timeout is retried by the topology reader while the host serves.
+        if let Some((proxy, _)) = &proxy
+            && let Err(error) = topology::read(proxy).await
+        {
+            tracing::warn!(%error, "cannot read the upstream's metadata at start; serving, and retrying");
+        }
+        let driver = Driver::start(
+            DriverConfig {
+                settings: config.driver.clone(),
+                coordinator: config.coordinator.clone(),
+                notices: metrics.clone(),
+                remote_offsets,
+                ..DriverConfig::default()
+            },
+            registry.clone(),
+            registry.subscribe(),
+            catalog.subscribe(),
+            Some(store),
+        )?;
+
         let broker = Arc::new(Broker {
             node: node.clone(),
             cluster_id: config.kafka.cluster_id.clone(),

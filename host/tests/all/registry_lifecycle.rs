@@ -259,6 +259,17 @@ fn refused_uploads_leave_the_active_version_unchanged() {
         registry.upload("no spaces", &marked(9), UploadOptions::default()),
         Err(UploadError::InvalidName { .. })
     ));
+    // A URL path resolves these segments away, so the module could never be shown or
+    // deleted again; Kafka refuses them as topic names for the same reason.
+    for dots in [".", ".."] {
+        match registry.upload(dots, &marked(9), UploadOptions::default()) {
+            Err(UploadError::InvalidName { name, reason }) => {
+                assert_eq!(name, dots);
+                assert!(reason.contains("URL"), "{reason}");
+            }
+            other => panic!("expected {dots:?} to be refused as a name, got {other:?}"),
+        }
+    }
     assert!(matches!(
         registry.upload("RoundRobinAssigner", &marked(9), UploadOptions::default()),
         Err(UploadError::AliasName {
@@ -267,6 +278,9 @@ fn refused_uploads_leave_the_active_version_unchanged() {
         })
     ));
     unchanged("invalid names");
+    let inner = registry.upload("v1..2", &marked(9), UploadOptions::default());
+    assert!(inner.is_ok(), "dots inside a name stay allowed: {inner:?}");
+    assert_eq!(registry.versions("v1..2").unwrap().len(), 1);
 }
 
 #[test]

@@ -5,7 +5,8 @@ eager strategies: the whole assignment). aiokafka has no public accessor for the
 the generation, so they are read from the consumer's coordinator (`_coordinator.member_id`,
 `_coordinator.generation`, aiokafka/consumer/group_coordinator.py). A strategy name other than
 the client's own assignors (`BUILT_IN`) becomes an assignor class of that name whose `assign`
-must never run.
+must never run. With --report-records the records of each `getmany` are reported (proxy
+mode).
 """
 
 import asyncio
@@ -21,7 +22,7 @@ from aiokafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitio
 from aiokafka.coordinator.protocol import ConsumerProtocolMemberMetadata
 from aiokafka.structs import OffsetAndMetadata, TopicPartition
 
-from common import emit, parse_args, partitions_of
+from common import Positions, emit, parse_args, partitions_of
 
 
 
@@ -73,8 +74,22 @@ async def run(args):
         **extra,
     )
 
+    positions = Positions()
+
     class Listener(ConsumerRebalanceListener):
         async def on_partitions_revoked(self, revoked):
+            positions.flush()
+            if args.commit_on_revoke:
+                offsets = positions.of((tp.topic, tp.partition) for tp in revoked)
+                error = None
+                try:
+                    if offsets:
+                        await consumer.commit({TopicPartition(t, p): OffsetAndMetadata(o, "")
+                                               for t, p, o in offsets})
+                except Exception as e:  # reported; the group goes on
+                    error = f"{type(e).__name__}: {e}"
+                emit("revoke_commit", offsets=offsets, error=error)
+            positions.forget((tp.topic, tp.partition) for tp in revoked)
             emit("revoked", member_id=consumer._coordinator.member_id,
                  partitions=partitions_of(revoked))
 
@@ -97,7 +112,12 @@ async def run(args):
     await consumer.start()
     consumer.subscribe(args.topics, listener=Listener())
     while True:
-        await consumer.getmany(timeout_ms=100)
+        batches = await consumer.getmany(timeout_ms=100)
+        if args.report_records:
+            for tp in sorted(batches):
+                for r in batches[tp]:
+                    positions.add(r.topic, r.partition, r.offset, r.key)
+            positions.flush()
         while not commands.empty():
             cmd = commands.get_nowait()
             try:
@@ -105,6 +125,13 @@ async def run(args):
                     await consumer.commit({TopicPartition(t, p): OffsetAndMetadata(o, "")
                                            for t, p, o in cmd["offsets"]})
                     emit("committed", offsets=sorted(cmd["offsets"]))
+                elif cmd["cmd"] == "commit_consumed":
+                    offsets = positions.of((tp.topic, tp.partition)
+                                           for tp in consumer.assignment())
+                    if offsets:
+                        await consumer.commit({TopicPartition(t, p): OffsetAndMetadata(o, "")
+                                               for t, p, o in offsets})
+                    emit("committed", offsets=offsets)
                 elif cmd["cmd"] == "committed":
                     got = [[t, p, await consumer.committed(TopicPartition(t, p))]
                            for t, p in cmd["partitions"]]

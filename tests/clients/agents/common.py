@@ -10,9 +10,19 @@ events   {"event": "assigned", "member_id": str, "generation": int|null, "partit
          {"event": "fetched", "offsets": [[t, p, offset|null]...]}    answer to "committed"
          {"event": "closed"}                                        the consumer left the group
          {"event": "error", "message": str}                         anything the client raised
+         {"event": "records", "records": [[t, p, offset, key]...]}  with --report-records: what
+             one poll returned, in the order the client handed it over (proxy mode)
+         {"event": "revoke_commit", "offsets": [[t, p, offset]...], "error": str|null}
+             with --commit-on-revoke: the consumed positions committed in the revoke callback
 commands {"cmd": "commit", "offsets": [[t, p, offset]...]}
+         {"cmd": "commit_consumed"}     commits the position after the last record reported of
+             every partition the consumer holds; answered by "committed" with those offsets
          {"cmd": "committed", "partitions": [[t, p]...]}
          {"cmd": "close"}
+
+The consumed position of a partition is the offset after the last record reported from it
+(what an application that processed those records commits); a revoked partition's position
+is forgotten, so a later commit_consumed commits only partitions the consumer holds.
 
 stdin is read by a thread into a queue so the consumer's own loop never blocks on it.
 """
@@ -47,6 +57,11 @@ def parse_args():
     parser.add_argument("--strategy", action="append", default=[],
                         help="assignment strategy name (repeatable)")
     parser.add_argument("--client-id", default=None)
+    parser.add_argument("--report-records", action="store_true",
+                        help="emit a `records` event for every poll that returned records")
+    parser.add_argument("--commit-on-revoke", action="store_true",
+                        help="commit the consumed positions of revoked partitions in the "
+                             "revoke callback, as at-least-once applications do")
     args = parser.parse_args()
     args.topics = args.topics.split(",")
     return args
@@ -81,3 +96,37 @@ def command_queue():
 
     threading.Thread(target=read, daemon=True).start()
     return commands
+
+
+class Positions:
+    """The consumed position of each partition: the offset after the last record reported.
+
+    Records are added one at a time as the client hands them over (`add`) and reported in
+    one `records` event per poll (`flush`); the rebalance callbacks flush first, so a
+    record is always reported before the revocation or assignment that follows it, and a
+    revoke commit covers every record handed over before it."""
+
+    def __init__(self):
+        self._next = {}
+        self._pending = []
+
+    def add(self, topic, partition, offset, key):
+        self._next[(topic, partition)] = offset + 1
+        self._pending.append([topic, partition, offset, key_text(key)])
+
+    def flush(self):
+        if self._pending:
+            emit("records", records=self._pending)
+            self._pending = []
+
+    def of(self, partitions):
+        """[[t, p, next offset]...] of those of `partitions` ((t, p) pairs) with records."""
+        return sorted([t, p, self._next[(t, p)]] for t, p in partitions if (t, p) in self._next)
+
+    def forget(self, partitions):
+        for tp in partitions:
+            self._next.pop(tuple(tp), None)
+
+
+def key_text(key):
+    return key.decode("utf-8", "replace") if isinstance(key, (bytes, bytearray)) else key

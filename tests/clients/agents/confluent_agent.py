@@ -2,12 +2,14 @@
 
 The assignment reported is the consumer's whole assignment (`assignment()`) once the partitions
 librdkafka hands `on_assign` are applied, with `Consumer.memberid()` as the member id. librdkafka
-does not expose the generation to Python, so it is reported as null.
+does not expose the generation to Python, so it is reported as null. With --report-records
+the records of each `consume` call are reported (proxy mode, where the host passes Fetch
+through to real brokers).
 """
 
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
-from common import command_queue, emit, parse_args, partitions_of
+from common import Positions, command_queue, emit, parse_args, partitions_of
 
 
 def main():
@@ -31,8 +33,10 @@ def main():
     # additions under cooperative-sticky: the agent applies them itself and reports the
     # consumer's whole assignment afterwards (`assignment()`), the same in both cases.
     cooperative = "cooperative-sticky" in args.strategy
+    positions = Positions()
 
     def on_assign(c, partitions):
+        positions.flush()
         if cooperative:
             c.incremental_assign(partitions)
         else:
@@ -41,6 +45,19 @@ def main():
              partitions=partitions_of(c.assignment()))
 
     def on_revoke(c, partitions):
+        positions.flush()
+        if args.commit_on_revoke:
+            offsets = positions.of((tp.topic, tp.partition) for tp in partitions)
+            error = None
+            if offsets:
+                try:
+                    done = c.commit(offsets=[TopicPartition(t, p, o) for t, p, o in offsets],
+                                    asynchronous=False)
+                    error = ", ".join(str(tp) for tp in done if tp.error) or None
+                except KafkaException as e:
+                    error = str(e)
+            emit("revoke_commit", offsets=offsets, error=error)
+        positions.forget((tp.topic, tp.partition) for tp in partitions)
         if cooperative:
             c.incremental_unassign(partitions)
         else:
@@ -50,7 +67,18 @@ def main():
     consumer.subscribe(args.topics, on_assign=on_assign, on_revoke=on_revoke)
     commands = command_queue()
     while True:
-        consumer.poll(0.1)
+        # One message per poll (not `consume(n)`): a rebalance callback served inside a poll
+        # then comes after every record handed over before it was added to `positions`.
+        m = consumer.poll(0.1)
+        for _ in range(500):
+            if m is None:
+                break
+            if m.error():
+                emit("error", message=f"consume: {m.error()}")
+            elif args.report_records:
+                positions.add(m.topic(), m.partition(), m.offset(), m.key())
+            m = consumer.poll(0)
+        positions.flush()
         while not commands.empty():
             cmd = commands.get()
             try:
@@ -64,6 +92,17 @@ def main():
                     else:
                         emit("committed",
                              offsets=sorted([tp.topic, tp.partition, tp.offset] for tp in done))
+                elif cmd["cmd"] == "commit_consumed":
+                    offsets = positions.of((tp.topic, tp.partition)
+                                           for tp in consumer.assignment())
+                    done = consumer.commit(
+                        offsets=[TopicPartition(t, p, o) for t, p, o in offsets],
+                        asynchronous=False) if offsets else []
+                    failed = [str(tp) for tp in done if tp.error]
+                    if failed:
+                        emit("error", message="commit failed: " + ", ".join(failed))
+                    else:
+                        emit("committed", offsets=offsets)
                 elif cmd["cmd"] == "committed":
                     got = consumer.committed(
                         [TopicPartition(t, p) for t, p in cmd["partitions"]], timeout=30)

@@ -8,7 +8,8 @@ the group's leader, so the client only proposes the name and takes the follower 
 """
 
 from kafka import KafkaConsumer
-from kafka.consumer.subscription_state import ConsumerRebalanceListener
+from kafka.consumer.subscription_state import (AsyncConsumerRebalanceListener,
+                                               ConsumerRebalanceListener)
 from kafka.coordinator.assignors.abstract import AbstractPartitionAssignor
 from kafka.coordinator.assignors.cooperative_sticky import CooperativeStickyAssignor
 from kafka.coordinator.assignors.range import RangePartitionAssignor
@@ -17,7 +18,7 @@ from kafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAs
 from kafka.protocol.consumer.metadata import ConsumerProtocolSubscription
 from kafka.structs import OffsetAndMetadata, TopicPartition
 
-from common import command_queue, emit, parse_args, partitions_of
+from common import Positions, command_queue, emit, parse_args, partitions_of
 
 
 class ClientSticky(StickyPartitionAssignor):
@@ -72,8 +73,12 @@ def main():
         **extra,
     )
 
+    positions = Positions()
+
     class Listener(ConsumerRebalanceListener):
         def on_partitions_revoked(self, revoked):
+            positions.flush()
+            positions.forget((tp.topic, tp.partition) for tp in revoked)
             emit("revoked", member_id=consumer.group_metadata().member_id,
                  partitions=partitions_of(revoked))
 
@@ -84,16 +89,43 @@ def main():
             emit("assigned", member_id=meta.member_id, generation=meta.generation_id,
                  partitions=partitions_of(consumer.assignment()))
 
+    class CommittingListener(AsyncConsumerRebalanceListener):
+        """--commit-on-revoke. kafka-python 3 runs listeners on its IO loop, where a blocking
+        `commit()` raises ("Cannot block on net.run() from the IO thread itself"); its async
+        listener awaits `commit_async` instead, as the library's docs recommend."""
+
+        async def on_partitions_revoked(self, revoked):
+            positions.flush()
+            offsets = positions.of((tp.topic, tp.partition) for tp in revoked)
+            error = None
+            try:
+                if offsets:
+                    await consumer.commit_async({TopicPartition(t, p): OffsetAndMetadata(o, "", -1)
+                                                 for t, p, o in offsets})
+            except Exception as e:  # reported; the group goes on
+                error = f"{type(e).__name__}: {e}"
+            emit("revoke_commit", offsets=offsets, error=error)
+            Listener.on_partitions_revoked(self, revoked)
+
+        async def on_partitions_assigned(self, assigned):
+            Listener.on_partitions_assigned(self, assigned)
+
     # Topic metadata first: kafka-python 3.0.12 can lose a join when it is a client-side
     # leader (only when the host relays a strategy it has no module for) that rejoins because
     # its metadata snapshot changed (README, "Client quirks"); a first assignment made with the
     # metadata known avoids the most common such rejoin.
     for topic in args.topics:
         consumer.partitions_for_topic(topic)
-    consumer.subscribe(args.topics, listener=Listener())
+    listener = CommittingListener() if args.commit_on_revoke else Listener()
+    consumer.subscribe(args.topics, listener=listener)
     commands = command_queue()
     while True:
-        consumer.poll(timeout_ms=100)
+        batches = consumer.poll(timeout_ms=100)
+        if args.report_records:
+            for tp in sorted(batches):
+                for r in batches[tp]:
+                    positions.add(r.topic, r.partition, r.offset, r.key)
+            positions.flush()
         while not commands.empty():
             cmd = commands.get()
             try:
@@ -102,6 +134,13 @@ def main():
                                for t, p, o in cmd["offsets"]}
                     consumer.commit(offsets)
                     emit("committed", offsets=sorted(cmd["offsets"]))
+                elif cmd["cmd"] == "commit_consumed":
+                    offsets = positions.of((tp.topic, tp.partition)
+                                           for tp in consumer.assignment())
+                    if offsets:
+                        consumer.commit({TopicPartition(t, p): OffsetAndMetadata(o, "", -1)
+                                         for t, p, o in offsets})
+                    emit("committed", offsets=offsets)
                 elif cmd["cmd"] == "committed":
                     emit("fetched", offsets=sorted(
                         [t, p, consumer.committed(TopicPartition(t, p))]

@@ -6,6 +6,11 @@ agents print JSON-line events (protocol in agents/common.py); kcat is unmodified
 stderr lines ("% Group g rebalanced (memberid m): assigned: t [0], ...") are parsed into the
 same events. A reader thread per stream records everything, so a failing test can show what
 each client said.
+
+In proxy mode the consumers read real records: spawned with `records=True`, each reports
+every record it is handed (`records`, [t, p, offset, key]), kept in `Agent.received` with the
+number of assignments the client had reported when the record came (its *term*), so a test
+can tell which ownership of a partition read what.
 """
 
 import json
@@ -31,6 +36,15 @@ PYTHON_AGENTS = {
 CLIENTS = ["confluent-kafka", "kafka-python", "aiokafka", "kafkajs", "kcat"]
 
 
+def records_summary(batches):
+    records = [r for b in batches for r in b]
+    per_partition = {}
+    for t, p, o, _ in records:
+        lo, hi = per_partition.get(f"{t}[{p}]", (o, o))
+        per_partition[f"{t}[{p}]"] = (min(lo, o), max(hi, o))
+    return {"event": "records", "count": len(records), "offsets": per_partition}
+
+
 class Agent:
     """One consumer process. `events` grows as the client reports; `current` is the
     assignment it holds now (last `assigned`, minus anything revoked after it)."""
@@ -43,6 +57,9 @@ class Agent:
         self.stderr = []
         self.current = None
         self.member_id = None
+        # (topic, partition, offset, key, term): every record the client reported, in order.
+        self.received = []
+        self._terms = 0
         self._cond = threading.Condition()
         self.proc = subprocess.Popen(
             argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -72,7 +89,10 @@ class Agent:
         with self._cond:
             self.events.append(event)
             kind = event.get("event")
-            if kind == "assigned":
+            if kind == "records":
+                self.received += [(t, p, o, k, self._terms) for t, p, o, k in event["records"]]
+            elif kind == "assigned":
+                self._terms += 1
                 self.member_id = event["member_id"]
                 self.current = sorted(map(list, event["partitions"]))
             elif kind == "revoked" and self.current is not None:
@@ -90,11 +110,33 @@ class Agent:
         with self._cond:
             return [e for e in self.events if e.get("event") == "assigned"]
 
+    def records(self):
+        """[(topic, partition, offset, key, term)...] the client reported so far."""
+        with self._cond:
+            return list(self.received)
+
     def summary(self, events=8, stderr=8):
         with self._cond:
             lines = [f"  {self.name} ({self.client}) member={self.member_id} "
-                     f"current={self.current} exit={self.proc.poll()}"]
-            lines += [f"    event {json.dumps(e)}" for e in self.events[-events:]]
+                     f"current={self.current} exit={self.proc.poll()} "
+                     f"records={len(self.received)}"]
+            # Records batches are many: the last `events` other events, with the batches
+            # between them summed up.
+            shown, batches = [], []
+            for e in reversed(self.events):
+                if e.get("event") == "records":
+                    batches.append(e["records"])
+                    continue
+                if batches:
+                    shown.append(records_summary(batches[::-1]))
+                    batches = []
+                if len(shown) >= events:
+                    break
+                shown.append(e)
+            if batches and len(shown) < events:
+                shown.append(records_summary(batches[::-1]))
+            shown.reverse()
+            lines += [f"    event {json.dumps(e)}" for e in shown]
             lines += [f"    stderr {line}" for line in self.stderr[-stderr:]]
             return "\n".join(lines)
 
@@ -127,6 +169,13 @@ class Agent:
         self.send(cmd="commit", offsets=offsets)
         return self.wait_event("committed", since)["offsets"]
 
+    def commit_consumed(self):
+        """Commits the position after the last record reported of each partition it holds;
+        returns {(topic, partition): offset} committed."""
+        since = len(self.events)
+        self.send(cmd="commit_consumed")
+        return {(t, p): o for t, p, o in self.wait_event("committed", since)["offsets"]}
+
     def committed(self, partitions):
         """{(topic, partition): offset or None} as the client's committed()/OffsetFetch sees."""
         since = len(self.events)
@@ -153,6 +202,9 @@ class KcatAgent(Agent):
     REBALANCED = re.compile(r"^% Group (\S+) rebalanced \(memberid (\S*)\): (assigned|revoked): ?"
                             r"((?:[^\s,]+ \[\d+\](?:, )?)*)")
     EOF_LINE = re.compile(r"^% Reached end of topic (\S+) \[(\d+)\] at offset (-?\d+)")
+    # The output format spawn(records=True) gives kcat (-f): one line per message.
+    RECORD_FORMAT = "record %t %p %o %k\n"
+    RECORD = re.compile(r"^record (\S+) (\d+) (\d+) (.*)$")
     PARTITION = re.compile(r"(\S+) \[(\d+)\]")
 
     def _read_stderr(self):
@@ -175,7 +227,13 @@ class KcatAgent(Agent):
 
     def _read_stdout(self):
         for line in self.proc.stdout:
-            self._record({"event": "message", "line": line.rstrip()})
+            line = line.rstrip("\n")
+            m = self.RECORD.match(line)
+            if m:
+                self._record({"event": "records", "records": [
+                    [m.group(1), int(m.group(2)), int(m.group(3)), m.group(4)]]})
+            else:
+                self._record({"event": "message", "line": line})
 
     def eof_offsets(self):
         """{(topic, partition): offset} of the latest "Reached end" per partition."""
@@ -197,8 +255,12 @@ class KcatAgent(Agent):
             self._record({"event": "closed"})
 
 
-def spawn(client, name, bootstrap, group, topics, strategies=(), client_id=None):
-    """Starts one consumer of `client` in `group`, subscribed to `topics`."""
+def spawn(client, name, bootstrap, group, topics, strategies=(), client_id=None,
+          records=False, commit_on_revoke=False):
+    """Starts one consumer of `client` in `group`, subscribed to `topics`. `records`: report
+    every record consumed (proxy mode); `commit_on_revoke`: commit the consumed positions of
+    revoked partitions in the revoke callback (the Python agents only; kcat commits by itself,
+    librdkafka's auto commit, and kafkajs has no revoke callback)."""
     if client == "kcat":
         argv = ["kcat", "-b", bootstrap, "-G", group,
                 "-X", "session.timeout.ms=6000", "-X", "heartbeat.interval.ms=500"]
@@ -206,12 +268,20 @@ def spawn(client, name, bootstrap, group, topics, strategies=(), client_id=None)
             argv += ["-X", "partition.assignment.strategy=" + ",".join(strategies)]
         if client_id:
             argv += ["-X", f"client.id={client_id}"]
+        if records:
+            argv += ["-u", "-X", "auto.offset.reset=earliest", "-f", KcatAgent.RECORD_FORMAT]
         return KcatAgent(name, client, argv + list(topics))
+    if commit_on_revoke and client not in PYTHON_AGENTS:
+        raise ValueError(f"{client} has no revoke callback to commit in")
     common = ["--bootstrap", bootstrap, "--group", group, "--topics", ",".join(topics)]
     for s in strategies:
         common += ["--strategy", s]
     if client_id:
         common += ["--client-id", client_id]
+    if records:
+        common += ["--report-records"]
+    if commit_on_revoke:
+        common += ["--commit-on-revoke"]
     if client == "kafkajs":
         return Agent(name, client, ["node", str(NODE / "agent.js")] + common)
     script = AGENTS / PYTHON_AGENTS[client]

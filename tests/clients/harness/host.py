@@ -7,6 +7,11 @@ everything else is the standalone default. Topics are created and grown through 
 wire (CreateTopics, CreatePartitions) with confluent-kafka's AdminClient, and groups are
 described (DescribeGroups, subscriptions and assignments decoded) with kafka-python's
 KafkaAdminClient: the suite sees the host only as a client would.
+
+Proxy mode (`upstream=`): `serve --upstream HOST:PORT`, as an operator starts it, with the
+rest of `[upstream]` in the config file: by default each upstream broker gets a free port
+(`broker_ports_from = 0`); `broker_ports_from` fixes them (node N on that + N), so a host
+restarted on the same config and data dir is at the same addresses.
 """
 
 import json
@@ -32,9 +37,19 @@ def free_port():
         return s.getsockname()[1]
 
 
+def toml_value(value):
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return str(value)
+    return json.dumps(str(value))  # a TOML basic string
+
+
 class Host:
-    def __init__(self, workdir: Path, coordinator=None, shared_cache: Path = None):
+    def __init__(self, workdir: Path, coordinator=None, shared_cache: Path = None,
+                 upstream: str = None, upstream_settings=None):
         self.workdir = workdir
+        self.upstream = upstream
         if shared_cache is not None:
             # The registry keeps precompiled modules in <data_dir>/cache, keyed by content hash
             # and engine: hosts started one after another share it, so only the first compiles
@@ -55,6 +70,9 @@ class Host:
             f'listen = "127.0.0.1:{self.admin_port}"',
             "[coordinator]",
         ] + [f"{k} = {v}" for k, v in coordinator.items()]
+        if upstream is not None:
+            settings = {"broker_ports_from": 0, **(upstream_settings or {})}
+            lines += ["[upstream]"] + [f"{k} = {toml_value(v)}" for k, v in settings.items()]
         self.config = workdir / "host.toml"
         self.config.write_text("\n".join(lines) + "\n")
         self.log_path = workdir / "host.log"
@@ -63,11 +81,13 @@ class Host:
         self._kafka_python = None
 
     def start(self):
-        log = open(self.log_path, "wb")
+        log = open(self.log_path, "ab")  # a restarted host appends to the same log
         env = dict(os.environ, RUST_LOG=os.environ.get("RUST_LOG", "info"), NO_COLOR="1")
+        argv = [str(BINARY), "serve", "--config", str(self.config)]
+        if self.upstream is not None:
+            argv += ["--upstream", self.upstream]
         self.proc = subprocess.Popen(
-            [str(BINARY), "serve", "--config", str(self.config)],
-            stdout=log, stderr=subprocess.STDOUT, env=env, cwd=self.workdir)
+            argv, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=self.workdir)
 
         def listening():
             if self.proc.poll() is not None:
@@ -82,16 +102,22 @@ class Host:
         wait_until(listening, "the host's Kafka listener", timeout_s=60)
         return self
 
-    def stop(self):
+    def stop(self, sig=signal.SIGINT):
+        """Stops the host with `sig` (SIGINT: Ctrl-C; SIGTERM: a service manager's stop) and
+        waits for it to exit; returns its exit status."""
         if self._kafka_python is not None:
             self._kafka_python.close()
+            self._kafka_python = None
+        if self._confluent is not None:
+            self._confluent = None
         if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
+            self.proc.send_signal(sig)
             try:
                 self.proc.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+        return self.proc.returncode if self.proc else None
 
     def log_tail(self, lines=40):
         try:
@@ -165,6 +191,26 @@ class Host:
         return {"state": g["group_state"], "protocol": g["protocol_data"], "members": members}
 
 
-def start_host(workdir: Path, coordinator=None, shared_cache: Path = None) -> Host:
-    host = Host(workdir, coordinator, shared_cache)
+LAG_HEADER = ["TOPIC", "PARTITION", "COMMITTED", "END", "LAG"]
+
+
+def lag_table(text):
+    """The rows of `group describe`'s TOPIC PARTITION COMMITTED END LAG table, as
+    {(topic, partition): (committed, end, lag)} with `-` read as None."""
+    lines = text.splitlines()
+    starts = [i for i, line in enumerate(lines) if line.split() == LAG_HEADER]
+    assert starts, f"no {' '.join(LAG_HEADER)} table in `group describe`:\n{text}"
+    rows = {}
+    for line in lines[starts[0] + 1:]:
+        cells = line.split()
+        if len(cells) != len(LAG_HEADER):
+            break
+        value = [None if c == "-" else int(c) for c in cells[2:]]
+        rows[(cells[0], int(cells[1]))] = tuple(value)
+    return rows
+
+
+def start_host(workdir: Path, coordinator=None, shared_cache: Path = None, **proxy) -> Host:
+    """A started host; `proxy`: `upstream=` and `upstream_settings=` for proxy mode."""
+    host = Host(workdir, coordinator, shared_cache, **proxy)
     return host.start()

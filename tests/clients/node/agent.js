@@ -6,16 +6,26 @@
 // strategy is kafkajs's own `RoundRobinAssigner`; any other name becomes an assigner of that
 // name whose `assign` must never run (the host is the group's leader, kafkajs is a follower).
 // Committed offsets are read back with the admin client's `fetchOffsets` (OffsetFetch), as
-// the kafkajs consumer has no `committed()`.
+// the kafkajs consumer has no `committed()`. With --report-records the messages of each batch
+// are reported (`records`, proxy mode) and `commit_consumed` commits the offset after the last
+// one reported of every partition it holds (kafkajs has no revoke callback, so no
+// --commit-on-revoke).
 'use strict'
 
 const readline = require('readline')
 const { Kafka, logLevel, AssignerProtocol, PartitionAssigners } = require('kafkajs')
 
+const FLAGS = new Set(['report-records'])
+
 function parseArgs (argv) {
   const args = { strategy: [] }
   for (let i = 0; i < argv.length; i += 2) {
     const key = argv[i].replace(/^--/, '')
+    if (FLAGS.has(key)) {
+      args[key.replace(/-/g, '_')] = true
+      i -= 1
+      continue
+    }
     const value = argv[i + 1]
     if (key === 'strategy') args.strategy.push(value)
     else args[key.replace(/-/g, '_')] = value
@@ -80,8 +90,14 @@ async function main () {
       name === 'RoundRobinAssigner' ? PartitionAssigners.roundRobin : hostAssigned(name))
   })
   let memberId = null
+  let assigned = []
+  // topic/partition -> the offset after the last message reported
+  const positions = new Map()
   consumer.on(consumer.events.GROUP_JOIN, e => {
     memberId = e.payload.memberId
+    assigned = partitionsOf(e.payload.memberAssignment)
+    const held = new Set(assigned.map(([t, p]) => `${t}/${p}`))
+    for (const tp of [...positions.keys()]) if (!held.has(tp)) positions.delete(tp)
     emit('assigned', {
       member_id: e.payload.memberId,
       generation: null,
@@ -101,7 +117,16 @@ async function main () {
   // the runner commits its own position for every partition whose fetch position differs from
   // the committed offset (OffsetManager.uncommittedOffsets, src/consumer/offsetManager), which
   // overwrites an explicit commitOffsets with the position it started from (0 here).
-  await consumer.run({ autoCommit: false, eachMessage: async () => {} })
+  await consumer.run({
+    autoCommit: false,
+    eachBatch: async ({ batch }) => {
+      if (!args.report_records || batch.messages.length === 0) return
+      const records = batch.messages.map(m =>
+        [batch.topic, batch.partition, Number(m.offset), m.key === null ? null : m.key.toString()])
+      for (const [t, p, offset] of records) positions.set(`${t}/${p}`, offset + 1)
+      emit('records', { records })
+    }
+  })
 
   const lines = readline.createInterface({ input: process.stdin })
   let closing = false
@@ -121,6 +146,15 @@ async function main () {
         await consumer.commitOffsets(cmd.offsets.map(([topic, partition, offset]) =>
           ({ topic, partition, offset: String(offset) })))
         emit('committed', { offsets: cmd.offsets })
+      } else if (cmd.cmd === 'commit_consumed') {
+        const offsets = assigned
+          .filter(([t, p]) => positions.has(`${t}/${p}`))
+          .map(([t, p]) => [t, p, positions.get(`${t}/${p}`)])
+        if (offsets.length) {
+          await consumer.commitOffsets(offsets.map(([topic, partition, offset]) =>
+            ({ topic, partition, offset: String(offset) })))
+        }
+        emit('committed', { offsets })
       } else if (cmd.cmd === 'committed') {
         const admin = kafka.admin()
         await admin.connect()

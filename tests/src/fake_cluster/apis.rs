@@ -15,7 +15,8 @@ use super::state::{Received, Shared};
 use super::{cluster, data, fetch, offsets};
 
 /// What every broker advertises: `(api, min, max)`. Produce v10+ and Fetch v16 carry KIP-951
-/// leader hints; the group APIs are listed but never served (module docs).
+/// leader hints; the group APIs, TxnOffsetCommit, ConsumerGroupHeartbeat and
+/// DescribeTopicPartitions are listed but never served (module docs).
 pub const API_VERSIONS: &[(ApiKey, i16, i16)] = &[
     (ApiKey::Produce, 3, 11),
     (ApiKey::Fetch, 4, 16),
@@ -32,6 +33,11 @@ pub const API_VERSIONS: &[(ApiKey, i16, i16)] = &[
     (ApiKey::CreateTopics, 2, 7),
     (ApiKey::DeleteGroups, 0, 2),
     (ApiKey::DescribeCluster, 0, 1),
+    // Advertised but never served, as a Kafka 4 broker advertises them: a proxy must leave
+    // them out of its own ApiVersions answer and never pass them up.
+    (ApiKey::TxnOffsetCommit, 0, 4),
+    (ApiKey::ConsumerGroupHeartbeat, 0, 1),
+    (ApiKey::DescribeTopicPartitions, 0, 0),
 ];
 
 /// Whether the fake advertises `version` of `api`.

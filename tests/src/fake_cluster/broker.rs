@@ -96,6 +96,8 @@ async fn read_requests(
             let mut state = shared.lock();
             let broker = state.broker_mut(id);
             broker.received.push(request.received());
+            let client_id = request.header.client_id.as_ref().map(|c| c.to_string());
+            broker.client_ids.push(client_id);
             Instant::now() + broker.delay
         };
         shared.received.notify_waiters();

@@ -22,7 +22,7 @@
 //! | Fetch | 4-16 | the stored batches from the leader; elsewhere NOT_LEADER_OR_FOLLOWER (+ hints v16) |
 //! | ListOffsets | 1-7 | latest, earliest, by timestamp, on the leader |
 //! | OffsetCommit, OffsetFetch, DeleteGroups | 2-8, 1-8, 0-2 | a committed-offset store on the coordinator |
-//! | JoinGroup, SyncGroup, Heartbeat, LeaveGroup | advertised | never served: the connection is closed |
+//! | JoinGroup, SyncGroup, Heartbeat, LeaveGroup, TxnOffsetCommit, ConsumerGroupHeartbeat, DescribeTopicPartitions | advertised | never served: the connection is closed |
 //!
 //! Anything else, or a version outside the table, closes the connection; every request is
 //! recorded first ([`FakeCluster::requests`]), so a test can assert what reached which broker
@@ -104,6 +104,7 @@ impl FakeCluster {
             port: addr.port(),
             delay: Duration::ZERO,
             received: Vec::new(),
+            client_ids: Vec::new(),
         });
         drop(state);
         self.run(id, listener);
@@ -148,6 +149,23 @@ impl FakeCluster {
             .broker(id)
             .unwrap_or_else(|| panic!("the fake cluster has no broker {id}"));
         broker.received.clone()
+    }
+
+    /// The requests broker `id` received from clients that named themselves `client_id` in
+    /// the request header, in arrival order (a proxy passes its clients' headers up as they
+    /// are, so this tells their requests from the proxy's own).
+    pub fn requests_from(&self, id: i32, client_id: &str) -> Vec<(ApiKey, i16, i32)> {
+        let state = self.shared.lock();
+        let broker = state
+            .broker(id)
+            .unwrap_or_else(|| panic!("the fake cluster has no broker {id}"));
+        broker
+            .received
+            .iter()
+            .zip(&broker.client_ids)
+            .filter(|(_, client)| client.as_deref() == Some(client_id))
+            .map(|(received, _)| *received)
+            .collect()
     }
 
     /// Waits until broker `id` has received `count` requests in all (it has read them, and

@@ -87,6 +87,8 @@ pub struct Broker {
     /// Added to the moment each request is received before it is answered.
     pub delay: Duration,
     pub received: Vec<Received>,
+    /// The client id of each request in `received`, in the same order.
+    pub client_ids: Vec<Option<String>>,
 }
 
 pub struct Topic {

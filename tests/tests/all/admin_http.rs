@@ -196,3 +196,39 @@ async fn bad_bytes_bad_json_and_unknown_names_are_refused_in_one_shape() {
     );
     host.stop().await;
 }
+
+/// `..` and `.` as a module name: a URL client resolves those path segments away, so the only
+/// way to send them is percent-encoded on a raw socket. The host decodes them and refuses the
+/// name rather than storing a module no URL could ever reach again.
+#[tokio::test]
+async fn dot_segment_module_names_are_400_invalid_name() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let host = TestHost::start().await;
+    for encoded in ["%2E%2E", "%2e"] {
+        let mut socket = tokio::net::TcpStream::connect(host.server().admin_addr())
+            .await
+            .unwrap();
+        let body = b"\x00asm\x01\x00\x00\x00";
+        let head = format!(
+            "PUT /v1/modules/{encoded} HTTP/1.1\r\nHost: host\r\nContent-Length: {}\r\n\
+             Connection: close\r\n\r\n",
+            body.len()
+        );
+        socket.write_all(head.as_bytes()).await.unwrap();
+        socket.write_all(body).await.unwrap();
+        let mut answer = String::new();
+        socket.read_to_string(&mut answer).await.unwrap();
+        assert!(answer.starts_with("HTTP/1.1 400"), "{encoded}: {answer}");
+        assert!(answer.contains("\"invalid_name\""), "{encoded}: {answer}");
+        assert!(answer.contains("URL path"), "{encoded}: {answer}");
+    }
+    let modules = Admin::new(&host).get("/v1/modules").await;
+    let names: Vec<&str> = modules.1["modules"]
+        .as_array()
+        .expect("a module list")
+        .iter()
+        .map(|m| m["name"].as_str().unwrap())
+        .collect();
+    assert!(!names.iter().any(|n| n.starts_with('.')), "{names:?}");
+    host.stop().await;
+}

@@ -5,10 +5,16 @@
 //! ([`assignor_host_tests::TestHost`]), so sharing the process shares no state between them.
 
 mod admin_support;
+mod proxy_support;
 
 mod admin_http;
 mod admin_live;
+mod proxy_faults;
+mod proxy_own;
+mod proxy_pipelining;
 mod proxy_retention;
+mod proxy_topology;
+mod proxy_wire;
 mod wire_admin;
 mod wire_api_versions;
 mod wire_cooperative_sticky;

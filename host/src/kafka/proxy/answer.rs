@@ -11,6 +11,7 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::{Decodable, Encodable};
 
 use super::{Proxy, rewrite, versions};
+use crate::coordinator::view::TopicsView;
 use crate::kafka::guard;
 
 /// Whether a Produce request frame has `acks = 0` (no answer will come). A frame that does
@@ -35,13 +36,7 @@ pub fn rewrite(proxy: &Proxy, api: ApiKey, version: i16, frame: Bytes) -> Result
     let changed = match api {
         ApiKey::Metadata => {
             let mut r: MetadataResponse = decode(&mut body, api, version)?;
-            let catalog = proxy.catalog.topics();
-            let unknown = r
-                .topics
-                .iter()
-                .filter_map(|t| t.name.as_ref())
-                .any(|name| !catalog.contains_key(name.as_str()));
-            if unknown {
+            if names_a_new_topic(&r, &proxy.catalog.topics()) {
                 proxy.refresh.notify_one();
             }
             rewrite::metadata(&mut r, proxy);
@@ -54,16 +49,10 @@ pub fn rewrite(proxy: &Proxy, api: ApiKey, version: i16, frame: Bytes) -> Result
         }
         ApiKey::FindCoordinator => {
             let mut r: FindCoordinatorResponse = decode(&mut body, api, version)?;
-            rewrite::find_coordinator(&mut r, proxy);
+            rewrite::find_coordinator(&mut r, version, proxy);
             Some(encode(&header, header_version, &r, version)?)
         }
-        ApiKey::ApiVersions => {
-            let mut r: ApiVersionsResponse = decode(&mut body, api, version)?;
-            if r.error_code == 0 {
-                versions::merge(&mut r);
-            }
-            Some(encode(&header, header_version, &r, version)?)
-        }
+        ApiKey::ApiVersions => api_versions(&header, header_version, body, version)?,
         ApiKey::Produce => {
             let mut r: ProduceResponse = decode(&mut body, api, version)?;
             if rewrite::produce(&mut r, proxy) {
@@ -85,6 +74,58 @@ pub fn rewrite(proxy: &Proxy, api: ApiKey, version: i16, frame: Bytes) -> Result
     Ok(changed.unwrap_or(frame))
 }
 
+/// Whether a Metadata answer names a topic the upstream has and the catalog does not, so the
+/// host's own read should run now. A topic the upstream answered with an error (it does not
+/// exist there either) is no reason: clients ask for a missing topic again and again, and
+/// each would cost a full read.
+fn names_a_new_topic(response: &MetadataResponse, catalog: &TopicsView) -> bool {
+    response
+        .topics
+        .iter()
+        .filter(|t| t.error_code == 0)
+        .filter_map(|t| t.name.as_ref())
+        .any(|name| !catalog.contains_key(name.as_str()))
+}
+
+/// Kafka's error for an ApiVersions newer than the broker knows.
+const UNSUPPORTED_VERSION: i16 = kafka_protocol::ResponseError::UnsupportedVersion.code();
+
+/// The upstream's ApiVersions answer `body` (after its header) to a request at `version`,
+/// merged with the host's table; `None` to pass it on as it came.
+///
+/// A broker that does not know `version` answers at v0 with UNSUPPORTED_VERSION and its own
+/// ApiVersions range (KIP-511; Kafka writes that answer at v0 whatever was asked). Read at
+/// `version`, those bytes fail to decode or decode to garbage, so such an answer is read at v0
+/// and passed on unchanged: the client retries within the range it names, as it would
+/// straight against the broker.
+fn api_versions(
+    header: &ResponseHeader,
+    header_version: i16,
+    body: Bytes,
+    version: i16,
+) -> Result<Option<Bytes>, String> {
+    let api = ApiKey::ApiVersions;
+    let at_version: Result<ApiVersionsResponse, String> = decode(&mut body.clone(), api, version);
+    match at_version {
+        Ok(mut r) if r.error_code != UNSUPPORTED_VERSION => {
+            if r.error_code == 0 {
+                versions::merge(&mut r);
+            }
+            Ok(Some(encode(header, header_version, &r, version)?))
+        }
+        first => {
+            let v0: ApiVersionsResponse = decode(&mut body.clone(), api, 0)?;
+            if v0.error_code == UNSUPPORTED_VERSION {
+                Ok(None)
+            } else {
+                Err(first.err().unwrap_or_else(|| {
+                    format!("upstream ApiVersions v{version} answer: unreadable")
+                }))
+            }
+        }
+    }
+}
+
 fn decode<T: Decodable>(body: &mut Bytes, api: ApiKey, version: i16) -> Result<T, String> {
     guard::decode_from(body, version)
         .map_err(|e| format!("upstream {api:?} v{version} answer: {e}"))
@@ -102,4 +143,84 @@ fn encode<T: Encodable>(
         .and_then(|()| body.encode(&mut out, version))
         .map_err(|e| format!("cannot encode the rewritten answer: {e}"))?;
     Ok(out.freeze())
+}
+
+#[cfg(test)]
+mod tests {
+    use kafka_protocol::messages::api_versions_response::ApiVersion;
+
+    use super::*;
+
+    fn encoded(response: &ApiVersionsResponse, version: i16) -> Bytes {
+        let mut out = BytesMut::new();
+        response.encode(&mut out, version).unwrap();
+        out.freeze()
+    }
+
+    fn entry(key: ApiKey, min: i16, max: i16) -> ApiVersion {
+        ApiVersion::default()
+            .with_api_key(key as i16)
+            .with_min_version(min)
+            .with_max_version(max)
+    }
+
+    #[test]
+    fn only_a_topic_the_upstream_has_and_the_catalog_lacks_wakes_the_read() {
+        use kafka_protocol::messages::TopicName;
+        use kafka_protocol::messages::metadata_response::MetadataResponseTopic;
+        use kafka_protocol::protocol::StrBytes;
+
+        let topic = |name: &'static str, error_code: i16| {
+            MetadataResponseTopic::default()
+                .with_name(Some(TopicName(StrBytes::from_static_str(name))))
+                .with_error_code(error_code)
+        };
+        let known = assignor_sdk::Topic {
+            name: "known".into(),
+            partition_count: 1,
+            partition_racks: Vec::new(),
+        };
+        let catalog: TopicsView = std::sync::Arc::new([("known".to_owned(), known)].into());
+        let answer = |topics| MetadataResponse::default().with_topics(topics);
+        assert!(!names_a_new_topic(
+            &answer(vec![topic("known", 0)]),
+            &catalog
+        ));
+        assert!(names_a_new_topic(&answer(vec![topic("new", 0)]), &catalog));
+        // UNKNOWN_TOPIC_OR_PARTITION: missing upstream too.
+        assert!(!names_a_new_topic(
+            &answer(vec![topic("missing", 3)]),
+            &catalog
+        ));
+    }
+
+    #[test]
+    fn an_upstream_that_does_not_know_the_version_is_answered_at_v0_unchanged() {
+        let header = ResponseHeader::default().with_correlation_id(7);
+        let refusal = ApiVersionsResponse::default()
+            .with_error_code(UNSUPPORTED_VERSION)
+            .with_api_keys(vec![entry(ApiKey::ApiVersions, 0, 3)]);
+        for asked in [3, 4] {
+            let passed = api_versions(&header, 0, encoded(&refusal, 0), asked).unwrap();
+            assert_eq!(passed, None, "v{asked}: the v0 refusal goes on as it came");
+        }
+        // A real answer at the version asked is merged (the host's group APIs appear).
+        let answer = ApiVersionsResponse::default().with_api_keys(vec![
+            entry(ApiKey::ApiVersions, 0, 3),
+            entry(ApiKey::Fetch, 4, 16),
+        ]);
+        let merged = api_versions(&header, 0, encoded(&answer, 3), 3)
+            .unwrap()
+            .expect("rewritten");
+        let mut rest = merged;
+        let _: ResponseHeader = guard::decode_from(&mut rest, 0).unwrap();
+        let r: ApiVersionsResponse = guard::decode_from(&mut rest, 3).unwrap();
+        assert!(
+            r.api_keys
+                .iter()
+                .any(|k| k.api_key == ApiKey::JoinGroup as i16)
+        );
+        // Anything else that does not decode is an upstream fault.
+        assert!(api_versions(&header, 0, Bytes::from_static(&[0, 0, 0]), 3).is_err());
+    }
 }

@@ -73,12 +73,13 @@ pub fn describe_cluster(response: &mut DescribeClusterResponse, addresses: &impl
 }
 
 /// FindCoordinator for transactions (groups are answered by the host itself): the
-/// transaction coordinator at its address here, in both layouts (v0-3 top level, v4+ batched).
-/// A coordinator that cannot be served here reads COORDINATOR_NOT_AVAILABLE, which clients
-/// retry.
-pub fn find_coordinator(response: &mut FindCoordinator, addresses: &impl Addresses) {
+/// transaction coordinator at its address here, in the layout of `version` (v0-3 top level,
+/// v4+ batched; the other layout's fields are absent at that version, and left at their
+/// defaults so the answer encodes). A coordinator that cannot be served here reads
+/// COORDINATOR_NOT_AVAILABLE, which clients retry.
+pub fn find_coordinator(response: &mut FindCoordinator, version: i16, addresses: &impl Addresses) {
     const NOT_AVAILABLE: i16 = kafka_protocol::ResponseError::CoordinatorNotAvailable.code();
-    if response.error_code == 0 && response.node_id.0 >= 0 {
+    if version < 4 && response.error_code == 0 && response.node_id.0 >= 0 {
         let upstream = (response.host.as_str(), response.port);
         match addresses.node(response.node_id.0, upstream) {
             Some((host, port)) => {
@@ -196,7 +197,7 @@ mod tests {
             .with_node_id(BrokerId(2))
             .with_host(StrBytes::from_static_str("kafka"))
             .with_port(9093);
-        find_coordinator(&mut old, &Ports);
+        find_coordinator(&mut old, 3, &Ports);
         assert_eq!((old.host.as_str(), old.port), ("proxy", 19_002));
         let mut batched = FindCoordinatorResponse::default().with_coordinators(vec![
             Coordinator::default()
@@ -205,12 +206,21 @@ mod tests {
                 .with_port(9092),
             Coordinator::default().with_node_id(BrokerId(9)),
         ]);
-        find_coordinator(&mut batched, &Ports);
+        find_coordinator(&mut batched, 4, &Ports);
         assert_eq!(batched.coordinators[0].port, 19_001);
         assert_eq!(
             batched.coordinators[1].error_code,
             kafka_protocol::ResponseError::CoordinatorNotAvailable.code()
         );
+        // v4+ has no top-level coordinator: its default fields (node 0) are no node to serve,
+        // and must stay at their defaults for the answer to encode at that version.
+        assert_eq!(
+            (batched.node_id.0, batched.host.as_str(), batched.port),
+            (0, "", 0)
+        );
+        let mut out = bytes::BytesMut::new();
+        kafka_protocol::protocol::Encodable::encode(&batched, &mut out, 4)
+            .expect("the rewritten v4 answer encodes");
     }
 
     #[test]

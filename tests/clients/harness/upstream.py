@@ -1,0 +1,151 @@
+"""The upstream cluster of proxy mode: one noida-db broker per test, spoken to directly.
+
+noida-db 0.2.3 (a Kafka-compatible broker, `NOIDA_DB`, installed by tests/run into
+target/tools/bin) runs its Kafka service alone on a free port with a data dir of the test's
+own. The suite reads and changes it **bypassing the host**, as an operator's tools would:
+topics are created and grown with confluent-kafka's AdminClient (CreateTopics,
+CreatePartitions), committed offsets are read with `list_consumer_group_offsets`
+(OffsetFetch from the broker's own coordinator), end offsets with a consumer that never
+subscribes (`get_watermark_offsets`, ListOffsets). So a test can compare what the clients
+did through the host with what the cluster holds.
+
+noida is stopped with SIGINT (its Ctrl-C) and never killed: a SIGKILL within ~50 ms of a
+write can lose acknowledged records, which would read as a host bug.
+"""
+
+import os
+import signal
+import socket
+import subprocess
+from pathlib import Path
+
+from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, TopicPartition
+from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
+
+from .host import free_port
+from .wait import wait_until
+
+
+def noida_binary() -> Path:
+    """The noida-db binary `NOIDA_DB` names; fails the test with how to get one."""
+    path = os.environ.get("NOIDA_DB")
+    if not path:
+        raise AssertionError(
+            "NOIDA_DB is not set: proxy mode's tests run in front of noida-db 0.2.3. tests/run "
+            "installs it into target/tools/bin and exports NOIDA_DB; or install it yourself "
+            "(cargo install noida-db --version 0.2.3 --no-default-features --features kafka "
+            "--locked) and export NOIDA_DB=/path/to/noida-db")
+    path = Path(path)
+    if not (path.is_file() and os.access(path, os.X_OK)):
+        raise AssertionError(f"NOIDA_DB={path} is not an executable file")
+    return path
+
+
+class Noida:
+    def __init__(self, workdir: Path):
+        self.workdir = workdir
+        workdir.mkdir(parents=True, exist_ok=True)
+        self.port = free_port()
+        self.bootstrap = f"127.0.0.1:{self.port}"
+        self.data_dir = workdir / "data"
+        self.log_path = workdir / "noida.log"
+        self.proc = None
+        self._admin = None
+        self._offsets = None
+
+    def start(self):
+        binary = noida_binary()
+        log = open(self.log_path, "wb")
+        self.proc = subprocess.Popen(
+            [str(binary), "start", "--only", "kafka", "--host", "127.0.0.1",
+             "--kafka-port", str(self.port), "--data-dir", str(self.data_dir)],
+            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=self.workdir)
+
+        def listening():
+            if self.proc.poll() is not None:
+                raise AssertionError(f"noida-db exited with {self.proc.returncode}:\n"
+                                     + self.log_tail())
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                return True
+            except OSError as e:
+                return False, e
+
+        wait_until(listening, "noida-db's Kafka listener", timeout_s=30)
+        return self
+
+    def stop(self):
+        if self._offsets is not None:
+            self._offsets.close()
+            self._offsets = None
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:  # only if it hangs: the test is over anyway
+                self.proc.kill()
+                self.proc.wait()
+
+    def log_tail(self, lines=30):
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return "(no log)"
+
+    # -- topics, directly ---------------------------------------------------------------------
+
+    @property
+    def admin(self):
+        if self._admin is None:
+            self._admin = AdminClient({"bootstrap.servers": self.bootstrap})
+        return self._admin
+
+    def create_topics(self, topics):
+        """`topics`: {name: partitions}, created on noida itself."""
+        futures = self.admin.create_topics(
+            [NewTopic(name, partitions) for name, partitions in topics.items()],
+            operation_timeout=30)
+        for future in futures.values():
+            future.result(timeout=30)
+
+    def create_partitions(self, topic, total):
+        """CreatePartitions on noida itself: the host learns of it only from Metadata."""
+        futures = self.admin.create_partitions([NewPartitions(topic, total)],
+                                               operation_timeout=30)
+        for future in futures.values():
+            future.result(timeout=30)
+
+    def partition_counts(self):
+        """{topic: partitions} as noida's own Metadata says (no topic is auto-created)."""
+        metadata = self.admin.list_topics(timeout=30)
+        return {name: len(t.partitions) for name, t in metadata.topics.items()
+                if t.error is None}
+
+    # -- offsets, directly --------------------------------------------------------------------
+
+    def committed(self, group, partitions):
+        """{(topic, partition): offset or None}: what noida's own coordinator holds for
+        `group` (OffsetFetch on noida, never through the host)."""
+        request = ConsumerGroupTopicPartitions(
+            group, [TopicPartition(t, p) for t, p in partitions])
+        result = self.admin.list_consumer_group_offsets([request])[group].result(timeout=30)
+        out = {}
+        for tp in result.topic_partitions:
+            assert tp.error is None, f"noida: committed offset of {tp}: {tp.error}"
+            out[(tp.topic, tp.partition)] = tp.offset if tp.offset >= 0 else None
+        return out
+
+    def end_offsets(self, partitions):
+        """{(topic, partition): high watermark} on noida (ListOffsets of a consumer that
+        never joins a group)."""
+        if self._offsets is None:
+            self._offsets = Consumer({"bootstrap.servers": self.bootstrap,
+                                      "group.id": "assignor-host-tests-watermarks",
+                                      "enable.auto.commit": False})
+        return {(t, p): self._offsets.get_watermark_offsets(TopicPartition(t, p), timeout=30,
+                                                            cached=False)[1]
+                for t, p in partitions}
+
+
+def start_noida(workdir: Path) -> Noida:
+    return Noida(workdir).start()

@@ -1,0 +1,158 @@
+//! Shared by the proxy-mode tests: the fake cluster they run against, what Metadata names, and
+//! the offset requests a consumer sends to the host.
+
+use assignor_host_tests::fake_cluster::FakeCluster;
+use assignor_host_tests::{KafkaClient, TestHost, str, topic_name};
+use kafka_protocol::messages::offset_commit_request::{
+    OffsetCommitRequestPartition, OffsetCommitRequestTopic,
+};
+use kafka_protocol::messages::offset_fetch_request::OffsetFetchRequestTopic;
+use kafka_protocol::messages::{
+    ApiKey, GroupId, MetadataRequest, MetadataResponse, OffsetCommitRequest, OffsetFetchRequest,
+};
+
+/// The host's coordinator node id (`upstream.coordinator_node_id`, its default).
+pub const COORDINATOR: i32 = 1_000_000;
+
+/// The host every port of the host under test is advertised at.
+pub const HOST: &str = "127.0.0.1";
+
+/// The group APIs and FindCoordinator, which the host answers itself and never passes up.
+pub const GROUP_APIS: &[ApiKey] = &[
+    ApiKey::JoinGroup,
+    ApiKey::SyncGroup,
+    ApiKey::Heartbeat,
+    ApiKey::LeaveGroup,
+    ApiKey::FindCoordinator,
+    ApiKey::OffsetCommit,
+    ApiKey::OffsetFetch,
+    ApiKey::ListGroups,
+    ApiKey::DescribeGroups,
+];
+
+/// Brokers 1, 2, 3: `orders` with 6 partitions (leaders 1 2 3 1 2 3), `audit` with 2.
+pub async fn three_brokers() -> FakeCluster {
+    FakeCluster::start(&[1, 2, 3], &[("orders", 6), ("audit", 2)]).await
+}
+
+/// The cluster and a host in front of it that has read its topics.
+pub async fn proxied() -> (FakeCluster, TestHost) {
+    let cluster = three_brokers().await;
+    let host = TestHost::proxy(&cluster).await;
+    host.wait_for_topic("orders", 6).await;
+    (cluster, host)
+}
+
+/// Metadata for every topic at `version` (v0 says "all" with an empty list).
+pub fn all_topics(version: i16) -> MetadataRequest {
+    MetadataRequest::default().with_topics((version == 0).then(Vec::new))
+}
+
+/// `(node id, host, port)` of every broker a Metadata answer names, in its order.
+pub fn brokers(response: &MetadataResponse) -> Vec<(i32, String, i32)> {
+    response
+        .brokers
+        .iter()
+        .map(|b| (b.node_id.0, b.host.to_string(), b.port))
+        .collect()
+}
+
+/// What the host should name for nodes 1, 2, 3 and its coordinator node: its own host, at the
+/// broker ports it serves and the bootstrap port.
+pub fn expected_brokers(host: &TestHost, nodes: &[i32]) -> Vec<(i32, String, i32)> {
+    let mut expected: Vec<(i32, String, i32)> = nodes
+        .iter()
+        .map(|&n| {
+            let port = host.broker_port(n).expect("a port for every upstream node");
+            (n, HOST.to_owned(), i32::from(port))
+        })
+        .collect();
+    expected.push((COORDINATOR, HOST.to_owned(), i32::from(host.addr().port())));
+    expected
+}
+
+/// The leader of each partition of `topic` in a Metadata answer, by partition index.
+pub fn leaders(response: &MetadataResponse, topic: &str) -> Vec<i32> {
+    let topic = response
+        .topics
+        .iter()
+        .find(|t| t.name.as_ref().map(|n| n.as_str()) == Some(topic))
+        .unwrap_or_else(|| panic!("no {topic} in the answer"));
+    let mut partitions: Vec<(i32, i32)> = topic
+        .partitions
+        .iter()
+        .map(|p| (p.partition_index, p.leader_id.0))
+        .collect();
+    partitions.sort();
+    partitions.into_iter().map(|(_, leader)| leader).collect()
+}
+
+/// OffsetCommit (v8) of `offsets` as `(partition, offset)` of `orders`, by a member.
+pub fn commit(
+    group: &str,
+    member: &str,
+    generation: i32,
+    offsets: &[(i32, i64)],
+) -> OffsetCommitRequest {
+    OffsetCommitRequest::default()
+        .with_group_id(GroupId(str(group)))
+        .with_generation_id_or_member_epoch(generation)
+        .with_member_id(str(member))
+        .with_topics(vec![
+            OffsetCommitRequestTopic::default()
+                .with_name(topic_name("orders"))
+                .with_partitions(
+                    offsets
+                        .iter()
+                        .map(|&(partition, offset)| {
+                            OffsetCommitRequestPartition::default()
+                                .with_partition_index(partition)
+                                .with_committed_offset(offset)
+                        })
+                        .collect(),
+                ),
+        ])
+}
+
+/// The error code of every partition of an OffsetCommit answer, in order.
+pub async fn commit_codes(client: &mut KafkaClient, request: &OffsetCommitRequest) -> Vec<i16> {
+    let response = client.call(request, 8).await.unwrap();
+    response
+        .topics
+        .iter()
+        .flat_map(|t| t.partitions.iter().map(|p| p.error_code))
+        .collect()
+}
+
+/// OffsetFetch (v7: one group) of `orders`' `partitions`.
+pub fn offset_fetch(group: &str, partitions: &[i32]) -> OffsetFetchRequest {
+    OffsetFetchRequest::default()
+        .with_group_id(GroupId(str(group)))
+        .with_topics(Some(vec![
+            OffsetFetchRequestTopic::default()
+                .with_name(topic_name("orders"))
+                .with_partition_indexes(partitions.to_vec()),
+        ]))
+}
+
+/// `(partition, committed offset, error)` of an OffsetFetch (v7) answer for `orders`.
+pub async fn fetched_offsets(
+    client: &mut KafkaClient,
+    group: &str,
+    partitions: &[i32],
+) -> Vec<(i32, i64, i16)> {
+    let response = client
+        .call(&offset_fetch(group, partitions), 7)
+        .await
+        .unwrap();
+    assert_eq!(response.error_code, 0, "OffsetFetch of {group}");
+    response
+        .topics
+        .iter()
+        .flat_map(|t| {
+            t.partitions
+                .iter()
+                .map(|p| (p.partition_index, p.committed_offset, p.error_code))
+        })
+        .collect()
+}
