@@ -53,8 +53,8 @@ pub enum GroupRequest {
     OffsetDelete(OffsetDeleteRequest),
     DescribeGroup(DescribeGroup),
     DeleteGroup(DeleteGroup),
-    /// KIP-848's consumer protocol (API 68).
-    ConsumerGroupHeartbeat(ConsumerGroupHeartbeatRequest),
+    /// KIP-848's consumer protocol (API 68); boxed, as the largest request by far.
+    ConsumerGroupHeartbeat(Box<ConsumerGroupHeartbeatRequest>),
     /// ConsumerGroupDescribe (API 69) for one group.
     ConsumerGroupDescribe(ConsumerGroupDescribe),
 }
@@ -159,8 +159,20 @@ group_call! {
     OffsetDeleteRequest => OffsetDelete(OffsetDeleteResponse);
     DescribeGroup => DescribeGroup(DescribedGroup);
     DeleteGroup => DeleteGroup(i16);
-    ConsumerGroupHeartbeatRequest => ConsumerGroupHeartbeat(ConsumerGroupHeartbeatResponse);
     ConsumerGroupDescribe => ConsumerGroupDescribe(ConsumerDescribedGroup);
+}
+
+impl GroupCall for ConsumerGroupHeartbeatRequest {
+    type Answer = ConsumerGroupHeartbeatResponse;
+    fn into_request(self) -> GroupRequest {
+        GroupRequest::ConsumerGroupHeartbeat(Box::new(self))
+    }
+    fn answer(response: GroupResponse) -> Result<Self::Answer, Box<GroupResponse>> {
+        match response {
+            GroupResponse::ConsumerGroupHeartbeat(answer) => Ok(answer),
+            other => Err(Box::new(other)),
+        }
+    }
 }
 
 impl GroupResponse {

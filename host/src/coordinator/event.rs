@@ -69,8 +69,6 @@ pub enum TimerKey {
     /// Consumer groups: the end of a request's wait for the next target assignment (a
     /// heartbeat that moved the group epoch); it is then answered with what is there.
     TargetWait { group: Arc<str>, member: Arc<str> },
-    /// Consumer groups: write the group's snapshot (changes are coalesced into one write).
-    Persist { group: Arc<str> },
 }
 
 impl TimerKey {
@@ -83,8 +81,7 @@ impl TimerKey {
             | TimerKey::AssignorDeadline { group }
             | TimerKey::FollowUp { group }
             | TimerKey::Revocation { group, .. }
-            | TimerKey::TargetWait { group, .. }
-            | TimerKey::Persist { group } => group,
+            | TimerKey::TargetWait { group, .. } => group,
         }
     }
 }

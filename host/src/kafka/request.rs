@@ -139,6 +139,8 @@ fn decode_body(api_key: ApiKey, body: &Bytes, version: i16) -> Result<RequestKin
         DeleteGroups,
         CreatePartitions,
         OffsetDelete,
+        ConsumerGroupHeartbeat,
+        ConsumerGroupDescribe,
     )
 }
 

@@ -106,8 +106,6 @@ pub struct Group {
     pub(in crate::coordinator) bumped_at: Millis,
     /// The fallback computed the target being formed (for its history record).
     pub(in crate::coordinator) fallback_used: bool,
-    /// A snapshot write is scheduled (`TimerKey::Persist`).
-    pub(in crate::coordinator) persist_armed: bool,
 }
 
 impl Group {
@@ -127,12 +125,7 @@ impl Group {
             bump_reason: None,
             bumped_at: 0,
             fallback_used: false,
-            persist_armed: false,
         }
-    }
-
-    pub fn id(&self) -> &Arc<str> {
-        &self.id
     }
 
     /// Kafka's derived state (`ConsumerGroup.updateState`).
@@ -315,21 +308,4 @@ impl Group {
             member: member.clone(),
         }
     }
-
-    /// Schedules a write of the group's snapshot (one write for many changes, a second
-    /// apart at most).
-    pub(in crate::coordinator) fn persist_soon(&mut self, ctx: &mut Ctx<'_>) {
-        if !self.persist_armed {
-            self.persist_armed = true;
-            ctx.schedule_in(
-                TimerKey::Persist {
-                    group: self.id.clone(),
-                },
-                PERSIST_DELAY_MS,
-            );
-        }
-    }
 }
-
-/// How long changes to a consumer group gather before its snapshot is written.
-pub const PERSIST_DELAY_MS: Millis = 1_000;

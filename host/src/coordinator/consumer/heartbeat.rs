@@ -23,7 +23,7 @@ use kafka_protocol::messages::ConsumerGroupHeartbeatRequest;
 use regex::Regex;
 
 use super::group::Group;
-use super::member::{Member, Subscription, Waiting, WaitingKind};
+use super::member::{Member, Subscription, Waiting};
 use super::membership::{fence, replace, static_leave};
 use super::partitions::Partitions;
 use super::respond::{answer_waiting, heartbeat_answer, reconcile_member};
@@ -70,7 +70,11 @@ pub(crate) fn validate(
         if request.rebalance_timeout_ms == -1 {
             return invalid("RebalanceTimeoutMs must be provided in first request.");
         }
-        if request.topic_partitions.as_ref().is_none_or(|t| !t.is_empty()) {
+        if request
+            .topic_partitions
+            .as_ref()
+            .is_none_or(|t| !t.is_empty())
+        {
             return invalid("TopicPartitions must be empty when (re-)joining.");
         }
         let regex = api_version >= 1 && request.subscribed_topic_regex.is_some();
@@ -90,7 +94,13 @@ pub(crate) fn validate(
         && let Some(name) = &request.server_assignor
         && ctx.env.strategies.canonical(name).is_none()
     {
-        let supported: Vec<&str> = ctx.env.strategies.modules.keys().map(String::as_str).collect();
+        let supported: Vec<&str> = ctx
+            .env
+            .strategies
+            .modules
+            .keys()
+            .map(String::as_str)
+            .collect();
         return Err(refuse(
             ResponseError::UnsupportedAssignor,
             format!(
@@ -123,7 +133,11 @@ pub(crate) fn leave(
 ) {
     let Some(group) = group else {
         let message = format!("Group {group_id} not found.");
-        return fail(ctx, reply_to, refuse(ResponseError::GroupIdNotFound, message));
+        return fail(
+            ctx,
+            reply_to,
+            refuse(ResponseError::GroupIdNotFound, message),
+        );
     };
     let member_id = request.member_id.as_str();
     let epoch = request.member_epoch;
@@ -132,19 +146,31 @@ pub(crate) fn leave(
             Some((id, _)) => id.clone(),
             None => {
                 let message = format!("Member {member_id} is not a member of group {group_id}.");
-                return fail(ctx, reply_to, refuse(ResponseError::UnknownMemberId, message));
+                return fail(
+                    ctx,
+                    reply_to,
+                    refuse(ResponseError::UnknownMemberId, message),
+                );
             }
         },
         Some(instance) => match group.static_members.get(instance.as_str()) {
             None => {
                 let message = format!("Instance id {instance} is unknown.");
-                return fail(ctx, reply_to, refuse(ResponseError::UnknownMemberId, message));
+                return fail(
+                    ctx,
+                    reply_to,
+                    refuse(ResponseError::UnknownMemberId, message),
+                );
             }
             Some(owner) if &**owner != member_id => {
                 let message = format!(
                     "Static member {member_id} with instance id {instance} was fenced by member {owner}."
                 );
-                return fail(ctx, reply_to, refuse(ResponseError::FencedInstanceId, message));
+                return fail(
+                    ctx,
+                    reply_to,
+                    refuse(ResponseError::FencedInstanceId, message),
+                );
             }
             Some(owner) => owner.clone(),
         },
@@ -176,7 +202,8 @@ pub(crate) fn handle(
     let owned: Option<Partitions> = request.topic_partitions.as_ref().map(|list| {
         Partitions::from_wire(
             &topics,
-            list.iter().map(|tp| (&tp.topic_id, tp.partitions.as_slice())),
+            list.iter()
+                .map(|tp| (&tp.topic_id, tp.partitions.as_slice())),
         )
     });
     // A new regex is compiled before anything changes: a bad one refuses the request.
@@ -196,18 +223,23 @@ pub(crate) fn handle(
             "The consumer group has reached its maximum capacity of {} members.",
             ctx.env.config.max_group_size
         );
-        return fail(ctx, reply_to, refuse(ResponseError::GroupMaxSizeReached, message));
+        return fail(
+            ctx,
+            reply_to,
+            refuse(ResponseError::GroupMaxSizeReached, message),
+        );
     }
-    let (id, joined) = match find_member(ctx, group, &member_id, &request, owned.as_ref(), client)
-    {
+    let (id, joined) = match find_member(ctx, group, &member_id, &request, owned.as_ref(), client) {
         Ok(found) => found,
         Err(refusal) => return fail(ctx, reply_to, refusal),
     };
 
     // Update the member; null fields keep what it had.
-    let assignor_changes = request.server_assignor.as_deref().is_some_and(|a| {
-        group.members[&id].server_assignor.as_deref() != Some(a)
-    }) || joined;
+    let assignor_changes = request
+        .server_assignor
+        .as_deref()
+        .is_some_and(|a| group.members[&id].server_assignor.as_deref() != Some(a))
+        || joined;
     let preferred_before = assignor_changes.then(|| group.preferred_assignor());
     let member = group.members.get_mut(&id).expect("found or added");
     let before: BTreeSet<String> = member
@@ -237,7 +269,6 @@ pub(crate) fn handle(
     }
     member.client_id = client.client_id.clone();
     member.client_host = client.client_host.clone();
-    member.classic = None;
     let after: BTreeSet<String> = member
         .subscribed_topics()
         .into_iter()
@@ -265,10 +296,7 @@ pub(crate) fn handle(
         group.bump(ctx, reason);
         target::maybe_start(ctx, group);
     }
-    if joined || subscription_changed {
-        group.persist_soon(ctx);
-    }
-    let session = group.members[&id].session_timeout_ms(ctx.env.config.consumer_session_timeout_ms);
+    let session = ctx.env.config.consumer_session_timeout_ms;
     let key = group.session_key(&id);
     ctx.schedule_in(key, session.max(0) as Millis);
     if had_waiting {
@@ -284,14 +312,11 @@ pub(crate) fn handle(
     if wait {
         let waiting = Waiting {
             reply_to,
-            api_version: client.api_version,
             for_epoch: group.group_epoch,
             owned,
             subscription_changed,
-            kind: WaitingKind::Heartbeat {
-                with_assignment,
-                assigned_before,
-            },
+            with_assignment,
+            assigned_before,
         };
         group.members.get_mut(&id).expect("present").waiting = Some(waiting);
         let key = group.wait_key(&id);
@@ -331,7 +356,11 @@ fn find_member(
         }
         let id: Arc<str> = Arc::from(member_id);
         tracing::info!(group = %group_id, member = %id, "member joins the consumer group");
-        group.add(Member::new(id.clone(), &client.client_id, &client.client_host));
+        group.add(Member::new(
+            id.clone(),
+            &client.client_id,
+            &client.client_host,
+        ));
         return Ok((id, true));
     };
     let existing = group.static_members.get(instance).cloned();
@@ -361,7 +390,7 @@ fn find_member(
         }
         Some(owner) if create => {
             let current = &group.members[&owner];
-            if !current.uses_classic_protocol() && current.epoch() != STATIC_LEAVE_EPOCH {
+            if current.epoch() != STATIC_LEAVE_EPOCH {
                 return Err(refuse(
                     ResponseError::UnreleasedInstanceId,
                     format!(
@@ -441,7 +470,10 @@ fn regex_update(
 }
 
 /// The catalog topics a regex matches.
-pub(crate) fn resolve(regex: &Regex, topics: &crate::coordinator::view::Topics) -> BTreeSet<String> {
+pub(crate) fn resolve(
+    regex: &Regex,
+    topics: &crate::coordinator::view::Topics,
+) -> BTreeSet<String> {
     topics
         .keys()
         .filter(|t| regex.is_match(t))

@@ -1,17 +1,15 @@
 //! One member of a consumer group (Kafka's `ConsumerGroupMember`): identity, subscription,
 //! its epochs and reconciliation state with the partitions it owns ([`Current`]), its target,
-//! and, for a member that speaks the classic protocol inside a consumer group (KIP-848's
-//! upgrade path), what that protocol needs ([`ClassicMember`]).
+//! and its heartbeat waiting for a target ([`Waiting`]). Every member speaks the consumer
+//! protocol: classic members in a consumer group (Kafka's upgrade path) are not served yet.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use bytes::Bytes;
 use regex::Regex;
 
 use super::partitions::Partitions;
 use crate::coordinator::api::ReplyTo;
-use crate::coordinator::context::Parked;
 
 /// Kafka's `MemberState`: where a member is in its reconciliation towards the target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -80,66 +78,20 @@ pub struct Subscription {
     pub matched: BTreeSet<String>,
 }
 
-/// What a classic-protocol member of a consumer group adds: its session timeout and protocols
-/// from JoinGroup, and its parked JoinGroup.
-#[derive(Debug, Clone)]
-pub struct ClassicMember {
-    pub session_timeout_ms: i32,
-    /// `(name, metadata)` in the member's order; answers name the first.
-    pub protocols: Vec<(String, Bytes)>,
-}
-
-impl ClassicMember {
-    /// The protocol name the member is answered with (Kafka: its first one).
-    pub fn protocol_name(&self) -> &str {
-        self.protocols.first().map_or("", |(n, _)| n.as_str())
-    }
-
-    /// The Subscription version of the member's first protocol: Assignments are written at it.
-    pub fn version(&self) -> i16 {
-        self.protocols
-            .first()
-            .and_then(|(_, m)| m.get(..2))
-            .map_or(0, |b| i16::from_be_bytes([b[0], b[1]]))
-    }
-}
-
-/// A request waiting for the group's next target assignment (a heartbeat that moved the group
-/// epoch, or a classic member's JoinGroup while a target is being computed), answered when
-/// the target is installed or when its wait ends (`TimerKey::TargetWait`).
+/// A heartbeat that moved the group epoch, waiting for the group's next target assignment:
+/// answered when the target is installed or when its wait ends (`TimerKey::TargetWait`).
 #[derive(Debug, Clone)]
 pub struct Waiting {
     pub reply_to: ReplyTo,
-    pub api_version: i16,
     /// The group epoch the request is waiting for.
     pub for_epoch: i32,
     /// The partitions the request said the member owns (`None`: the field was null).
     pub owned: Option<Partitions>,
     pub subscription_changed: bool,
-    pub kind: WaitingKind,
-}
-
-/// What a waiting request answers.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum WaitingKind {
-    /// A ConsumerGroupHeartbeat; the answer carries the Assignment when `with_assignment`
-    /// (epoch 0 or a full request) or when the assignment changed since `assigned_before`.
-    Heartbeat {
-        with_assignment: bool,
-        assigned_before: Partitions,
-    },
-    /// A classic member's JoinGroup.
-    Join,
-}
-
-impl Waiting {
-    /// As a [`Parked`] (for the classic answers).
-    pub fn parked(&self) -> Parked {
-        Parked {
-            reply_to: self.reply_to,
-            api_version: self.api_version,
-        }
-    }
+    /// The answer carries the Assignment (epoch 0 or a full request), else only when the
+    /// assignment changed since `assigned_before`.
+    pub with_assignment: bool,
+    pub assigned_before: Partitions,
 }
 
 /// A member of a consumer group.
@@ -161,8 +113,6 @@ pub struct Member {
     pub(in crate::coordinator) target: Partitions,
     /// The epoch the revocation timer was armed at, while it is armed.
     pub(in crate::coordinator) revoking_at: Option<i32>,
-    /// Set for a member that speaks the classic protocol.
-    pub(in crate::coordinator) classic: Option<ClassicMember>,
     pub(in crate::coordinator) waiting: Option<Waiting>,
 }
 
@@ -182,31 +132,21 @@ impl Member {
             current: Current::joining(),
             target: Partitions::new(),
             revoking_at: None,
-            classic: None,
             waiting: None,
         }
-    }
-
-    pub fn id(&self) -> &Arc<str> {
-        &self.id
     }
 
     pub fn epoch(&self) -> i32 {
         self.current.epoch
     }
 
-    pub fn is_static(&self) -> bool {
-        self.instance_id.is_some()
-    }
-
-    pub fn uses_classic_protocol(&self) -> bool {
-        self.classic.is_some()
-    }
-
     /// Whether the member subscribes to `topic`, by name or through its regex.
     pub fn subscribes_to(&self, topic: &str) -> bool {
         self.topic_names.contains(topic)
-            || self.regex.as_ref().is_some_and(|r| r.matched.contains(topic))
+            || self
+                .regex
+                .as_ref()
+                .is_some_and(|r| r.matched.contains(topic))
     }
 
     /// Every topic name the member subscribes to (names and regex matches), sorted.
@@ -216,13 +156,5 @@ impl Member {
             all.extend(r.matched.iter().map(String::as_str));
         }
         all
-    }
-
-    /// The session timeout of this member: its JoinGroup's for a classic member, else the
-    /// group's (`consumer_session_timeout_ms`).
-    pub fn session_timeout_ms(&self, consumer_default: i32) -> i32 {
-        self.classic
-            .as_ref()
-            .map_or(consumer_default, |c| c.session_timeout_ms)
     }
 }

@@ -1,5 +1,5 @@
 //! Members leaving a consumer group: fenced (a leave with epoch -1, a session or revocation
-//! timeout, a classic LeaveGroup), a static member leaving for a while (epoch -2), and a
+//! timeout), a static member leaving for a while (epoch -2), and a
 //! static member replaced by its next incarnation. Also the two member timers that are not a
 //! fence: the end of a request's wait for a target.
 
@@ -50,7 +50,6 @@ pub(crate) fn fence(
     }
     group.bump(ctx, reason);
     target::maybe_start(ctx, group);
-    group.persist_soon(ctx);
 }
 
 /// A static member leaves for a while (epoch -2): it stays, with epoch -2 and its assigned
@@ -71,11 +70,9 @@ pub(crate) fn static_leave(ctx: &mut Ctx<'_>, group: &mut Group, member_id: &Arc
         member.revoking_at = None;
     }
     tracing::info!(group = %group.id, member = %member_id, "static member left temporarily");
-    group.persist_soon(ctx);
 }
 
-/// Kafka's static replacement: the member of `old` (which left with -2, or speaks the
-/// classic protocol) is replaced by a member with the new id, inheriting its subscription,
+/// Kafka's static replacement: the member of `old` (which left with -2) is replaced by a member with the new id, inheriting its subscription,
 /// assignment and target, with epochs reset to 0. Returns the new id.
 pub(crate) fn replace(
     ctx: &mut Ctx<'_>,
@@ -103,7 +100,6 @@ pub(crate) fn replace(
     member.current.previous_epoch = 0;
     member.revoking_at = None;
     group.add(member);
-    group.persist_soon(ctx);
     new_id
 }
 

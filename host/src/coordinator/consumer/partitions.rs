@@ -34,7 +34,10 @@ impl Partitions {
 
     /// From the ABI's shape.
     pub fn from_abi(list: &[TopicPartitions]) -> Partitions {
-        Partitions::from_pairs(list.iter().map(|tp| (tp.topic.as_str(), tp.partitions.as_slice())))
+        Partitions::from_pairs(
+            list.iter()
+                .map(|tp| (tp.topic.as_str(), tp.partitions.as_slice())),
+        )
     }
 
     /// From the wire's `(topic id, partitions)`: ids the catalog does not know (a deleted
@@ -74,14 +77,6 @@ impl Partitions {
                 topic: topic.clone(),
                 partitions: ps.iter().copied().collect(),
             })
-            .collect()
-    }
-
-    /// `topic -> partitions`, for the admin views.
-    pub fn to_map(&self) -> BTreeMap<String, Vec<i32>> {
-        self.0
-            .iter()
-            .map(|(t, ps)| (t.clone(), ps.iter().copied().collect()))
             .collect()
     }
 
@@ -159,11 +154,6 @@ impl Partitions {
     pub fn remove_topic(&mut self, topic: &str) -> Option<BTreeSet<i32>> {
         self.0.remove(topic)
     }
-
-    /// Keeps only the topics `keep` accepts.
-    pub fn retain_topics(&mut self, mut keep: impl FnMut(&str) -> bool) {
-        self.0.retain(|t, _| keep(t));
-    }
 }
 
 #[cfg(test)]
@@ -208,10 +198,8 @@ mod tests {
         let set = p(&[("t", &[1, 0]), ("gone", &[3])]);
         assert_eq!(set.to_wire(&topics), vec![(id, vec![0, 1])]);
         let unknown = Uuid::from_u128(9);
-        let back = Partitions::from_wire(
-            &topics,
-            [(&id, [0].as_slice()), (&unknown, [5].as_slice())],
-        );
+        let back =
+            Partitions::from_wire(&topics, [(&id, [0].as_slice()), (&unknown, [5].as_slice())]);
         assert_eq!(back, p(&[("t", &[0])]));
     }
 }

@@ -181,7 +181,12 @@ mod tests {
         Partitions::from_pairs(pairs.iter().copied())
     }
 
-    fn member(epoch: i32, state: MemberState, assigned: Partitions, pending: Partitions) -> Current {
+    fn member(
+        epoch: i32,
+        state: MemberState,
+        assigned: Partitions,
+        pending: Partitions,
+    ) -> Current {
         Current {
             epoch,
             previous_epoch: epoch - 1,
@@ -215,7 +220,12 @@ mod tests {
 
     #[test]
     fn stable_to_stable_when_nothing_moves() {
-        let m = member(10, MemberState::Stable, p(&[("a", &[1, 2])]), Partitions::new());
+        let m = member(
+            10,
+            MemberState::Stable,
+            p(&[("a", &[1, 2])]),
+            Partitions::new(),
+        );
         let next = run(&m, 11, &p(&[("a", &[1, 2, 3])]), &Partitions::new(), None);
         assert_eq!(next.state, MemberState::Stable);
         assert_eq!((next.epoch, next.previous_epoch), (11, 10));
@@ -224,9 +234,20 @@ mod tests {
 
     #[test]
     fn stable_to_unrevoked_keeps_its_epoch_until_the_heartbeat_stops_listing_them() {
-        let m = member(10, MemberState::Stable, p(&[("a", &[1, 2, 3])]), Partitions::new());
+        let m = member(
+            10,
+            MemberState::Stable,
+            p(&[("a", &[1, 2, 3])]),
+            Partitions::new(),
+        );
         let target = p(&[("a", &[1])]);
-        let next = run(&m, 11, &target, &Partitions::new(), Some(&p(&[("a", &[1, 2, 3])])));
+        let next = run(
+            &m,
+            11,
+            &target,
+            &Partitions::new(),
+            Some(&p(&[("a", &[1, 2, 3])])),
+        );
         assert_eq!(next.state, MemberState::UnrevokedPartitions);
         assert_eq!(next.epoch, 10);
         assert_eq!(next.assigned, p(&[("a", &[1])]));
@@ -235,9 +256,18 @@ mod tests {
         assert_eq!(run(&next, 11, &target, &Partitions::new(), None), next);
         // Still listing one of them: no progress.
         let still = p(&[("a", &[1, 3])]);
-        assert_eq!(run(&next, 11, &target, &Partitions::new(), Some(&still)), next);
+        assert_eq!(
+            run(&next, 11, &target, &Partitions::new(), Some(&still)),
+            next
+        );
         // Revoked: next epoch (min(10 + 1, 11)), stable.
-        let done = run(&next, 11, &target, &Partitions::new(), Some(&p(&[("a", &[1])])));
+        let done = run(
+            &next,
+            11,
+            &target,
+            &Partitions::new(),
+            Some(&p(&[("a", &[1])])),
+        );
         assert_eq!(done.state, MemberState::Stable);
         assert_eq!(done.epoch, 11);
         assert!(done.pending_revocation.is_empty());
@@ -245,7 +275,12 @@ mod tests {
 
     #[test]
     fn partitions_owned_elsewhere_are_unreleased_until_released() {
-        let m = member(10, MemberState::Stable, p(&[("a", &[1])]), Partitions::new());
+        let m = member(
+            10,
+            MemberState::Stable,
+            p(&[("a", &[1])]),
+            Partitions::new(),
+        );
         let target = p(&[("a", &[1, 2])]);
         let elsewhere = p(&[("a", &[2])]);
         let next = run(&m, 11, &target, &elsewhere, None);
@@ -260,24 +295,51 @@ mod tests {
     #[test]
     fn an_acknowledged_revocation_never_passes_the_target_epoch() {
         // Entered UNREVOKED by a subscription change at the target epoch.
-        let m = member(11, MemberState::UnrevokedPartitions, p(&[("a", &[1])]), p(&[("b", &[0])]));
-        let next = run(&m, 11, &p(&[("a", &[1])]), &Partitions::new(), Some(&p(&[("a", &[1])])));
+        let m = member(
+            11,
+            MemberState::UnrevokedPartitions,
+            p(&[("a", &[1])]),
+            p(&[("b", &[0])]),
+        );
+        let next = run(
+            &m,
+            11,
+            &p(&[("a", &[1])]),
+            &Partitions::new(),
+            Some(&p(&[("a", &[1])])),
+        );
         assert_eq!((next.epoch, next.state), (11, MemberState::Stable));
     }
 
     #[test]
     fn a_partition_pending_revocation_on_the_member_itself_is_not_unreleased() {
-        let m = member(10, MemberState::UnrevokedPartitions, p(&[("a", &[1])]), p(&[("a", &[2])]));
+        let m = member(
+            10,
+            MemberState::UnrevokedPartitions,
+            p(&[("a", &[1])]),
+            p(&[("a", &[2])]),
+        );
         // The target gives 2 back; 2 is owned (by this member) but that does not block it.
         let elsewhere = p(&[("a", &[2])]);
-        let next = run(&m, 12, &p(&[("a", &[1, 2])]), &elsewhere, Some(&p(&[("a", &[1])])));
+        let next = run(
+            &m,
+            12,
+            &p(&[("a", &[1, 2])]),
+            &elsewhere,
+            Some(&p(&[("a", &[1])])),
+        );
         assert_eq!(next.state, MemberState::Stable);
         assert_eq!(next.assigned, p(&[("a", &[1, 2])]));
     }
 
     #[test]
     fn unsubscribed_topics_are_revoked_even_without_a_new_target() {
-        let m = member(10, MemberState::Stable, p(&[("a", &[0]), ("unsubscribed", &[1])]), Partitions::new());
+        let m = member(
+            10,
+            MemberState::Stable,
+            p(&[("a", &[0]), ("unsubscribed", &[1])]),
+            Partitions::new(),
+        );
         let subscribed = |t: &str| t != "unsubscribed";
         let other = |_: &str, _: i32| false;
         let target = p(&[("a", &[0]), ("unsubscribed", &[1])]);

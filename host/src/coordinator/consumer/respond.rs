@@ -1,7 +1,7 @@
 //! Applying reconciliation to a member of a group and answering it: the one place a member's
 //! current assignment changes after a request (its timers follow its state), the
 //! ConsumerGroupHeartbeat answer, and the answers to requests that waited for a target
-//! (heartbeats, and classic members' JoinGroups).
+//! (heartbeats that moved the group epoch).
 
 use std::sync::Arc;
 
@@ -9,13 +9,12 @@ use kafka_protocol::messages::ConsumerGroupHeartbeatResponse;
 use kafka_protocol::messages::consumer_group_heartbeat_response::{Assignment, TopicPartitions};
 
 use super::group::Group;
-use super::member::{MemberState, Waiting, WaitingKind};
+use super::member::{MemberState, Waiting};
 use super::partitions::Partitions;
 use super::reconcile::{Inputs, reconcile};
 use crate::coordinator::api::{GroupResponse, Millis};
-use crate::coordinator::classic::HOST_LEADER;
 use crate::coordinator::context::Ctx;
-use crate::coordinator::responses::{self, JoinOk};
+use crate::coordinator::responses;
 
 /// Reconciles `member_id` towards the group's target with what its request said it owns, and
 /// applies the result: ownership moves, the revocation timer is armed on entering
@@ -69,7 +68,6 @@ pub(crate) fn reconcile_member(
         member.revoking_at = None;
         ctx.cancel(key);
     }
-    group.persist_soon(ctx);
     true
 }
 
@@ -145,46 +143,17 @@ pub(crate) fn answer_waiting_up_to(ctx: &mut Ctx<'_>, group: &mut Group, epoch: 
 
 /// Answers a waiting request with the member as it is now.
 fn respond_to(ctx: &mut Ctx<'_>, group: &Group, member_id: &str, waiting: Waiting) {
-    match &waiting.kind {
-        WaitingKind::Heartbeat {
-            with_assignment,
-            assigned_before,
-        } => {
-            let response =
-                heartbeat_answer(ctx, group, member_id, *with_assignment, assigned_before);
-            ctx.respond(
-                waiting.reply_to,
-                GroupResponse::ConsumerGroupHeartbeat(response),
-            );
-        }
-        WaitingKind::Join => {
-            let response = join_answer(group, member_id, waiting.api_version);
-            ctx.respond(waiting.reply_to, GroupResponse::JoinGroup(response));
-        }
-    }
-}
-
-/// A classic member's JoinGroup answer: generation = its member epoch, the host as leader (so
-/// it takes the follower path), its first protocol's name, no member list.
-pub(crate) fn join_answer(
-    group: &Group,
-    member_id: &str,
-    api_version: i16,
-) -> kafka_protocol::messages::JoinGroupResponse {
-    let member = &group.members[member_id];
-    let name = member.classic.as_ref().map(|c| c.protocol_name());
-    responses::join_ok(
-        api_version,
-        JoinOk {
-            member_id,
-            generation_id: member.current.epoch,
-            protocol_type: Some(crate::consumer_protocol::PROTOCOL_TYPE),
-            protocol_name: name,
-            leader: HOST_LEADER,
-            skip_assignment: false,
-            members: Vec::new(),
-        },
-    )
+    let response = heartbeat_answer(
+        ctx,
+        group,
+        member_id,
+        waiting.with_assignment,
+        &waiting.assigned_before,
+    );
+    ctx.respond(
+        waiting.reply_to,
+        GroupResponse::ConsumerGroupHeartbeat(response),
+    );
 }
 
 /// Answers a waiting request with an error (its member is gone, or the target failed in
@@ -195,16 +164,8 @@ pub(crate) fn fail_waiting(
     error: kafka_protocol::ResponseError,
     message: Option<String>,
 ) {
-    match waiting.kind {
-        WaitingKind::Heartbeat { .. } => ctx.respond(
-            waiting.reply_to,
-            GroupResponse::ConsumerGroupHeartbeat(responses::consumer_heartbeat_error(
-                error, message,
-            )),
-        ),
-        WaitingKind::Join => {
-            let parked = waiting.parked();
-            ctx.join_error(parked, "", error);
-        }
-    }
+    ctx.respond(
+        waiting.reply_to,
+        GroupResponse::ConsumerGroupHeartbeat(responses::consumer_heartbeat_error(error, message)),
+    );
 }

@@ -150,20 +150,6 @@ pub fn build_request(
                     .into_iter()
                     .filter(|t| topics.contains_key(*t)),
             );
-            let (metadata, user_data) = match &m.classic {
-                Some(classic) => {
-                    let bytes = classic
-                        .protocols
-                        .first()
-                        .map(|(_, b)| b.clone())
-                        .unwrap_or_default();
-                    let user_data = crate::consumer_protocol::decode_subscription(&bytes)
-                        .ok()
-                        .and_then(|s| s.user_data);
-                    (bytes.to_vec(), user_data)
-                }
-                None => (Vec::new(), None),
-            };
             AbiMember {
                 member_id: m.id.to_string(),
                 group_instance_id: m.instance_id.as_ref().map(|i| i.to_string()),
@@ -174,8 +160,8 @@ pub fn build_request(
                 owned_partitions: m.current.owned().to_abi(),
                 owned_generation: m.current.epoch,
                 previous_assignment: m.target.to_abi(),
-                user_data,
-                metadata,
+                user_data: None,
+                metadata: Vec::new(),
             }
         })
         .collect();
@@ -301,7 +287,11 @@ fn next_step(ctx: &mut Ctx<'_>, group: &mut Group, failed: TargetRun, message: S
         let waiting: Vec<_> = group
             .members
             .values_mut()
-            .filter(|m| m.waiting.as_ref().is_some_and(|w| w.for_epoch <= failed.epoch))
+            .filter(|m| {
+                m.waiting
+                    .as_ref()
+                    .is_some_and(|w| w.for_epoch <= failed.epoch)
+            })
             .filter_map(|m| m.waiting.take().map(|w| (m.id.clone(), w)))
             .collect();
         for (id, w) in waiting {
@@ -326,7 +316,6 @@ fn next_step(ctx: &mut Ctx<'_>, group: &mut Group, failed: TargetRun, message: S
         };
         group.record(record);
         group.assignment_epoch = failed.epoch;
-        group.persist_soon(ctx);
         return after_target(ctx, group, failed.epoch);
     }
     let fallback = ctx
@@ -441,7 +430,6 @@ fn install(
             after,
         );
     }
-    group.persist_soon(ctx);
     after_target(ctx, group, run.epoch);
 }
 

@@ -57,6 +57,9 @@ pub fn native(strategy: &str, request: &AssignRequest) -> Result<AssignResponse,
         "roundrobin" => assignor_roundrobin::assign(request)
             .map(|a| a.into_response())
             .map_err(|e| e.to_string()),
+        "uniform" => assignor_uniform::assign(request)
+            .map(|a| a.into_response())
+            .map_err(|e| e.to_string()),
         other => Err(format!("no native strategy {other}")),
     }
 }
