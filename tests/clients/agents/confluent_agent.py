@@ -1,4 +1,6 @@
-"""One confluent-kafka (librdkafka) consumer speaking the agent protocol of common.py.
+"""One confluent-kafka (librdkafka) consumer speaking the agent protocol of common.py, with
+the classic group protocol or KIP-848's (`--group-protocol consumer`, the assignor named by
+`--remote-assignor`).
 
 The assignment reported is the consumer's whole assignment (`assignment()`) once the partitions
 librdkafka hands `on_assign` are applied, with `Consumer.memberid()` as the member id. librdkafka
@@ -25,6 +27,15 @@ def main():
         "auto.offset.reset": "earliest",
         "error_cb": lambda err: emit("error", message=str(err)),
     }
+    if args.group_protocol == "consumer":
+        # KIP-848: the coordinator assigns and sets the session and heartbeat timing;
+        # librdkafka refuses the classic settings with group.protocol=consumer.
+        for key in ("partition.assignment.strategy", "session.timeout.ms",
+                    "heartbeat.interval.ms"):
+            del conf[key]
+        conf["group.protocol"] = "consumer"
+        if args.remote_assignor:
+            conf["group.remote.assignor"] = args.remote_assignor
     if args.client_id:
         conf["client.id"] = args.client_id
     consumer = Consumer(conf)
@@ -32,7 +43,8 @@ def main():
     # librdkafka hands `on_assign` the whole assignment under an eager protocol and only the
     # additions under cooperative-sticky: the agent applies them itself and reports the
     # consumer's whole assignment afterwards (`assignment()`), the same in both cases.
-    cooperative = "cooperative-sticky" in args.strategy
+    # The consumer protocol is incremental too (librdkafka: incremental_assign/unassign only).
+    cooperative = "cooperative-sticky" in args.strategy or args.group_protocol == "consumer"
     positions = Positions()
 
     def on_assign(c, partitions):

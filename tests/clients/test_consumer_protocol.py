@@ -1,0 +1,62 @@
+"""KIP-848's consumer protocol with librdkafka (`group.protocol=consumer`): the host computes
+each target with the module named in `group.remote.assignor` and hands partitions over only
+once their previous owner has released them. Checked from the clients' own callbacks: the
+consumers' assignments are disjoint and together cover every partition, after a join and after
+a leave; an assignor name with no module keeps the consumers alive, assigned by the fallback."""
+
+from conftest import unique
+from harness.expect import all_partitions
+from harness.wait import wait_until
+
+CLIENT = "confluent-kafka"
+
+
+def covered_once(members, partition_counts):
+    """Every member holds an assignment, no partition is held twice, and together they hold
+    every partition."""
+    seen = "\n".join(m.summary() for m in members)
+    if any(m.current is None for m in members):
+        return False, seen
+    held = [tuple(tp) for m in members for tp in m.current]
+    if len(held) != len(set(held)):
+        raise AssertionError(f"a partition is held twice:\n{seen}")
+    return sorted(map(list, held)) == all_partitions(partition_counts), seen
+
+
+def start(consumers, group, topics, assignor, n):
+    return [consumers.start(CLIENT, group, sorted(topics), group_protocol="consumer",
+                            remote_assignor=assignor)
+            for _ in range(n)]
+
+
+def test_three_consumers_get_disjoint_complete_assignments_and_rebalance_when_one_leaves(
+        host, consumers):
+    group = unique("kip848-uniform")
+    topics = {f"{group}-a": 4, f"{group}-b": 3}
+    host.create_topics(topics)
+    members = start(consumers, group, topics, "uniform", 3)
+    wait_until(lambda: covered_once(members, topics), f"{group} assigned")
+    # uniform balances to within one partition: 7 over 3.
+    assert sorted(len(m.current) for m in members) == [2, 2, 3], [m.current for m in members]
+    before = {m.member_id: set(map(tuple, m.current)) for m in members}
+
+    members[0].close()
+    rest = members[1:]
+    wait_until(lambda: covered_once(rest, topics), f"{group} reassigned")
+    for m in rest:
+        # uniform is sticky: the two that stay keep what they had and take over the rest.
+        assert before[m.member_id] <= set(map(tuple, m.current)), (before, m.current)
+    for m in members:
+        assert not m.errors(), m.errors()
+
+
+def test_an_assignor_name_without_a_module_keeps_consumers_alive_on_the_fallback(
+        host, consumers):
+    group = unique("kip848-missing")
+    topics = {f"{group}-a": 3}
+    host.create_topics(topics)
+    members = start(consumers, group, topics, "not-uploaded-yet", 2)
+    wait_until(lambda: covered_once(members, topics), f"{group} assigned by the fallback")
+    for m in members:
+        assert not m.errors(), m.errors()
+        assert m.proc.poll() is None, f"{m.name} exited"
