@@ -191,7 +191,7 @@ impl Coordinator {
         states_filter: &[String],
         types_filter: &[String],
     ) -> Vec<ListedGroup> {
-        list_groups::list(&self.groups, states_filter, types_filter)
+        list_groups::list(&self.groups, &self.consumers, states_filter, types_filter)
     }
 
     /// The detail of one group (the admin API's view).
@@ -297,6 +297,12 @@ fn request_for(
         }
         GroupRequest::OffsetFetch(q) => offset_fetch::handle(ctx, reply_to, group_id, q),
         GroupRequest::OffsetDelete(r) => offset_delete::handle(ctx, groups, reply_to, group_id, r),
+        // Kafka's DescribeGroups describes classic groups only.
+        GroupRequest::DescribeGroup(_) if consumers.contains_key(group_id) => {
+            let code = ResponseError::GroupIdNotFound.code();
+            let described = responses::described_dead(group_id, code);
+            ctx.respond(reply_to, GroupResponse::DescribeGroup(described));
+        }
         GroupRequest::DescribeGroup(_) => describe_groups::handle(ctx, groups, reply_to, group_id),
         GroupRequest::DeleteGroup(_) => delete_groups::handle(ctx, groups, reply_to, group_id),
     }

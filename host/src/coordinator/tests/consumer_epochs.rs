@@ -256,3 +256,50 @@ fn host_a_failing_module_keeps_the_previous_target_and_answers_no_error() {
     assert_eq!(a.poll(&mut ctx), 0);
     assert_eq!(a.owned, all_partitions(&["t"]), "a keeps its partitions");
 }
+
+#[test]
+fn item10_a_classic_group_with_members_is_not_taken_over_and_an_empty_one_is() {
+    let mut ctx = consumer_context(CoordinatorConfig::default());
+    ctx.stable_group(crate::coordinator::tests::builders::Join::new(G), 1);
+    let answer = ctx.cgh_now(&Hb::join("a", &["t"]));
+    assert_eq!(answer.error_code, code(ResponseError::GroupIdNotFound));
+    assert_eq!(ctx.coordinator.consumer_group(G), None);
+
+    // A classic group left Empty (only offsets) gives way.
+    let other = "other";
+    ctx.commit_with(other, 8, "", None, -1, &[("t", 0, 1, None)]);
+    let answer = ctx.cgh_now(&Hb {
+        group: other.into(),
+        ..Hb::join("a", &["t"])
+    });
+    assert_eq!(answer.error_code, 0);
+    assert!(ctx.coordinator.consumer_group(other).is_some());
+}
+
+#[test]
+fn host_a_classic_join_into_a_consumer_group_with_members_is_inconsistent_group_protocol() {
+    let mut ctx = consumer_context(CoordinatorConfig::default());
+    ctx.cgh_now(&Hb::join("a", &["t"]));
+    let reply = ctx.join(&crate::coordinator::tests::builders::Join::new(G).member("x"));
+    assert_eq!(
+        ctx.join_response(reply).error_code,
+        code(ResponseError::InconsistentGroupProtocol)
+    );
+}
+
+#[test]
+fn host_list_groups_names_consumer_groups_with_their_type_and_describe_groups_does_not() {
+    let mut ctx = consumer_context(CoordinatorConfig::default());
+    ctx.cgh_now(&Hb::join("a", &["t"]));
+    let listed = ctx.coordinator.list_groups(&[], &["consumer".into()]);
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].group_type.as_str(), "consumer");
+    assert_eq!(listed[0].group_state.as_str(), "Stable");
+    assert!(
+        ctx.coordinator
+            .list_groups(&[], &["classic".into()])
+            .is_empty()
+    );
+    let described = ctx.describe(G);
+    assert_eq!(described.error_code, code(ResponseError::GroupIdNotFound));
+}
