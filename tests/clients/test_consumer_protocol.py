@@ -2,7 +2,9 @@
 each target with the module named in `group.remote.assignor` and hands partitions over only
 once their previous owner has released them. Checked from the clients' own callbacks: the
 consumers' assignments are disjoint and together cover every partition, after a join and after
-a leave; an assignor name with no module keeps the consumers alive, assigned by the fallback."""
+a leave; through a scale-out and a scale-in no two consumers' ownership intervals of a
+partition overlap; an assignor name with no module keeps the consumers alive, assigned by the
+fallback."""
 
 from conftest import unique
 from harness.expect import all_partitions
@@ -60,3 +62,63 @@ def test_an_assignor_name_without_a_module_keeps_consumers_alive_on_the_fallback
     for m in members:
         assert not m.errors(), m.errors()
         assert m.proc.poll() is None, f"{m.name} exited"
+
+
+def ownership(member):
+    """[(topic, partition, start, end)] from a consumer's own callbacks: from before it took a
+    partition (`since`) to after it gave it up (`at`), or to its close; end None while held."""
+    held, intervals = {}, []
+    for e in list(member.events):
+        kind = e.get("event")
+        if kind == "assigned":
+            for tp in e.get("added", []):
+                held.setdefault(tuple(tp), e["since"])
+        elif kind == "revoked":
+            for tp in e["partitions"]:
+                if tuple(tp) in held:
+                    intervals.append((*tp, held.pop(tuple(tp)), e["at"]))
+        elif kind == "closed" and "at" in e:
+            for tp, start in held.items():
+                intervals.append((*tp, start, e["at"]))
+            held = {}
+    intervals += [(*tp, start, None) for tp, start in held.items()]
+    return intervals
+
+
+def assert_never_two_owners(members):
+    by_partition = {}
+    for m in members:
+        for topic, p, start, end in ownership(m):
+            by_partition.setdefault((topic, p), []).append((start, end, m.name))
+    for tp, spans in by_partition.items():
+        spans.sort(key=lambda s: s[0])
+        for (s1, e1, a), (s2, _, b) in zip(spans, spans[1:]):
+            assert a == b or (e1 is not None and e1 <= s2), \
+                f"{tp} held by {a} until {e1} and by {b} from {s2}"
+
+
+def test_scale_out_four_to_six_and_in_to_five_never_gives_a_partition_two_owners(
+        host, consumers):
+    group = unique("kip848-scale")
+    topics = {f"{group}-a": 8, f"{group}-b": 4}
+    host.create_topics(topics)
+    members = start(consumers, group, topics, "uniform", 4)
+    wait_until(lambda: covered_once(members, topics), f"{group} assigned to four")
+    before = {m.name: set(map(tuple, m.current)) for m in members}
+
+    members += start(consumers, group, topics, "uniform", 2)
+    def spread_over_six():
+        done, seen = covered_once(members, topics)
+        return done and all(len(m.current) == 2 for m in members), seen
+
+    wait_until(spread_over_six, f"{group} spread over six")
+    for m in members[:4]:
+        # Partitions that stay are never revoked: each of the first four only gave some up.
+        assert set(map(tuple, m.current)) <= before[m.name], (m.name, before[m.name], m.current)
+
+    members[1].close()
+    rest = members[:1] + members[2:]
+    wait_until(lambda: covered_once(rest, topics), f"{group} spread over five")
+    assert_never_two_owners(members)
+    for m in members:
+        assert not m.errors(), m.errors()

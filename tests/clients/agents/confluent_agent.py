@@ -9,6 +9,8 @@ the records of each `consume` call are reported (proxy mode, where the host pass
 through to real brokers).
 """
 
+import time
+
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
 from common import Positions, command_queue, emit, parse_args, partitions_of
@@ -48,13 +50,18 @@ def main():
     positions = Positions()
 
     def on_assign(c, partitions):
+        # `since`: before the partitions are taken (the earliest this consumer may own them);
+        # `at` in `revoked`: after they are given up. Ownership intervals from these two are
+        # conservative, so an overlap between two consumers is a real one.
+        since = time.time()
         positions.flush()
         if cooperative:
             c.incremental_assign(partitions)
         else:
             c.assign(partitions)
         emit("assigned", member_id=c.memberid(), generation=None,
-             partitions=partitions_of(c.assignment()))
+             partitions=partitions_of(c.assignment()),
+             added=partitions_of(partitions), since=since)
 
     def on_revoke(c, partitions):
         positions.flush()
@@ -74,7 +81,8 @@ def main():
             c.incremental_unassign(partitions)
         else:
             c.unassign()
-        emit("revoked", member_id=c.memberid(), partitions=partitions_of(partitions))
+        emit("revoked", member_id=c.memberid(), partitions=partitions_of(partitions),
+             at=time.time())
 
     consumer.subscribe(args.topics, on_assign=on_assign, on_revoke=on_revoke)
     commands = command_queue()
@@ -123,7 +131,7 @@ def main():
                         for tp in got))
                 elif cmd["cmd"] == "close":
                     consumer.close()
-                    emit("closed")
+                    emit("closed", at=time.time())
                     return
             except KafkaException as e:
                 emit("error", message=f"{cmd['cmd']}: {e}")
