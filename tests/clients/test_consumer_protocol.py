@@ -7,8 +7,9 @@ partition overlap; an assignor name with no module keeps the consumers alive, as
 fallback."""
 
 from conftest import unique
-from harness.expect import all_partitions
+from harness.expect import all_partitions, pinned_first_assign, range_assign
 from harness.wait import wait_until
+from test_custom_strategy import WASM
 
 CLIENT = "confluent-kafka"
 
@@ -122,3 +123,34 @@ def test_scale_out_four_to_six_and_in_to_five_never_gives_a_partition_two_owners
     assert_never_two_owners(members)
     for m in members:
         assert not m.errors(), m.errors()
+
+
+def holds(members, expected):
+    """Each consumer holds exactly what `expected` (by member id) gives it."""
+    seen = "\n".join(m.summary() for m in members) + f"\nexpected {expected}"
+    return all(m.current == expected.get(m.member_id) for m in members), seen
+
+
+def test_a_module_uploaded_under_a_missing_name_takes_over_without_restarting_consumers(
+        host, consumers):
+    """`pinned-first` (tests/fixtures/custom-strategy, built with the SDK) is named before it
+    exists: the fallback (`range`) assigns; after `module push` the same consumers, never
+    restarted, hold what pinned-first gives them."""
+    assert WASM.is_file(), f"{WASM} is missing: tests/clients/run builds it"
+    group = unique("kip848-upload")
+    topics = {f"{group}-a": 3, f"{group}-b": 2, f"{group}-c": 4}
+    host.create_topics(topics)
+    members = start(consumers, group, topics, "pinned-first", 3)
+    wait_until(lambda: covered_once(members, topics), f"{group} assigned by the fallback")
+    subscriptions = {m.member_id: sorted(topics) for m in members}
+    wait_until(lambda: holds(members, range_assign(subscriptions, topics)),
+               f"{group} holds range's answer")
+
+    answer = host.push_module("pinned-first", WASM)
+    assert answer["active"], answer
+    wait_until(lambda: holds(members, pinned_first_assign(subscriptions, topics)),
+               f"{group} holds pinned-first's answer")
+    assert_never_two_owners(members)
+    for m in members:
+        assert not m.errors(), m.errors()
+        assert m.proc.poll() is None, f"{m.name} exited"
