@@ -26,9 +26,9 @@ def covered_once(members, partition_counts):
     return sorted(map(list, held)) == all_partitions(partition_counts), seen
 
 
-def start(consumers, group, topics, assignor, n):
+def start(consumers, group, topics, assignor, n, instance_id=None):
     return [consumers.start(CLIENT, group, sorted(topics), group_protocol="consumer",
-                            remote_assignor=assignor)
+                            remote_assignor=assignor, instance_id=instance_id)
             for _ in range(n)]
 
 
@@ -154,3 +154,48 @@ def test_a_module_uploaded_under_a_missing_name_takes_over_without_restarting_co
     for m in members:
         assert not m.errors(), m.errors()
         assert m.proc.poll() is None, f"{m.name} exited"
+
+
+def test_offsets_committed_at_the_member_epoch_are_read_back_by_a_new_consumer(
+        host, consumers):
+    group = unique("kip848-offsets")
+    topics = {f"{group}-a": 3, f"{group}-b": 2}
+    host.create_topics(topics)
+    members = start(consumers, group, topics, "uniform", 2)
+    wait_until(lambda: covered_once(members, topics), f"{group} assigned")
+    committed = {}
+    for i, member in enumerate(members):
+        # OffsetCommit v9 with the member id and its member epoch.
+        offsets = [[t, p, 100 * (i + 1) + p] for t, p in member.current]
+        assert sorted(member.commit(offsets)) == sorted(offsets)
+        committed.update({(t, p): o for t, p, o in offsets})
+    assert len(committed) == 5
+    for member in members:
+        member.close()
+    newcomer = start(consumers, group, topics, "uniform", 1)[0]
+    wait_until(lambda: covered_once([newcomer], topics), f"{group} reassigned")
+    assert newcomer.committed([list(tp) for tp in committed]) == committed
+
+
+def test_a_static_member_restarted_within_its_session_gets_its_partitions_back(
+        host, consumers):
+    group = unique("kip848-static")
+    topics = {f"{group}-a": 4, f"{group}-b": 2}
+    host.create_topics(topics)
+    static = start(consumers, group, topics, "uniform", 1, instance_id="static-1")[0]
+    other = start(consumers, group, topics, "uniform", 1)[0]
+    wait_until(lambda: covered_once([static, other], topics), f"{group} assigned")
+    held = static.current
+    others = other.current
+    mark = len(other.events)
+
+    static.close()  # librdkafka leaves with epoch -2: its partitions stay its own
+    again = start(consumers, group, topics, "uniform", 1, instance_id="static-1")[0]
+    wait_until(lambda: covered_once([again, other], topics), f"{group} static member back")
+    assert again.current == held
+    assert other.current == others
+    gained = [e["added"] for e in other.events[mark:] if e.get("event") == "assigned" and e["added"]]
+    assert not gained, f"the other member took the static one's partitions: {gained}"
+    assert_never_two_owners([static, again, other])
+    for m in (static, again, other):
+        assert not m.errors(), m.errors()

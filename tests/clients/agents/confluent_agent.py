@@ -40,6 +40,8 @@ def main():
             conf["group.remote.assignor"] = args.remote_assignor
     if args.client_id:
         conf["client.id"] = args.client_id
+    if args.instance_id:
+        conf["group.instance.id"] = args.instance_id
     consumer = Consumer(conf)
 
     # librdkafka hands `on_assign` the whole assignment under an eager protocol and only the
