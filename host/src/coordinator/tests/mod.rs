@@ -4,6 +4,7 @@
 mod builders;
 mod consumer_context;
 mod consumer_epochs;
+mod consumer_items;
 mod consumer_reconcile;
 pub(crate) mod context;
 mod host;
