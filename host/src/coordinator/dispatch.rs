@@ -304,7 +304,9 @@ fn request_for(
             ctx.respond(reply_to, GroupResponse::DescribeGroup(described));
         }
         GroupRequest::DescribeGroup(_) => describe_groups::handle(ctx, groups, reply_to, group_id),
-        GroupRequest::DeleteGroup(_) => delete_groups::handle(ctx, groups, reply_to, group_id),
+        GroupRequest::DeleteGroup(_) => {
+            delete_groups::handle(ctx, (groups, consumers), reply_to, group_id)
+        }
     }
 }
 

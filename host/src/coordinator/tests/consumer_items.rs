@@ -231,3 +231,25 @@ fn host_strict_answers_a_failed_module_with_unknown_server_error_and_installs_no
     let group = ctx.coordinator.consumer_group_ref(G).expect("group");
     assert_eq!(group.assignment_epoch, 0);
 }
+
+#[test]
+fn host_delete_groups_deletes_an_empty_consumer_group_and_refuses_one_with_members() {
+    let mut ctx = consumer_context(CoordinatorConfig::default());
+    ctx.cgh_now(&Hb::join("a", &["t"]));
+    let delete = |ctx: &mut super::context::TestContext| {
+        let reply = ctx.send(
+            G,
+            2,
+            "admin",
+            crate::coordinator::GroupRequest::DeleteGroup(crate::coordinator::DeleteGroup),
+        );
+        match ctx.responses.get(&reply) {
+            Some(crate::coordinator::GroupResponse::DeleteGroup(code)) => *code,
+            other => panic!("no DeleteGroups answer: {other:?}"),
+        }
+    };
+    assert_eq!(delete(&mut ctx), code(ResponseError::NonEmptyGroup));
+    ctx.cgh_now(&Hb::beat("a", -1));
+    assert_eq!(delete(&mut ctx), 0);
+    assert_eq!(ctx.coordinator.consumer_group(G), None);
+}
