@@ -295,7 +295,9 @@ fn request_for(
         GroupRequest::OffsetCommit(r) => {
             offset_commit::handle(ctx, groups, consumers, reply_to, group_id, client, r)
         }
-        GroupRequest::OffsetFetch(q) => offset_fetch::handle(ctx, reply_to, group_id, q),
+        GroupRequest::OffsetFetch(q) => {
+            offset_fetch::handle(ctx, consumers, reply_to, group_id, client, q)
+        }
         GroupRequest::OffsetDelete(r) => offset_delete::handle(ctx, groups, reply_to, group_id, r),
         // Kafka's DescribeGroups describes classic groups only.
         GroupRequest::DescribeGroup(_) if consumers.contains_key(group_id) => {

@@ -253,3 +253,44 @@ fn host_delete_groups_deletes_an_empty_consumer_group_and_refuses_one_with_membe
     assert_eq!(delete(&mut ctx), 0);
     assert_eq!(ctx.coordinator.consumer_group(G), None);
 }
+
+#[test]
+fn item43_offset_fetch_v9_checks_the_member_and_its_epoch_and_lets_admins_read() {
+    let mut ctx = consumer_context(CoordinatorConfig::default());
+    let epoch = ctx.cgh_now(&Hb::join("a", &["t"])).member_epoch;
+    ctx.commit_with(G, 9, "a", None, epoch, &[("t", 0, 5, None)]);
+    let mut fetch = |member: Option<&str>, member_epoch: i32| {
+        let query = crate::coordinator::OffsetFetchQuery {
+            topics: Some(vec![("t".to_string(), vec![0])]),
+            require_stable: false,
+            member_id: member.map(str::to_string),
+            member_epoch,
+        };
+        let reply = ctx.send(
+            G,
+            9,
+            "rdkafka",
+            crate::coordinator::GroupRequest::OffsetFetch(query),
+        );
+        match ctx.responses.get(&reply) {
+            Some(crate::coordinator::GroupResponse::OffsetFetch(r)) => r.clone(),
+            other => panic!("no OffsetFetch answer: {other:?}"),
+        }
+    };
+    let own = fetch(Some("a"), epoch);
+    assert_eq!(own.error_code, 0);
+    assert_eq!(own.topics[0].1[0].committed_offset, 5);
+    assert_eq!(
+        fetch(None, -1).error_code,
+        0,
+        "an admin reads without a member"
+    );
+    assert_eq!(
+        fetch(Some("a"), epoch + 1).error_code,
+        code(ResponseError::StaleMemberEpoch)
+    );
+    assert_eq!(
+        fetch(Some("b"), epoch).error_code,
+        code(ResponseError::UnknownMemberId)
+    );
+}
