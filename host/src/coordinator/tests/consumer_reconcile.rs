@@ -255,3 +255,91 @@ fn item42_a_commit_at_another_member_epoch_is_stale_member_epoch() {
     let old = ctx.commit_with(G, 8, "a", None, epoch, &offsets);
     assert_eq!(codes(old), vec![ResponseError::UnsupportedVersion.code()]);
 }
+
+/// A deterministic pseudo-random sequence (xorshift), so a failing seed replays.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % n as u64) as usize
+    }
+}
+
+#[test]
+fn item33_random_joins_leaves_and_subscription_changes_never_give_a_partition_two_owners() {
+    for seed in 1..=60u64 {
+        let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        let mut ctx = consumer_context(CoordinatorConfig::default());
+        let mut clients: Vec<Client> = Vec::new();
+        let mut next_id = 0;
+        for _ in 0..300 {
+            match rng.below(10) {
+                // A new consumer, of one topic or both.
+                0 if clients.len() < 8 => {
+                    let topics: &[&str] = if rng.below(2) == 0 {
+                        &["t"]
+                    } else {
+                        &["t", "u"]
+                    };
+                    clients.push(Client::new(&format!("m{next_id}"), topics));
+                    next_id += 1;
+                }
+                // One leaves (epoch -1).
+                1 if !clients.is_empty() => {
+                    let gone = clients.remove(rng.below(clients.len()));
+                    if gone.epoch > 0 {
+                        ctx.cgh_now(&Hb::beat(&gone.member_id, -1));
+                    }
+                }
+                // Time passes; every client heartbeats (its session stays alive).
+                2 => {
+                    ctx.advance(10_000);
+                    for c in clients.iter_mut() {
+                        c.poll(&mut ctx);
+                    }
+                }
+                // One changes its subscription.
+                3 if !clients.is_empty() => {
+                    let i = rng.below(clients.len());
+                    let c = &mut clients[i];
+                    if c.epoch > 0 {
+                        let names = if c.topics.len() == 1 {
+                            vec!["t", "u"]
+                        } else {
+                            vec!["u"]
+                        };
+                        c.topics = names.iter().map(|t| t.to_string()).collect();
+                        let hb = Hb {
+                            names: Some(c.topics.clone()),
+                            ..c.next()
+                        };
+                        let reply = ctx.cgh(&hb);
+                        let answer = ctx.cgh_response(reply).clone();
+                        c.apply(&answer);
+                    }
+                }
+                // Someone heartbeats.
+                _ if !clients.is_empty() => {
+                    let i = rng.below(clients.len());
+                    clients[i].poll(&mut ctx);
+                }
+                _ => {}
+            }
+            ctx.assert_single_owners(G);
+            assert_disjoint(&clients);
+        }
+        // Quiet: everyone polls until nothing changes; then every subscribed partition is
+        // consumed exactly once.
+        settle(&mut ctx, &mut clients, 40);
+        let mut subscribed: Vec<&str> = clients
+            .iter()
+            .flat_map(|c| c.topics.iter().map(String::as_str))
+            .collect();
+        subscribed.sort();
+        subscribed.dedup();
+        assert_eq!(union(&clients), all_partitions(&subscribed), "seed {seed}");
+    }
+}
