@@ -223,6 +223,12 @@ impl Coordinator {
         why: Option<String>,
     ) -> Result<Vec<Effect>, AdminError> {
         let mut ctx = Ctx::new(now, &mut self.env);
+        if let Some(group) = self.consumers.get_mut(group_id) {
+            if !refresh::operator(&mut ctx, group, why) {
+                return Err(AdminError::GroupEmpty(group_id.to_string()));
+            }
+            return Ok(ctx.into_effects());
+        }
         admin::trigger_rebalance(&mut ctx, &mut self.groups, group_id, why)?;
         Ok(ctx.into_effects())
     }

@@ -1,8 +1,8 @@
 //! What moves a consumer group's epoch from outside a request: the catalog changed (a
 //! subscribed topic appeared, went or changed its partition count, or a regex now matches
 //! other topics: Kafka's metadata hash), a module now serves the assignor the group names
-//! (it was served by the fallback), or the module asked for a follow-up
-//! (`rebalance_after_ms`).
+//! (it was served by the fallback), the module asked for a follow-up
+//! (`rebalance_after_ms`), or the operator asked (`group rebalance`).
 
 use super::group::Group;
 use super::heartbeat::resolve;
@@ -60,6 +60,18 @@ pub(crate) fn check_strategies(ctx: &mut Ctx<'_>, group: &mut Group) {
     let module = module.to_owned();
     group.bump(ctx, RebalanceReason::ModuleAvailable { module });
     target::maybe_start(ctx, group);
+}
+
+/// The operator asked for a new target (`group rebalance`): the epoch moves and the module
+/// (its active version, or the pinned one) computes the target at once. Returns false for a
+/// group without members, which has nothing to assign.
+pub(crate) fn operator(ctx: &mut Ctx<'_>, group: &mut Group, why: Option<String>) -> bool {
+    if group.members.is_empty() {
+        return false;
+    }
+    group.bump(ctx, RebalanceReason::Operator { why });
+    target::maybe_start(ctx, group);
+    true
 }
 
 /// The module asked for another target computation.

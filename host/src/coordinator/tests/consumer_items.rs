@@ -294,3 +294,18 @@ fn item43_offset_fetch_v9_checks_the_member_and_its_epoch_and_lets_admins_read()
         code(ResponseError::UnknownMemberId)
     );
 }
+
+#[test]
+fn host_an_operator_rebalance_moves_the_epoch_and_computes_a_new_target() {
+    let mut ctx = consumer_context(CoordinatorConfig::default());
+    ctx.cgh_now(&Hb::join("a", &["t"]));
+    let runs = ctx.runs.len();
+    let effects = ctx
+        .coordinator
+        .trigger_rebalance(ctx.now, G, Some("new version".into()))
+        .expect("a group with members");
+    ctx.apply(effects);
+    assert_eq!(ctx.runs.len(), runs + 1);
+    assert_eq!(ctx.coordinator.consumer_group(G).unwrap().1, 2);
+    assert_eq!(ctx.cgh_now(&Hb::beat("a", 1)).member_epoch, 2);
+}
