@@ -132,6 +132,9 @@ impl Coordinator {
                 }
             }
         }
+        for group in self.consumers.values_mut() {
+            membership::shutdown(&mut ctx, group);
+        }
         ctx.into_effects()
     }
 

@@ -1,7 +1,7 @@
 //! Members leaving a consumer group: fenced (a leave with epoch -1, a session or revocation
-//! timeout), a static member leaving for a while (epoch -2), and a
-//! static member replaced by its next incarnation. Also the two member timers that are not a
-//! fence: the end of a request's wait for a target.
+//! timeout), a static member leaving for a while (epoch -2), and a static member replaced by
+//! its next incarnation. Also the member timer that is not a fence (the end of a request's
+//! wait for a target) and the answers owed at shutdown.
 
 use std::sync::Arc;
 
@@ -160,4 +160,14 @@ pub(crate) fn wait_expired(ctx: &mut Ctx<'_>, group: &mut Group, member_id: &Arc
         return;
     }
     answer_waiting(ctx, group, member_id);
+}
+
+/// The shard is shutting down: every waiting heartbeat is answered COORDINATOR_NOT_AVAILABLE
+/// (the client looks the coordinator up again and sends a full heartbeat).
+pub(crate) fn shutdown(ctx: &mut Ctx<'_>, group: &mut Group) {
+    for member in group.members.values_mut() {
+        if let Some(waiting) = member.waiting.take() {
+            fail_waiting(ctx, waiting, ResponseError::CoordinatorNotAvailable, None);
+        }
+    }
 }

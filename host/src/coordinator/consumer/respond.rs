@@ -18,8 +18,8 @@ use crate::coordinator::responses;
 
 /// Reconciles `member_id` towards the group's target with what its request said it owns, and
 /// applies the result: ownership moves, the revocation timer is armed on entering
-/// UNREVOKED_PARTITIONS (the member's rebalance timeout) and cancelled otherwise, and a
-/// snapshot is scheduled. Returns whether the current assignment changed.
+/// UNREVOKED_PARTITIONS (the member's rebalance timeout) and cancelled otherwise. Returns
+/// whether the current assignment changed.
 pub(crate) fn reconcile_member(
     ctx: &mut Ctx<'_>,
     group: &mut Group,

@@ -309,3 +309,17 @@ fn host_an_operator_rebalance_moves_the_epoch_and_computes_a_new_target() {
     assert_eq!(ctx.coordinator.consumer_group(G).unwrap().1, 2);
     assert_eq!(ctx.cgh_now(&Hb::beat("a", 1)).member_epoch, 2);
 }
+
+#[test]
+fn host_shutdown_answers_a_waiting_heartbeat_coordinator_not_available() {
+    let mut ctx = consumer_context(CoordinatorConfig::default());
+    ctx.runner = Runner::Hold;
+    let reply = ctx.cgh(&Hb::join("a", &["t"]));
+    assert!(!ctx.answered(reply));
+    let effects = ctx.coordinator.shutdown();
+    ctx.apply(effects);
+    assert_eq!(
+        ctx.cgh_response(reply).error_code,
+        code(ResponseError::CoordinatorNotAvailable)
+    );
+}
