@@ -1,9 +1,10 @@
 //! ConsumerGroupHeartbeat (API 68, v0-1): Kafka's `consumerGroupHeartbeat` and
 //! `consumerGroupLeave` (`GroupMetadataManager`), with the request checks of
-//! `GroupCoordinatorService`. The group is found or created by the caller (`dispatch`, which
-//! also upgrades a classic group); here the member is found, created or replaced, its epoch
-//! checked, its subscription updated, the group epoch moved when the subscription changed,
-//! the target's computation started, and the member reconciled and answered.
+//! `GroupCoordinatorService`. The group is found or created by the caller (`dispatch`, where
+//! an empty classic group of the id gives way and one with members refuses); here the member
+//! is found, created or replaced, its epoch checked, its subscription updated, the group epoch
+//! moved when the subscription changed, the target's computation started, and the member
+//! reconciled and answered.
 //!
 //! **How the asynchronous target meets the heartbeat.** Kafka computes the new target inside
 //! the heartbeat that moved the group epoch. Here a module computes it off the shard, so that
