@@ -236,10 +236,9 @@ def test_a_mixed_group_of_all_five_clients_reads_every_record_once(proxy, proxy_
 
 
 # -- lag (issue 10, item 6) ------------------------------------------------------------------
-# LAG: the admin API's `GET /v1/groups/{group}` gains `"offsets": [{"topic", "partition",
+# The admin API's `GET /v1/groups/{group}` has `"offsets": [{"topic", "partition", "member",
 # "committed", "end", "lag"}]` and `assignor-host group describe G` a table TOPIC PARTITION
-# COMMITTED END LAG: the lead's work, merged separately. Until it is on this branch this test
-# fails at the first `offsets` lookup; the assertions stand as the shape agreed.
+# MEMBER COMMITTED END LAG.
 
 def test_group_describe_shows_each_partitions_lag_read_upstream(proxy, proxy_consumers):
     """Per partition, as `kafka-consumer-groups --describe` shows it: the offset committed

@@ -9,7 +9,7 @@ terminal 2, and `file payments.py` written where terminal 2 is. It then checks w
 says the user sees: the module assigns at once (`alice assigned payments [0, 2]`, `bob
 assigned payments [1, 3]`), the consumers read the 1000 payments between them, the topic and
 the records are on the cluster (read from noida directly), and `group describe payments` has a
-TOPIC PARTITION COMMITTED END LAG table whose LAG adds up to 200.
+TOPIC PARTITION MEMBER COMMITTED END LAG table whose LAG adds up to 200.
 
 Substitutions, each one checked so that a README edit that makes one stale fails here:
 

@@ -45,15 +45,16 @@ impl TestHost {
 
     /// A host whose catalog is seeded with `(name, partitions)`.
     pub async fn with_topics(topics: &[(&str, i32)]) -> TestHost {
+        TestHost::with_config(|config| config.catalog.topics = seeds(topics)).await
+    }
+
+    /// A host on the data directory `dir` (which outlives it, to restart on the same store),
+    /// seeded with `topics` as [`TestHost::with_topics`].
+    pub async fn with_topics_in(dir: &std::path::Path, topics: &[(&str, i32)]) -> TestHost {
+        let dir = dir.to_path_buf();
         TestHost::with_config(|config| {
-            config.catalog.topics = topics
-                .iter()
-                .map(|&(name, partitions)| TopicSeed {
-                    name: name.to_owned(),
-                    partitions,
-                    partition_racks: Vec::new(),
-                })
-                .collect();
+            config.data_dir = dir;
+            config.catalog.topics = seeds(topics);
         })
         .await
     }
@@ -105,6 +106,18 @@ impl TestHost {
     pub async fn stop(self) {
         self.server.shutdown().await.expect("clean shutdown");
     }
+}
+
+/// Catalog seeds for `(name, partitions)`.
+fn seeds(topics: &[(&str, i32)]) -> Vec<TopicSeed> {
+    topics
+        .iter()
+        .map(|&(name, partitions)| TopicSeed {
+            name: name.to_owned(),
+            partitions,
+            partition_racks: Vec::new(),
+        })
+        .collect()
 }
 
 /// A raw Kafka connection: one request at a time, or raw frames.

@@ -1,28 +1,76 @@
 //! Kafka framing: every request and response is an `int32` size followed by that many bytes.
 //!
 //! The decoder hands out one request frame at a time and never buffers a body before its size
-//! has been checked: a negative size or one over `kafka.max_frame_bytes` is an error that closes
-//! the connection, exactly where Kafka raises `InvalidReceiveException`. The encoder writes a
+//! has been checked: a negative size or one over the cap is an error that closes the
+//! connection, exactly where Kafka raises `InvalidReceiveException`. The cap depends on the
+//! request's API key, read as soon as the two bytes after the size are in ([`FrameCaps`]). The encoder writes a
 //! response header and body straight into the socket buffer and patches the size in afterwards,
 //! so a response is never copied.
 
 use bytes::{Buf, BufMut, BytesMut};
-use kafka_protocol::messages::{ResponseHeader, ResponseKind};
+use kafka_protocol::messages::{ApiKey, ResponseHeader, ResponseKind};
 use kafka_protocol::protocol::Encodable;
 
 /// Growth step while a large frame arrives: memory follows the bytes actually received, not
 /// the size a peer announced.
 const READ_CHUNK: usize = 64 * 1024;
 
-/// Length-prefixed Kafka frames with a size cap.
+/// Length-prefixed Kafka frames with a size cap per API.
 #[derive(Debug, Clone)]
 pub struct FrameCodec {
-    max_frame_bytes: usize,
+    caps: FrameCaps,
+}
+
+/// The largest request frame by API key, and the setting that says so (named in the error).
+#[derive(Debug, Clone)]
+pub struct FrameCaps {
+    /// Frames relayed or kept as bytes: `kafka.max_frame_bytes`.
+    pub bytes: usize,
+    /// JoinGroup, SyncGroup, ConsumerGroupHeartbeat: `kafka.max_group_frame_bytes`.
+    pub group: usize,
+    /// Every other request the host decodes: `kafka.max_local_frame_bytes`.
+    pub local: usize,
+    /// Which requests are relayed as bytes (proxy mode: those passed up).
+    pub relayed: fn(i16) -> bool,
+}
+
+impl FrameCaps {
+    /// One cap for every API (the encoder's codec, tests).
+    pub fn uniform(max: usize) -> FrameCaps {
+        FrameCaps {
+            bytes: max,
+            group: max,
+            local: max,
+            relayed: |_| true,
+        }
+    }
+
+    /// The cap for `api_key` and the setting it comes from.
+    fn of(&self, api_key: i16) -> (usize, &'static str) {
+        const PRODUCE: i16 = ApiKey::Produce as i16;
+        const GROUP: [i16; 3] = [
+            ApiKey::JoinGroup as i16,
+            ApiKey::SyncGroup as i16,
+            ApiKey::ConsumerGroupHeartbeat as i16,
+        ];
+        if api_key == PRODUCE || (self.relayed)(api_key) {
+            (self.bytes, "kafka.max_frame_bytes")
+        } else if GROUP.contains(&api_key) {
+            (self.group, "kafka.max_group_frame_bytes")
+        } else {
+            (self.local, "kafka.max_local_frame_bytes")
+        }
+    }
 }
 
 impl FrameCodec {
-    pub fn new(max_frame_bytes: usize) -> FrameCodec {
-        FrameCodec { max_frame_bytes }
+    pub fn new(caps: FrameCaps) -> FrameCodec {
+        FrameCodec { caps }
+    }
+
+    /// A codec that only encodes responses (no cap applies).
+    pub fn encoder() -> FrameCodec {
+        FrameCodec::new(FrameCaps::uniform(0))
     }
 }
 
@@ -40,10 +88,12 @@ pub struct Response {
 pub enum FrameError {
     #[error("invalid receive (size = {size}): negative frame size")]
     NegativeSize { size: i32 },
-    #[error(
-        "invalid receive (size = {size} larger than {max}): frame exceeds kafka.max_frame_bytes"
-    )]
-    TooLarge { size: usize, max: usize },
+    #[error("invalid receive (size = {size} larger than {max}): frame exceeds {setting}")]
+    TooLarge {
+        size: usize,
+        max: usize,
+        setting: &'static str,
+    },
     /// A response could not be encoded at the negotiated version: a bug in a handler, never
     /// the client's fault. The connection is closed rather than sending a half-written frame.
     #[error("cannot encode {api:?} response v{version}: {reason}")]
@@ -69,11 +119,17 @@ impl FrameCodec {
             return Err(FrameError::NegativeSize { size });
         }
         let size = size as usize;
-        if size > self.max_frame_bytes {
-            return Err(FrameError::TooLarge {
-                size,
-                max: self.max_frame_bytes,
-            });
+        // The largest cap applies until the API key is in; a frame too short to name one is
+        // refused later, as too short for a request header.
+        let (max, setting) = match src.get(4..6) {
+            Some(key) if size >= 2 => self.caps.of(i16::from_be_bytes([key[0], key[1]])),
+            _ => {
+                let widest = self.caps.bytes.max(self.caps.group).max(self.caps.local);
+                (widest, "kafka.max_frame_bytes")
+            }
+        };
+        if size > max {
+            return Err(FrameError::TooLarge { size, max, setting });
         }
         let missing = (4 + size).saturating_sub(src.len());
         if missing > 0 {
@@ -138,7 +194,55 @@ mod tests {
     use kafka_protocol::messages::ApiVersionsResponse;
 
     fn codec() -> FrameCodec {
-        FrameCodec::new(16)
+        FrameCodec::new(FrameCaps::uniform(16))
+    }
+
+    /// A frame prefix: its size, then the API key.
+    fn prefix(size: i32, key: ApiKey) -> BytesMut {
+        let mut buf = BytesMut::from(&size.to_be_bytes()[..]);
+        buf.put_i16(key as i16);
+        buf
+    }
+
+    #[test]
+    fn the_cap_follows_the_api_key_once_it_is_in() {
+        let caps = FrameCaps {
+            bytes: 1000,
+            group: 100,
+            local: 10,
+            relayed: |key| key == ApiKey::Fetch as i16,
+        };
+        let mut codec = FrameCodec::new(caps);
+        let too_large =
+            |codec: &mut FrameCodec, size, key| match codec.decode(&mut prefix(size, key)) {
+                Err(FrameError::TooLarge { max, setting, .. }) => Some((max, setting)),
+                Ok(None) => None,
+                other => panic!("{other:?}"),
+            };
+        assert_eq!(
+            too_large(&mut codec, 11, ApiKey::Metadata),
+            Some((10, "kafka.max_local_frame_bytes"))
+        );
+        assert_eq!(too_large(&mut codec, 10, ApiKey::Metadata), None);
+        assert_eq!(
+            too_large(&mut codec, 101, ApiKey::SyncGroup),
+            Some((100, "kafka.max_group_frame_bytes"))
+        );
+        assert_eq!(too_large(&mut codec, 100, ApiKey::JoinGroup), None);
+        assert_eq!(too_large(&mut codec, 999, ApiKey::Produce), None);
+        assert_eq!(too_large(&mut codec, 999, ApiKey::Fetch), None, "relayed");
+        assert_eq!(
+            too_large(&mut codec, 1001, ApiKey::Fetch),
+            Some((1000, "kafka.max_frame_bytes"))
+        );
+        // Before the key is in, only the widest cap applies.
+        let mut size_only = BytesMut::from(&500i32.to_be_bytes()[..]);
+        assert!(codec.decode(&mut size_only).unwrap().is_none());
+        size_only.put_i16(ApiKey::Metadata as i16);
+        assert!(matches!(
+            codec.decode(&mut size_only),
+            Err(FrameError::TooLarge { max: 10, .. })
+        ));
     }
 
     #[test]
@@ -161,7 +265,11 @@ mod tests {
         let mut big = BytesMut::from(&17i32.to_be_bytes()[..]);
         assert!(matches!(
             codec().decode(&mut big),
-            Err(FrameError::TooLarge { size: 17, max: 16 })
+            Err(FrameError::TooLarge {
+                size: 17,
+                max: 16,
+                ..
+            })
         ));
     }
 

@@ -1,6 +1,7 @@
 //! The `[kafka]` section: the Kafka listener and how the host presents itself as a broker.
 
 use std::net::SocketAddr;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
@@ -20,10 +21,30 @@ pub struct KafkaConfig {
     /// `cluster_id` in Metadata v2+.
     pub cluster_id: String,
     /// Largest request frame accepted, in bytes (Kafka's `socket.request.max.bytes`, same
-    /// default). A larger or negative size prefix closes the connection before the body is read.
+    /// default), for Produce and for every request passed up to the cluster in proxy mode
+    /// (those are relayed as bytes, never decoded). A larger or negative size prefix closes the
+    /// connection before the body is read.
     pub max_frame_bytes: usize,
+    /// Largest JoinGroup, SyncGroup or ConsumerGroupHeartbeat frame: members' subscriptions
+    /// and a client leader's assignments, kept as bytes.
+    pub max_group_frame_bytes: usize,
+    /// Largest frame of every other request the host decodes and answers itself (Metadata,
+    /// offsets, topics, the other group APIs). Those decode into many small values: an 8 MiB
+    /// Metadata naming topics took 715 MiB to decode and answer, so the cap stays small.
+    pub max_local_frame_bytes: usize,
     /// Open connections at most; further clients wait in the accept queue until one closes.
     pub max_connections: usize,
+    /// Open connections from one client address at most (Kafka's `max.connections.per.ip`);
+    /// one more is closed at once, with a log line naming the address.
+    pub max_connections_per_address: usize,
+    /// A connection with no request in flight and nothing received for this long is closed
+    /// (Kafka's `connections.max.idle.ms`, same default); clients reconnect when they need to.
+    #[serde(with = "crate::duration")]
+    pub connections_max_idle: Duration,
+    /// A request frame must arrive whole within this long of its first byte, or the
+    /// connection is closed (a client that stalls mid-frame holds a connection slot).
+    #[serde(with = "crate::duration")]
+    pub frame_timeout: Duration,
 }
 
 impl Default for KafkaConfig {
@@ -34,7 +55,12 @@ impl Default for KafkaConfig {
             node_id: 1,
             cluster_id: "assignor-host".to_owned(),
             max_frame_bytes: 100 * 1024 * 1024,
+            max_group_frame_bytes: 8 * 1024 * 1024,
+            max_local_frame_bytes: 1024 * 1024,
             max_connections: 10_000,
+            max_connections_per_address: 1_000,
+            connections_max_idle: Duration::from_secs(600),
+            frame_timeout: Duration::from_secs(30),
         }
     }
 }

@@ -22,6 +22,8 @@
 //! gone.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
 use bytes::{Buf, Bytes, BytesMut};
 use kafka_protocol::messages::{ApiKey, ResponseKind};
@@ -32,13 +34,13 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, debug, warn};
 
-use super::codec::{FrameCodec, FrameError, Response};
+use super::codec::{FrameCaps, FrameCodec, FrameError, Response};
 use super::dispatch::{self, Outcome};
 use super::proxy::answer;
 use super::proxy::link::{Answer, Link};
-use super::proxy::{Route, Target};
+use super::proxy::{Proxy, Route, Target};
 use super::request::{self, Inbound};
-use super::{Broker, Client, api_versions};
+use super::{Broker, Client, KafkaConfig, api_versions};
 
 /// Initial size of the read buffer; it grows with larger frames.
 const BUFFER_BYTES: usize = 8 * 1024;
@@ -68,11 +70,38 @@ struct Job {
     answer: oneshot::Sender<Result<Option<BytesMut>, String>>,
 }
 
+/// What one connection may take: its frame caps and how long it may sit idle or mid-frame.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    pub caps: FrameCaps,
+    /// `kafka.connections_max_idle`: nothing in flight and nothing received for this long.
+    pub idle: Duration,
+    /// `kafka.frame_timeout`: from a frame's first byte to its last.
+    pub frame: Duration,
+}
+
+impl Limits {
+    /// The limits `config` sets; in proxy mode (`proxy`) the requests passed up are capped
+    /// as bytes.
+    pub fn new(config: &KafkaConfig, proxy: bool) -> Limits {
+        Limits {
+            caps: FrameCaps {
+                bytes: config.max_frame_bytes,
+                group: config.max_group_frame_bytes,
+                local: config.max_local_frame_bytes,
+                relayed: if proxy { Proxy::relayed } else { |_| false },
+            },
+            idle: config.connections_max_idle,
+            frame: config.frame_timeout,
+        }
+    }
+}
+
 pub struct Connection {
     socket: TcpStream,
     client: Client,
     broker: Arc<Broker>,
-    max_frame_bytes: usize,
+    limits: Limits,
     shutdown: CancellationToken,
     target: Target,
 }
@@ -82,7 +111,7 @@ impl Connection {
         socket: TcpStream,
         client: Client,
         broker: Arc<Broker>,
-        max_frame_bytes: usize,
+        limits: Limits,
         shutdown: CancellationToken,
         target: Target,
     ) -> Connection {
@@ -90,7 +119,7 @@ impl Connection {
             socket,
             client,
             broker,
-            max_frame_bytes,
+            limits,
             shutdown,
             target,
         }
@@ -103,15 +132,20 @@ impl Connection {
         let (read, write) = self.socket.into_split();
         let (slots, queue) = mpsc::channel(IN_FLIGHT);
         let (jobs, work) = mpsc::channel(IN_FLIGHT);
-        let mut writer =
-            tokio::spawn(write_answers(write, queue, self.broker.clone()).in_current_span());
+        let in_flight = Arc::new(AtomicUsize::new(0));
+        let mut writer = tokio::spawn(
+            write_answers(write, queue, self.broker.clone(), in_flight.clone()).in_current_span(),
+        );
         let mut worker = tokio::spawn(
             answer_locally(work, self.broker.clone(), self.client.clone()).in_current_span(),
         );
         let reader = Reader {
             read,
             buffer: BytesMut::with_capacity(BUFFER_BYTES),
-            codec: FrameCodec::new(self.max_frame_bytes),
+            codec: FrameCodec::new(self.limits.caps.clone()),
+            idle: self.limits.idle,
+            frame_timeout: self.limits.frame,
+            in_flight,
             broker: self.broker.clone(),
             target: self.target,
             link: None,
@@ -170,6 +204,11 @@ struct Reader {
     read: OwnedReadHalf,
     buffer: BytesMut,
     codec: FrameCodec,
+    idle: Duration,
+    frame_timeout: Duration,
+    /// Slots queued and not yet written (the writer counts them down): while any is, the
+    /// connection is not idle, however long a JoinGroup or a Fetch is held.
+    in_flight: Arc<AtomicUsize>,
     broker: Arc<Broker>,
     target: Target,
     link: Option<Link>,
@@ -227,7 +266,7 @@ impl Reader {
                     "ApiVersions at an unknown version; answering v0"
                 );
                 let mut out = BytesMut::new();
-                let encoded = FrameCodec::new(0).encode(
+                let encoded = FrameCodec::encoder().encode(
                     Response {
                         correlation_id: header.correlation_id,
                         api_version: 0,
@@ -318,6 +357,7 @@ impl Reader {
     }
 
     async fn slot(&mut self, slot: Slot) -> Result<(), Stop> {
+        self.in_flight.fetch_add(1, Ordering::SeqCst);
         self.slots
             .send(slot)
             .await
@@ -326,12 +366,16 @@ impl Reader {
 
     /// Queues a close after the answers read so far.
     async fn close(&mut self, reason: String) -> Result<(), Stop> {
+        self.in_flight.fetch_add(1, Ordering::SeqCst);
         let _ = self.slots.send(Slot::Close(reason.clone())).await;
         Err(Stop::Flush(reason))
     }
 
-    /// The next request frame; `None` when the peer closed cleanly between frames.
+    /// The next request frame; `None` when the peer closed cleanly between frames. A frame
+    /// must arrive whole within `frame_timeout` of its first byte; between frames, a
+    /// connection with nothing in flight may wait `idle` for the next one.
     async fn read_frame(&mut self) -> Result<Option<BytesMut>, FrameError> {
+        let mut frame_deadline = None;
         loop {
             if let Some(frame) = self.codec.decode(&mut self.buffer)? {
                 return Ok(Some(frame));
@@ -339,7 +383,33 @@ impl Reader {
             if self.buffer.capacity() == self.buffer.len() {
                 self.buffer.reserve(BUFFER_BYTES);
             }
-            if self.read.read_buf(&mut self.buffer).await? == 0 {
+            let deadline = if self.buffer.is_empty() {
+                tokio::time::Instant::now() + self.idle
+            } else {
+                *frame_deadline
+                    .get_or_insert_with(|| tokio::time::Instant::now() + self.frame_timeout)
+            };
+            let read = tokio::time::timeout_at(deadline, self.read.read_buf(&mut self.buffer));
+            let Ok(read) = read.await else {
+                if !self.buffer.is_empty() {
+                    return Err(FrameError::Io(std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        format!(
+                            "a frame stalled: {} bytes in {:?} (kafka.frame_timeout)",
+                            self.buffer.len(),
+                            self.frame_timeout
+                        ),
+                    )));
+                }
+                if self.in_flight.load(Ordering::SeqCst) > 0 {
+                    continue;
+                }
+                return Err(FrameError::Io(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    format!("idle for {:?} (kafka.connections_max_idle)", self.idle),
+                )));
+            };
+            if read? == 0 {
                 if self.buffer.is_empty() {
                     return Ok(None);
                 }
@@ -354,7 +424,7 @@ impl Reader {
 
 /// Answers the host's own requests, one at a time, in order.
 async fn answer_locally(mut work: mpsc::Receiver<Job>, broker: Arc<Broker>, client: Client) {
-    let mut codec = FrameCodec::new(0);
+    let mut codec = FrameCodec::encoder();
     while let Some(Job { request, answer }) = work.recv().await {
         let correlation_id = request.header.correlation_id;
         let api_version = request.version();
@@ -398,13 +468,25 @@ async fn answer_locally(mut work: mpsc::Receiver<Job>, broker: Arc<Broker>, clie
     }
 }
 
+/// Counts one slot down when dropped.
+struct InFlight<'a>(&'a AtomicUsize);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
 /// Writes the answers in slot order until a slot closes or the queue ends.
 async fn write_answers(
     mut write: OwnedWriteHalf,
     mut queue: mpsc::Receiver<Slot>,
     broker: Arc<Broker>,
+    in_flight: Arc<AtomicUsize>,
 ) -> Result<(), String> {
     while let Some(slot) = queue.recv().await {
+        // Counted down once this slot is written (or skipped): see `Reader::in_flight`.
+        let _written = InFlight(&in_flight);
         let bytes = match slot {
             Slot::Local(answer) => match answer.await {
                 Ok(Ok(Some(frame))) => frame.freeze(),

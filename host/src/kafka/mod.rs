@@ -73,6 +73,8 @@ pub struct Broker {
     pub proxy: Option<Arc<proxy::Proxy>>,
     /// Connection permits shared by every listener (`kafka.max_connections`).
     pub connections: Arc<tokio::sync::Semaphore>,
+    /// Open connections by client address (`kafka.max_connections_per_address`).
+    pub addresses: Arc<listener::Addresses>,
 }
 
 /// Facts about the connection a request came on.

@@ -110,7 +110,8 @@ pub fn parse(frame: Bytes) -> Result<Inbound, ProtocolError> {
 }
 
 /// Decodes the body of a served API through the guard.
-fn decode_body(api_key: ApiKey, body: &Bytes, version: i16) -> Result<RequestKind, String> {
+/// Decodes the body of a request for `api_key` at `version` (already known to be served).
+pub fn decode_body(api_key: ApiKey, body: &Bytes, version: i16) -> Result<RequestKind, String> {
     macro_rules! served {
         ($($key:ident),* $(,)?) => {
             match api_key {

@@ -202,6 +202,7 @@ impl Server {
             connections: Arc::new(tokio::sync::Semaphore::new(
                 config.kafka.max_connections.max(1),
             )),
+            addresses: Arc::default(),
         });
         let stop = CancellationToken::new();
         let task = tokio::spawn(listener::run(

@@ -7,7 +7,10 @@ calls `on_partitions_assigned`, with the member id and generation of
 the group's leader, so the client only proposes the name and takes the follower path.
 """
 
+import time
+
 from kafka import KafkaConsumer
+from kafka.errors import KafkaConnectionError
 from kafka.consumer.subscription_state import (AsyncConsumerRebalanceListener,
                                                ConsumerRebalanceListener)
 from kafka.coordinator.assignors.abstract import AbstractPartitionAssignor
@@ -120,7 +123,14 @@ def main():
     consumer.subscribe(args.topics, listener=listener)
     commands = command_queue()
     while True:
-        batches = consumer.poll(timeout_ms=100)
+        try:
+            batches = consumer.poll(timeout_ms=100)
+        except KafkaConnectionError as e:
+            # kafka-python 3.0 raises a refused connect out of poll while it looks for the
+            # coordinator (a host restarting); an application polls again, and so does this.
+            emit("error", message=f"poll: {type(e).__name__}: {e}")
+            time.sleep(0.1)
+            continue
         if args.report_records:
             for tp in sorted(batches):
                 for r in batches[tp]:

@@ -191,12 +191,13 @@ class Host:
         return {"state": g["group_state"], "protocol": g["protocol_data"], "members": members}
 
 
-LAG_HEADER = ["TOPIC", "PARTITION", "COMMITTED", "END", "LAG"]
+LAG_HEADER = ["TOPIC", "PARTITION", "MEMBER", "COMMITTED", "END", "LAG"]
 
 
 def lag_table(text):
-    """The rows of `group describe`'s TOPIC PARTITION COMMITTED END LAG table, as
-    {(topic, partition): (committed, end, lag)} with `-` read as None."""
+    """The rows of `group describe`'s offsets table (TOPIC PARTITION MEMBER COMMITTED END
+    LAG), as {(topic, partition): (committed, end, lag)} with `-` read as None (the holder is
+    left out: the tests check it through the admin API's members)."""
     lines = text.splitlines()
     starts = [i for i, line in enumerate(lines) if line.split() == LAG_HEADER]
     assert starts, f"no {' '.join(LAG_HEADER)} table in `group describe`:\n{text}"
@@ -205,7 +206,7 @@ def lag_table(text):
         cells = line.split()
         if len(cells) != len(LAG_HEADER):
             break
-        value = [None if c == "-" else int(c) for c in cells[2:]]
+        value = [None if c == "-" else int(c) for c in cells[3:]]
         rows[(cells[0], int(cells[1]))] = tuple(value)
     return rows
 

@@ -9,6 +9,7 @@ mod proxy_support;
 
 mod admin_http;
 mod admin_live;
+mod hostile_clients;
 mod proxy_faults;
 mod proxy_own;
 mod proxy_pipelining;

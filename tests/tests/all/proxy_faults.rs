@@ -293,3 +293,39 @@ async fn a_commit_to_a_group_joined_on_the_cluster_directly_overwrites_nothing()
     assert_eq!(member.heartbeat().await, 0, "the host's group is untouched");
     host.stop().await;
 }
+
+/// The host's commits to a coordinator that stays away for many times the request timeout,
+/// then comes back. librdkafka's coordinator-targeted admin calls abort the process in just
+/// this case (`upstream/client/groups.rs`): every commit meanwhile must be answered
+/// COORDINATOR_NOT_AVAILABLE within the timeout, and the first after the return must land.
+#[tokio::test]
+async fn a_coordinator_away_for_many_request_timeouts_fails_commits_retriably_and_the_host_lives() {
+    let cluster = crate::proxy_support::three_brokers().await;
+    let host = TestHost::proxy_with(&cluster.bootstrap(), |c| {
+        c.upstream.request_timeout = Duration::from_millis(300);
+    })
+    .await;
+    host.wait_for_topic("orders", 6).await;
+    let (mut member, _) = stable_member(&host).await;
+    let request = commit("payments", &member.id, member.generation, &[(0, 1)]);
+    assert_eq!(commit_codes(&mut member.client, &request).await, [0]);
+    cluster.kill_broker(1).await;
+    // Twenty commits, about eight seconds: some twenty-five request timeouts.
+    for offset in 2..22 {
+        let request = commit("payments", &member.id, member.generation, &[(0, offset)]);
+        let codes = commit_codes(&mut member.client, &request).await;
+        assert_eq!(
+            codes,
+            [15],
+            "commit of {offset} while the coordinator is away"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(cluster.committed("payments", "orders", 0), Some(1));
+    cluster.restart_broker(1).await;
+    let request = commit("payments", &member.id, member.generation, &[(0, 30)]);
+    commit_as_a_client_does(&mut member, &request).await;
+    assert_eq!(cluster.committed("payments", "orders", 0), Some(30));
+    assert_eq!(member.heartbeat().await, 0, "the group went on");
+    host.stop().await;
+}

@@ -132,6 +132,15 @@ impl Proxy {
         }
     }
 
+    /// Whether requests of `api_key` are relayed to the cluster as bytes, never decoded here
+    /// (their frame cap is `kafka.max_frame_bytes`): all but the APIs the host serves and
+    /// FindCoordinator, which it reads.
+    pub fn relayed(api_key: i16) -> bool {
+        ApiKey::try_from(api_key).map_or(true, |key| {
+            !versions::SERVED.contains(&key) && key != ApiKey::FindCoordinator
+        })
+    }
+
     /// Opens a link for `target`: the node's upstream address, or the bootstrap servers in
     /// turn.
     pub async fn connect(&self, target: Target) -> Result<Link, LinkError> {

@@ -1,8 +1,12 @@
-//! The host's own client of the upstream cluster: one librdkafka instance per host, shared by
-//! every group, for the calls the host makes on its own behalf (committed offsets, end offsets,
-//! topics). Clients' data requests never go through it.
+//! The host's own client of the upstream cluster, shared by every group, for the calls the
+//! host makes on its own behalf (committed offsets, end offsets, topics). Clients' data
+//! requests never go through it.
 //!
-//! **How a call runs.** Each call registers a oneshot under a fresh id, enqueues its admin
+//! The group calls (committed offsets, group deletion) go to the group's coordinator on the
+//! host's own connections (`groups.rs`, which says why librdkafka's admin calls for them would
+//! abort the process); end offsets and topics go through one librdkafka instance.
+//!
+//! **How a librdkafka call runs.** Each call registers a oneshot under a fresh id, enqueues its admin
 //! request with that id as the request's opaque and every result going to one shared queue,
 //! and awaits the oneshot under a tokio timeout of `request_timeout`. One named thread
 //! (`upstream-poller`, `poller.rs`) blocks on that queue and completes the oneshot the result's
@@ -18,6 +22,7 @@
 
 mod error;
 mod ffi;
+mod groups;
 mod poller;
 #[cfg(test)]
 mod tests;
@@ -28,6 +33,19 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use kafka_protocol::messages::delete_groups_response::DeleteGroupsResponse;
+use kafka_protocol::messages::offset_commit_request::{
+    OffsetCommitRequestPartition, OffsetCommitRequestTopic,
+};
+use kafka_protocol::messages::offset_delete_request::{
+    OffsetDeleteRequestPartition, OffsetDeleteRequestTopic,
+};
+use kafka_protocol::messages::offset_fetch_request::OffsetFetchRequestTopic;
+use kafka_protocol::messages::{
+    DeleteGroupsRequest, GroupId, OffsetCommitRequest, OffsetCommitResponse, OffsetDeleteRequest,
+    OffsetDeleteResponse, OffsetFetchRequest, OffsetFetchResponse, TopicName,
+};
+use kafka_protocol::protocol::StrBytes;
 use rdkafka::config::{ClientConfig, RDKafkaLogLevel};
 
 pub use error::ClientError;
@@ -36,6 +54,13 @@ use poller::Shared;
 pub use types::{ClientSettings, CommittedOffset, EndOffset, PartitionError};
 
 use crate::coordinator::OffsetRecord;
+
+/// The versions of the group calls the host sends (`groups.rs`): OffsetCommit from v2 (Kafka
+/// 4 refuses older ones), OffsetFetch up to v7 (v8 batches groups).
+const OFFSET_COMMIT: (i16, i16) = (2, 9);
+const OFFSET_FETCH: (i16, i16) = (2, 7);
+const OFFSET_DELETE: (i16, i16) = (0, 0);
+const DELETE_GROUPS: (i16, i16) = (0, 2);
 
 /// A handle on the host's client of the cluster; clones share the one instance, which lives
 /// until the last clone is dropped.
@@ -46,6 +71,8 @@ pub struct UpstreamClient {
 
 struct Inner {
     shared: Arc<Shared>,
+    /// The group calls, on the host's own connections to the coordinators.
+    groups: groups::Groups,
     poller: Option<JoinHandle<()>>,
     settings: ClientSettings,
 }
@@ -98,6 +125,7 @@ impl UpstreamClient {
         let poller = poller::spawn(Arc::clone(&shared))
             .map_err(|e| ClientError::Create(format!("cannot start the poller: {e}")))?;
         let inner = Inner {
+            groups: groups::Groups::new(settings.bootstrap.clone(), settings.request_timeout),
             shared,
             poller: Some(poller),
             settings,
@@ -108,9 +136,10 @@ impl UpstreamClient {
     }
 
     /// Commits `offsets` for `group` as an admin would (Kafka's AlterConsumerGroupOffsets:
-    /// generation -1, member "", no instance id), one OffsetCommit to the group's coordinator.
-    /// The answer has one entry per partition: 0 = committed. UNKNOWN_MEMBER_ID (25) on every
-    /// partition means the group has members on the cluster itself, and nothing was written.
+    /// generation -1, member "", no instance id), one OffsetCommit to the group's coordinator
+    /// (sent by the host itself: `groups.rs` says why). The answer has one entry per partition:
+    /// 0 = committed. UNKNOWN_MEMBER_ID (25) on every partition means the group has members on
+    /// the cluster itself, and nothing was written.
     pub async fn commit_offsets(
         &self,
         group: &str,
@@ -119,9 +148,56 @@ impl UpstreamClient {
         if offsets.is_empty() {
             return Ok(Vec::new());
         }
-        let request = Request::AlterGroupOffsets { group, offsets };
-        let partitions = self.partitions("commit_offsets", request).await?;
-        Ok(partitions.into_iter().map(partition_error).collect())
+        let build = |_version: i16| {
+            let mut topics: Vec<OffsetCommitRequestTopic> = Vec::new();
+            for r in offsets {
+                let partition = OffsetCommitRequestPartition::default()
+                    .with_partition_index(r.partition)
+                    .with_committed_offset(r.offset)
+                    .with_committed_leader_epoch(r.leader_epoch)
+                    .with_committed_metadata(Some(StrBytes::from_string(
+                        r.metadata.clone().unwrap_or_default(),
+                    )));
+                match topics.last_mut() {
+                    Some(t) if t.name.as_str() == r.topic => t.partitions.push(partition),
+                    _ => topics.push(
+                        OffsetCommitRequestTopic::default()
+                            .with_name(TopicName(StrBytes::from_string(r.topic.clone())))
+                            .with_partitions(vec![partition]),
+                    ),
+                }
+            }
+            OffsetCommitRequest::default()
+                .with_group_id(GroupId(StrBytes::from_string(group.to_owned())))
+                .with_generation_id_or_member_epoch(-1)
+                .with_retention_time_ms(-1)
+                .with_topics(topics)
+        };
+        let moved = |r: &OffsetCommitResponse| {
+            groups::any_moved(
+                r.topics
+                    .iter()
+                    .flat_map(|t| &t.partitions)
+                    .map(|p| p.error_code),
+            )
+        };
+        let answer = self
+            .inner
+            .groups
+            .call("commit_offsets", group, OFFSET_COMMIT, build, moved)
+            .await?;
+        Ok(answer
+            .topics
+            .into_iter()
+            .flat_map(|t| {
+                let topic = t.name.0.to_string();
+                t.partitions.into_iter().map(move |p| PartitionError {
+                    topic: topic.clone(),
+                    partition: p.partition_index,
+                    error: p.error_code,
+                })
+            })
+            .collect())
     }
 
     /// The committed offsets of `group`: every committed partition for `None`, else each asked
@@ -134,17 +210,53 @@ impl UpstreamClient {
         if partitions.is_some_and(|p| p.iter().all(|(_, numbers)| numbers.is_empty())) {
             return Ok(Vec::new());
         }
-        let request = Request::ListGroupOffsets { group, partitions };
-        let committed = |p: Partition| CommittedOffset {
-            offset: if p.offset < 0 { -1 } else { p.offset },
-            leader_epoch: p.leader_epoch,
-            metadata: p.metadata.filter(|m| !m.is_empty()),
-            error: p.error,
-            topic: p.topic,
-            partition: p.partition,
+        let build = |_version: i16| {
+            let topics = partitions.map(|asked| {
+                asked
+                    .iter()
+                    .filter(|(_, numbers)| !numbers.is_empty())
+                    .map(|(topic, numbers)| {
+                        OffsetFetchRequestTopic::default()
+                            .with_name(TopicName(StrBytes::from_string(topic.clone())))
+                            .with_partition_indexes(numbers.clone())
+                    })
+                    .collect()
+            });
+            OffsetFetchRequest::default()
+                .with_group_id(GroupId(StrBytes::from_string(group.to_owned())))
+                .with_topics(topics)
         };
-        let partitions = self.partitions("fetch_offsets", request).await?;
-        Ok(partitions.into_iter().map(committed).collect())
+        let moved = |r: &OffsetFetchResponse| {
+            let partitions = r.topics.iter().flat_map(|t| &t.partitions);
+            groups::any_moved(std::iter::once(r.error_code).chain(partitions.map(|p| p.error_code)))
+        };
+        let answer = self
+            .inner
+            .groups
+            .call("fetch_offsets", group, OFFSET_FETCH, build, moved)
+            .await?;
+        if answer.error_code != 0 {
+            return Err(groups::kafka_error("fetch_offsets", answer.error_code));
+        }
+        Ok(answer
+            .topics
+            .into_iter()
+            .flat_map(|t| {
+                let topic = t.name.0.to_string();
+                t.partitions.into_iter().map(move |p| CommittedOffset {
+                    topic: topic.clone(),
+                    partition: p.partition_index,
+                    offset: if p.committed_offset < 0 {
+                        -1
+                    } else {
+                        p.committed_offset
+                    },
+                    leader_epoch: p.committed_leader_epoch,
+                    metadata: p.metadata.map(|m| m.to_string()).filter(|m| !m.is_empty()),
+                    error: p.error_code,
+                })
+            })
+            .collect())
     }
 
     /// Deletes the committed offsets of the named partitions of `group` (OffsetDelete), one
@@ -158,17 +270,69 @@ impl UpstreamClient {
         if partitions.iter().all(|(_, numbers)| numbers.is_empty()) {
             return Ok(Vec::new());
         }
-        let request = Request::DeleteGroupOffsets { group, partitions };
-        let partitions = self.partitions("delete_offsets", request).await?;
-        Ok(partitions.into_iter().map(partition_error).collect())
+        let build = |_version: i16| {
+            let topics = partitions
+                .iter()
+                .filter(|(_, numbers)| !numbers.is_empty())
+                .map(|(topic, numbers)| {
+                    OffsetDeleteRequestTopic::default()
+                        .with_name(TopicName(StrBytes::from_string(topic.clone())))
+                        .with_partitions(
+                            numbers
+                                .iter()
+                                .map(|&n| {
+                                    OffsetDeleteRequestPartition::default().with_partition_index(n)
+                                })
+                                .collect(),
+                        )
+                })
+                .collect();
+            OffsetDeleteRequest::default()
+                .with_group_id(GroupId(StrBytes::from_string(group.to_owned())))
+                .with_topics(topics)
+        };
+        let moved = |r: &OffsetDeleteResponse| groups::any_moved([r.error_code]);
+        let answer = self
+            .inner
+            .groups
+            .call("delete_offsets", group, OFFSET_DELETE, build, moved)
+            .await?;
+        if answer.error_code != 0 {
+            return Err(groups::kafka_error("delete_offsets", answer.error_code));
+        }
+        Ok(answer
+            .topics
+            .into_iter()
+            .flat_map(|t| {
+                let topic = t.name.0.to_string();
+                t.partitions.into_iter().map(move |p| PartitionError {
+                    topic: topic.clone(),
+                    partition: p.partition_index,
+                    error: p.error_code,
+                })
+            })
+            .collect())
     }
 
     /// Deletes `group` on the cluster, and with it its committed offsets. Kafka's code for the
     /// group: 0 deleted, NON_EMPTY_GROUP (68) while it has members there, GROUP_ID_NOT_FOUND
     /// (69) for a group the cluster does not know.
     pub async fn delete_group(&self, group: &str) -> Result<i16, ClientError> {
-        self.code("delete_group", Request::DeleteGroup { group })
-            .await
+        let build = |_version: i16| {
+            DeleteGroupsRequest::default()
+                .with_groups_names(vec![GroupId(StrBytes::from_string(group.to_owned()))])
+        };
+        let moved =
+            |r: &DeleteGroupsResponse| groups::any_moved(r.results.iter().map(|g| g.error_code));
+        let answer = self
+            .inner
+            .groups
+            .call("delete_group", group, DELETE_GROUPS, build, moved)
+            .await?;
+        match answer.results.as_slice() {
+            [one] => Ok(one.error_code),
+            _ => Err(unexpected("delete_group")),
+        }
     }
 
     /// The end (high watermark) of each partition, in one ListOffsets per partition leader.
@@ -300,14 +464,6 @@ impl UpstreamClient {
                 }
             }
         }
-    }
-}
-
-fn partition_error(p: Partition) -> PartitionError {
-    PartitionError {
-        topic: p.topic,
-        partition: p.partition,
-        error: p.error,
     }
 }
 

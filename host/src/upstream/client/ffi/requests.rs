@@ -10,25 +10,9 @@ use rdkafka_sys as rd;
 use rdkafka_sys::types::RDKafkaRespErr;
 
 use super::{Native, cstring, text};
-use crate::coordinator::OffsetRecord;
 
-/// One admin request, as librdkafka takes it (one group per group request).
+/// One admin request, as librdkafka takes it (the group calls are the host's own: `groups.rs`).
 pub enum Request<'a> {
-    AlterGroupOffsets {
-        group: &'a str,
-        offsets: &'a [OffsetRecord],
-    },
-    ListGroupOffsets {
-        group: &'a str,
-        partitions: Option<&'a [(String, Vec<i32>)]>,
-    },
-    DeleteGroupOffsets {
-        group: &'a str,
-        partitions: &'a [(String, Vec<i32>)],
-    },
-    DeleteGroup {
-        group: &'a str,
-    },
     ListOffsetsLatest {
         partitions: &'a [(String, i32)],
     },
@@ -47,10 +31,6 @@ impl Request<'_> {
     fn op(&self) -> rd::rd_kafka_admin_op_t {
         use rd::rd_kafka_admin_op_t as Op;
         match self {
-            Request::AlterGroupOffsets { .. } => Op::RD_KAFKA_ADMIN_OP_ALTERCONSUMERGROUPOFFSETS,
-            Request::ListGroupOffsets { .. } => Op::RD_KAFKA_ADMIN_OP_LISTCONSUMERGROUPOFFSETS,
-            Request::DeleteGroupOffsets { .. } => Op::RD_KAFKA_ADMIN_OP_DELETECONSUMERGROUPOFFSETS,
-            Request::DeleteGroup { .. } => Op::RD_KAFKA_ADMIN_OP_DELETEGROUPS,
             Request::ListOffsetsLatest { .. } => Op::RD_KAFKA_ADMIN_OP_LISTOFFSETS,
             Request::CreateTopic { .. } => Op::RD_KAFKA_ADMIN_OP_CREATETOPICS,
             Request::CreatePartitions { .. } => Op::RD_KAFKA_ADMIN_OP_CREATEPARTITIONS,
@@ -71,68 +51,11 @@ impl Native {
         }
         let o = options.0;
         match *request {
-            Request::AlterGroupOffsets { group, offsets } => {
-                let group = cstring(group)?;
-                let list = Tpl::new(offsets.len())?;
-                for record in offsets {
-                    let epoch = (record.leader_epoch >= 0).then_some(record.leader_epoch);
-                    let metadata = record.metadata.as_deref().filter(|m| !m.is_empty());
-                    list.add(
-                        rk,
-                        &record.topic,
-                        record.partition,
-                        record.offset,
-                        epoch,
-                        metadata,
-                    )?;
-                }
-                // SAFETY: `group` and `list` outlive the calls; `_new` copies both, and the
-                // request is destroyed by its guard after being enqueued (librdkafka copies it).
-                unsafe {
-                    let r = rd::rd_kafka_AlterConsumerGroupOffsets_new(group.as_ptr(), list.0);
-                    let r = Owned(r, rd::rd_kafka_AlterConsumerGroupOffsets_destroy);
-                    rd::rd_kafka_AlterConsumerGroupOffsets(rk, [r.0].as_mut_ptr(), 1, o, q);
-                }
-            }
-            Request::ListGroupOffsets { group, partitions } => {
-                let group = cstring(group)?;
-                let list = partitions
-                    .map(|p| Tpl::of(p, rd::RD_KAFKA_OFFSET_INVALID.into()))
-                    .transpose()?;
-                let list_ptr = list.as_ref().map_or(ptr::null_mut(), |l| l.0);
-                // SAFETY: as above; a null list asks for every committed partition.
-                unsafe {
-                    let r = rd::rd_kafka_ListConsumerGroupOffsets_new(group.as_ptr(), list_ptr);
-                    let r = Owned(r, rd::rd_kafka_ListConsumerGroupOffsets_destroy);
-                    rd::rd_kafka_ListConsumerGroupOffsets(rk, [r.0].as_mut_ptr(), 1, o, q);
-                }
-            }
-            Request::DeleteGroupOffsets { group, partitions } => {
-                let group = cstring(group)?;
-                let list = Tpl::of(partitions, rd::RD_KAFKA_OFFSET_INVALID.into())?;
-                // SAFETY: as above.
-                unsafe {
-                    let r = rd::rd_kafka_DeleteConsumerGroupOffsets_new(group.as_ptr(), list.0);
-                    let r = Owned(r, rd::rd_kafka_DeleteConsumerGroupOffsets_destroy);
-                    rd::rd_kafka_DeleteConsumerGroupOffsets(rk, [r.0].as_mut_ptr(), 1, o, q);
-                }
-            }
-            Request::DeleteGroup { group } => {
-                let group = cstring(group)?;
-                // SAFETY: as above.
-                unsafe {
-                    let r = Owned(
-                        rd::rd_kafka_DeleteGroup_new(group.as_ptr()),
-                        rd::rd_kafka_DeleteGroup_destroy,
-                    );
-                    rd::rd_kafka_DeleteGroups(rk, [r.0].as_mut_ptr(), 1, o, q);
-                }
-            }
             Request::ListOffsetsLatest { partitions } => {
                 let list = Tpl::new(partitions.len())?;
                 for (topic, partition) in partitions {
                     let latest = rd::rd_kafka_OffsetSpec_t::RD_KAFKA_OFFSET_SPEC_LATEST as i64;
-                    list.add(rk, topic, *partition, latest, None, None)?;
+                    list.add(topic, *partition, latest)?;
                 }
                 // SAFETY: `list` outlives the call, which copies it.
                 unsafe { rd::rd_kafka_ListOffsets(rk, list.0, o, q) };
@@ -243,44 +166,14 @@ impl Tpl {
         }))
     }
 
-    /// Every partition of `partitions` with `offset` (a spec or a placeholder).
-    fn of(partitions: &[(String, Vec<i32>)], offset: i64) -> Result<Tpl, String> {
-        let list = Tpl::new(partitions.iter().map(|(_, p)| p.len()).sum())?;
-        for (topic, numbers) in partitions {
-            for &partition in numbers {
-                list.add(ptr::null_mut(), topic, partition, offset, None, None)?;
-            }
-        }
-        Ok(list)
-    }
-
-    /// Appends one partition. `metadata` needs `rk` (its bytes are allocated by librdkafka,
-    /// which frees them with the list).
-    fn add(
-        &self,
-        rk: *mut rd::rd_kafka_t,
-        topic: &str,
-        partition: i32,
-        offset: i64,
-        leader_epoch: Option<i32>,
-        metadata: Option<&str>,
-    ) -> Result<(), String> {
+    /// Appends one partition with `offset` (an offset spec).
+    fn add(&self, topic: &str, partition: i32, offset: i64) -> Result<(), String> {
         let topic = cstring(topic)?;
         // SAFETY: the list is live; `add` copies the topic name and returns an element owned
-        // by the list, valid until the list changes; metadata is copied into memory from
-        // librdkafka's allocator, which the list's destroy frees.
+        // by the list, valid until the list changes.
         unsafe {
             let element = rd::rd_kafka_topic_partition_list_add(self.0, topic.as_ptr(), partition);
             (*element).offset = offset;
-            if let Some(epoch) = leader_epoch {
-                rd::rd_kafka_topic_partition_set_leader_epoch(element, epoch);
-            }
-            if let Some(bytes) = metadata.map(str::as_bytes) {
-                let copy = rd::rd_kafka_mem_malloc(rk, bytes.len()).cast::<u8>();
-                ptr::copy_nonoverlapping(bytes.as_ptr(), copy, bytes.len());
-                (*element).metadata = copy.cast();
-                (*element).metadata_size = bytes.len();
-            }
         }
         Ok(())
     }

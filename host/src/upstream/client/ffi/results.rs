@@ -47,7 +47,6 @@ pub struct Partition {
     pub partition: i32,
     pub offset: i64,
     pub leader_epoch: i32,
-    pub metadata: Option<String>,
     pub error: i16,
 }
 
@@ -110,19 +109,13 @@ unsafe fn items<'a, T>(items: *const T, count: usize) -> &'a [T] {
 /// # Safety
 /// `p` is an element of a list owned by a live event.
 unsafe fn partition(p: &rd::rd_kafka_topic_partition_t) -> Result<Partition, Failure> {
-    // SAFETY: the caller's contract: the topic is a C string of the list, the metadata
-    // `metadata_size` bytes (or null), both owned by the event.
+    // SAFETY: the caller's contract: the topic is a C string of the list, owned by the event.
     unsafe {
-        let metadata = (!p.metadata.is_null()).then(|| {
-            let bytes = slice::from_raw_parts(p.metadata.cast::<u8>(), p.metadata_size);
-            String::from_utf8_lossy(bytes).into_owned()
-        });
         Ok(Partition {
             topic: text(p.topic).unwrap_or_default(),
             partition: p.partition,
             offset: p.offset,
             leader_epoch: rd::rd_kafka_topic_partition_get_leader_epoch(p),
-            metadata,
             error: kafka_code(p.err, std::ptr::null())?,
         })
     }
