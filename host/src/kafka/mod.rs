@@ -12,6 +12,7 @@
 //! connection; clients talk to the coordinator on a connection of their own, so this is also
 //! what they expect. Fetch is held for `max_wait_ms` inside its own connection task only.
 
+pub mod addresses;
 pub mod api_versions;
 pub mod codec;
 mod config;
@@ -74,7 +75,7 @@ pub struct Broker {
     /// Connection permits shared by every listener (`kafka.max_connections`).
     pub connections: Arc<tokio::sync::Semaphore>,
     /// Open connections by client address (`kafka.max_connections_per_address`).
-    pub addresses: Arc<listener::Addresses>,
+    pub addresses: Arc<addresses::Addresses>,
 }
 
 /// Facts about the connection a request came on.
