@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicIsize, Ordering};
 use std::time::Instant;
 
-use assignor_host::coordinator::view::{StrategiesView, StrategyEntry};
+use assignor_host::coordinator::view::{StrategiesView, StrategyEntry, Topics};
 use assignor_host::coordinator::{
     AssignorDone, AssignorOutput, Coordinator, CoordinatorConfig, Effect, Event, GroupRequest,
     GroupResponse, ReplyTo, RequestContext,
@@ -95,7 +95,11 @@ impl Harness {
             ..Default::default()
         };
         Harness {
-            coordinator: Coordinator::new(config, Arc::new(view), Arc::new(strategies)),
+            coordinator: Coordinator::new(
+                config,
+                Arc::new(Topics::with_derived_ids(view)),
+                Arc::new(strategies),
+            ),
             now: 0,
             answers: HashMap::new(),
             next: 1,

@@ -58,6 +58,12 @@ struct RebalanceLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct UnavailableLabels {
+    group: String,
+    requested: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ReasonLabels {
     reason: String,
 }
@@ -100,6 +106,7 @@ pub struct Metrics {
     rebalances: Family<RebalanceLabels, Counter>,
     members_removed: Family<ReasonLabels, Counter>,
     assignor_calls: Family<CallLabels, Counter>,
+    assignor_unavailable: Family<UnavailableLabels, Counter>,
     assignor_duration: HistogramFamily,
     assignor_fuel: HistogramFamily,
     groups: Family<StateLabels, Gauge>,
@@ -146,6 +153,7 @@ impl Metrics {
             rebalances: Family::default(),
             members_removed: Family::default(),
             assignor_calls: Family::default(),
+            assignor_unavailable: Family::default(),
             assignor_duration: Family::new_with_constructor(duration_histogram),
             assignor_fuel: Family::new_with_constructor(fuel_histogram),
             groups: Family::default(),
@@ -170,6 +178,12 @@ impl Metrics {
             "rebalances",
             "Rebalances started, by group and reason category",
             m.rebalances.clone(),
+        );
+        registry.register(
+            "assignor_unavailable",
+            "Consumer-group targets computed by the fallback because no module serves the \
+             assignor the group names (group.remote.assignor), by group and name",
+            m.assignor_unavailable.clone(),
         );
         registry.register(
             "members_removed",
@@ -331,6 +345,16 @@ impl Metrics {
                     .get_or_create(&RebalanceLabels {
                         group: group.to_string(),
                         reason: reason.category().to_owned(),
+                    })
+                    .inc();
+            }
+            Notice::AssignorUnavailable {
+                group, requested, ..
+            } => {
+                self.assignor_unavailable
+                    .get_or_create(&UnavailableLabels {
+                        group: group.to_string(),
+                        requested: requested.clone(),
                     })
                     .inc();
             }

@@ -44,7 +44,8 @@ class Consumers:
         self.started = []
 
     def start(self, client, group, topics, strategies=(), client_id=None, **options):
-        """`options`: `records`, `commit_on_revoke` (harness.agents.spawn)."""
+        """`options`: `records`, `commit_on_revoke`, `group_protocol`, `remote_assignor`,
+        `instance_id` (harness.agents.spawn)."""
         name = f"{client}#{next(self._names)}"
         agent = spawn(client, name, self.host.bootstrap, group, topics, strategies, client_id,
                       **options)

@@ -8,6 +8,11 @@
 //! published as a new immutable [`TopicsView`] on a `watch` channel, which the coordinator
 //! follows to notice partition-count changes (the host, not a client, is the group leader).
 //!
+//! Every topic has a topic id (KIP-516), a random non-zero uuid given when the topic is created
+//! and persisted with it: Metadata v10+ reports it, v12+ looks topics up by it, and the
+//! consumer protocol (KIP-848) names topics only by it. A topic deleted and created again gets
+//! a new id, as in Kafka. Topics of a store written before ids existed get one when it opens.
+//!
 //! Writers are serialized by one mutex; readers take the current snapshot without locking
 //! anything but the `watch` slot. A write is a synchronous redb commit (about a millisecond),
 //! done inline even from async handlers: topic changes are rare admin operations, and keeping
@@ -23,8 +28,9 @@ use assignor_sdk::Topic;
 use kafka_protocol::error::ResponseError;
 use parking_lot::Mutex;
 use tokio::sync::watch;
+use uuid::Uuid;
 
-use crate::coordinator::view::TopicsView;
+use crate::coordinator::view::{Topics, TopicsView};
 use crate::store::{Store, StoreError};
 
 pub use config::{CatalogConfig, TopicSeed};
@@ -92,13 +98,23 @@ impl Catalog {
     /// Loads the stored topics, then applies the config seeds (create if missing, grow if the
     /// seed has more partitions). A bad seed refuses the start with the topic's name.
     pub fn open(settings: &CatalogConfig, store: Option<Store>) -> Result<Catalog, CatalogError> {
-        let stored = match &store {
-            Some(store) => store.load_topics()?,
-            None => Vec::new(),
+        let (stored, mut ids) = match &store {
+            Some(store) => (store.load_topics()?, store.load_topic_ids()?),
+            None => (Vec::new(), BTreeMap::new()),
         };
         let map: BTreeMap<String, Topic> =
             stored.into_iter().map(|t| (t.name.clone(), t)).collect();
-        let (view, _) = watch::channel(Arc::new(map));
+        for topic in map.values() {
+            if ids.get(&topic.name).is_none_or(Uuid::is_nil) {
+                let id = new_topic_id();
+                if let Some(store) = &store {
+                    store.put_topic(topic, id)?;
+                }
+                tracing::info!(topic = %topic.name, %id, "topic id given to a stored topic");
+                ids.insert(topic.name.clone(), id);
+            }
+        }
+        let (view, _) = watch::channel(Arc::new(Topics::new(map, ids)));
         let catalog = Catalog {
             inner: Arc::new(Inner {
                 write: Mutex::new(()),
@@ -122,7 +138,7 @@ impl Catalog {
     /// The catalog of proxy mode: the upstream cluster's topics as its Metadata reads, kept
     /// in memory only ([`Catalog::mirror_topics`] replaces them), no seeds.
     pub fn mirror() -> Catalog {
-        let (view, _) = watch::channel(Arc::new(BTreeMap::new()));
+        let (view, _) = watch::channel(Arc::new(Topics::default()));
         Catalog {
             inner: Arc::new(Inner {
                 write: Mutex::new(()),
@@ -133,13 +149,24 @@ impl Catalog {
         }
     }
 
-    /// Replaces every topic with `topics` (a complete read of the upstream's Metadata), and
-    /// publishes only when something changed, so groups rebalance only for a real change.
-    /// Returns whether it changed.
+    /// Replaces every topic with `topics` (a complete read of the upstream's Metadata), with
+    /// the zero topic id (an upstream read that carries no ids), and publishes only when
+    /// something changed, so groups rebalance only for a real change. Returns whether it
+    /// changed.
     pub fn mirror_topics(&self, topics: Vec<Topic>) -> bool {
+        self.mirror_topics_with_ids(topics.into_iter().map(|t| (t, Uuid::nil())).collect())
+    }
+
+    /// [`Catalog::mirror_topics`] with the upstream's topic ids (Metadata v10+).
+    pub fn mirror_topics_with_ids(&self, topics: Vec<(Topic, Uuid)>) -> bool {
         let _guard = self.inner.write.lock();
-        let next: BTreeMap<String, Topic> =
-            topics.into_iter().map(|t| (t.name.clone(), t)).collect();
+        let ids: BTreeMap<String, Uuid> =
+            topics.iter().map(|(t, id)| (t.name.clone(), *id)).collect();
+        let map: BTreeMap<String, Topic> = topics
+            .into_iter()
+            .map(|(t, _)| (t.name.clone(), t))
+            .collect();
+        let next = Topics::new(map, ids);
         if **self.inner.view.borrow() == next {
             return false;
         }
@@ -250,9 +277,13 @@ impl Catalog {
         if let Some(store) = &self.inner.store {
             store.delete_topic(name)?;
         }
-        let mut next = (*current).clone();
-        next.remove(name);
-        self.inner.view.send_replace(Arc::new(next));
+        let mut topics = current.by_name().clone();
+        let mut ids = current.ids().clone();
+        topics.remove(name);
+        ids.remove(name);
+        self.inner
+            .view
+            .send_replace(Arc::new(Topics::new(topics, ids)));
         tracing::info!(topic = %name, "topic deleted");
         Ok(topic)
     }
@@ -313,15 +344,35 @@ impl Catalog {
         Ok(())
     }
 
-    /// Persists, then publishes. Called with the write lock held.
+    /// Persists, then publishes; a new topic gets a new id, a changed one keeps its own.
+    /// Called with the write lock held.
     fn commit(&self, current: TopicsView, topic: Topic) -> Result<(), CatalogError> {
+        let id = current
+            .id(&topic.name)
+            .filter(|id| !id.is_nil())
+            .unwrap_or_else(new_topic_id);
         if let Some(store) = &self.inner.store {
-            store.put_topic(&topic)?;
+            store.put_topic(&topic, id)?;
         }
-        let mut next = (*current).clone();
-        next.insert(topic.name.clone(), topic);
-        self.inner.view.send_replace(Arc::new(next));
+        let mut topics = current.by_name().clone();
+        let mut ids = current.ids().clone();
+        ids.insert(topic.name.clone(), id);
+        topics.insert(topic.name.clone(), topic);
+        self.inner
+            .view
+            .send_replace(Arc::new(Topics::new(topics, ids)));
         Ok(())
+    }
+}
+
+/// A fresh topic id: random, never the zero uuid (Kafka's `Uuid.randomUuid` also avoids the
+/// reserved ids, of which zero is the one clients test for).
+fn new_topic_id() -> Uuid {
+    loop {
+        let id = Uuid::new_v4();
+        if !id.is_nil() {
+            return id;
+        }
     }
 }
 

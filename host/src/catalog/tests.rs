@@ -169,3 +169,54 @@ fn a_bad_seed_refuses_the_start_naming_the_topic() {
     let err = Catalog::open(&bad, None).err().unwrap();
     assert!(err.to_string().contains("\"no spaces\""), "{err}");
 }
+
+#[test]
+fn every_topic_has_a_stable_persisted_non_zero_id_and_a_recreated_topic_a_new_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let (orders, other) = {
+        let catalog = Catalog::open(&settings(), Some(Store::open(dir.path()).unwrap())).unwrap();
+        catalog.create(new_topic("orders", Some(2)), false).unwrap();
+        catalog.create(new_topic("other", Some(1)), false).unwrap();
+        let view = catalog.topics();
+        let (orders, other) = (view.id("orders").unwrap(), view.id("other").unwrap());
+        assert!(!orders.is_nil() && !other.is_nil());
+        assert_ne!(orders, other);
+        assert_eq!(view.name_of(&orders), Some("orders"));
+        // Growing a topic keeps its id.
+        catalog.create_partitions("orders", 4, false).unwrap();
+        assert_eq!(catalog.topics().id("orders"), Some(orders));
+        (orders, other)
+    };
+    let catalog = Catalog::open(&settings(), Some(Store::open(dir.path()).unwrap())).unwrap();
+    assert_eq!(
+        catalog.topics().id("orders"),
+        Some(orders),
+        "kept across a restart"
+    );
+    assert_eq!(catalog.topics().id("other"), Some(other));
+    catalog.delete("orders").unwrap();
+    assert_eq!(catalog.topics().name_of(&orders), None);
+    catalog.create(new_topic("orders", Some(2)), false).unwrap();
+    let again = catalog.topics().id("orders").unwrap();
+    assert!(!again.is_nil());
+    assert_ne!(again, orders, "a recreated topic is another topic");
+}
+
+#[test]
+fn topics_stored_before_ids_existed_get_one_when_the_catalog_opens() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let topic = Topic {
+        name: "old".into(),
+        partition_count: 1,
+        partition_racks: Vec::new(),
+    };
+    store.put_topic(&topic, uuid::Uuid::nil()).unwrap();
+    let id = Catalog::open(&settings(), Some(store.clone()))
+        .unwrap()
+        .topics()
+        .id("old")
+        .unwrap();
+    assert!(!id.is_nil());
+    assert_eq!(store.load_topic_ids().unwrap()["old"], id, "persisted");
+}

@@ -10,11 +10,13 @@
 //! `JoinGroupRequest` and gets a `JoinGroupResponse` back: the one place where an answer of
 //! the wrong kind could be noticed is the driver, never the per-API files.
 
+use kafka_protocol::messages::consumer_group_describe_response::DescribedGroup as ConsumerDescribedGroup;
 use kafka_protocol::messages::describe_groups_response::DescribedGroup;
 use kafka_protocol::messages::{
-    HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest,
-    LeaveGroupResponse, OffsetCommitRequest, OffsetCommitResponse, OffsetDeleteRequest,
-    OffsetDeleteResponse, SyncGroupRequest, SyncGroupResponse,
+    ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse, HeartbeatRequest,
+    HeartbeatResponse, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest, LeaveGroupResponse,
+    OffsetCommitRequest, OffsetCommitResponse, OffsetDeleteRequest, OffsetDeleteResponse,
+    SyncGroupRequest, SyncGroupResponse,
 };
 
 /// Coordinator time in milliseconds (monotonic, from the driver's clock; a fake clock in tests).
@@ -51,7 +53,15 @@ pub enum GroupRequest {
     OffsetDelete(OffsetDeleteRequest),
     DescribeGroup(DescribeGroup),
     DeleteGroup(DeleteGroup),
+    /// KIP-848's consumer protocol (API 68); boxed, as the largest request by far.
+    ConsumerGroupHeartbeat(Box<ConsumerGroupHeartbeatRequest>),
+    /// ConsumerGroupDescribe (API 69) for one group.
+    ConsumerGroupDescribe(ConsumerGroupDescribe),
 }
+
+/// ConsumerGroupDescribe for one group (the group id travels beside the request).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ConsumerGroupDescribe;
 
 /// DescribeGroups for one group (the group id travels beside the request).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -85,6 +95,8 @@ pub enum GroupResponse {
     DescribeGroup(DescribedGroup),
     /// The error code for this group (NONE, NON_EMPTY_GROUP, GROUP_ID_NOT_FOUND, ...).
     DeleteGroup(i16),
+    ConsumerGroupHeartbeat(ConsumerGroupHeartbeatResponse),
+    ConsumerGroupDescribe(ConsumerDescribedGroup),
 }
 
 /// Committed offsets of one group, in the shape shared by every OffsetFetch version.
@@ -147,6 +159,20 @@ group_call! {
     OffsetDeleteRequest => OffsetDelete(OffsetDeleteResponse);
     DescribeGroup => DescribeGroup(DescribedGroup);
     DeleteGroup => DeleteGroup(i16);
+    ConsumerGroupDescribe => ConsumerGroupDescribe(ConsumerDescribedGroup);
+}
+
+impl GroupCall for ConsumerGroupHeartbeatRequest {
+    type Answer = ConsumerGroupHeartbeatResponse;
+    fn into_request(self) -> GroupRequest {
+        GroupRequest::ConsumerGroupHeartbeat(Box::new(self))
+    }
+    fn answer(response: GroupResponse) -> Result<Self::Answer, Box<GroupResponse>> {
+        match response {
+            GroupResponse::ConsumerGroupHeartbeat(answer) => Ok(answer),
+            other => Err(Box::new(other)),
+        }
+    }
 }
 
 impl GroupResponse {
@@ -162,6 +188,8 @@ impl GroupResponse {
             GroupResponse::OffsetDelete(_) => "OffsetDelete",
             GroupResponse::DescribeGroup(_) => "DescribeGroups",
             GroupResponse::DeleteGroup(_) => "DeleteGroups",
+            GroupResponse::ConsumerGroupHeartbeat(_) => "ConsumerGroupHeartbeat",
+            GroupResponse::ConsumerGroupDescribe(_) => "ConsumerGroupDescribe",
         }
     }
 }
@@ -179,6 +207,8 @@ impl GroupRequest {
             GroupRequest::OffsetDelete(_) => "OffsetDelete",
             GroupRequest::DescribeGroup(_) => "DescribeGroups",
             GroupRequest::DeleteGroup(_) => "DeleteGroups",
+            GroupRequest::ConsumerGroupHeartbeat(_) => "ConsumerGroupHeartbeat",
+            GroupRequest::ConsumerGroupDescribe(_) => "ConsumerGroupDescribe",
         }
     }
 }

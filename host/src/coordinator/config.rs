@@ -40,6 +40,29 @@ pub struct CoordinatorConfig {
     /// last-resort range) is taken. Each step gets at most half of the group's rebalance
     /// timeout, so the whole chain ends within it.
     pub assignor_deadline_ms: Millis,
+    /// Consumer groups (KIP-848): the session timeout of consumer-protocol members
+    /// (`group.consumer.session.timeout.ms`); classic members of a consumer group keep the
+    /// one their JoinGroup asked for.
+    pub consumer_session_timeout_ms: i32,
+    /// Consumer groups: the heartbeat interval every answer tells the members
+    /// (`group.consumer.heartbeat.interval.ms`); below the session timeout.
+    pub consumer_heartbeat_interval_ms: i32,
+    /// Consumer groups: the assignor of a group whose members name none
+    /// (`group.remote.assignor` unset; Kafka's first `group.consumer.assignors` entry).
+    pub consumer_default_assignor: String,
+    /// Consumer groups: how long a heartbeat that moved the group epoch (a join, a
+    /// subscription change) waits for the new target assignment before it is answered with
+    /// what the member may own until then. The target is computed by a module, off the shard;
+    /// most calls end well within this.
+    pub consumer_assignment_wait_ms: Millis,
+    /// Serve the consumer protocol (ConsumerGroupHeartbeat, ConsumerGroupDescribe); when off,
+    /// both are answered UNSUPPORTED_VERSION, as Kafka answers with the protocol disabled.
+    pub consumer_protocol: bool,
+    /// Kafka's answers where the host is gentler by default: an assignor name no module
+    /// serves is UNSUPPORTED_ASSIGNOR, and a failed module call UNKNOWN_SERVER_ERROR (both
+    /// fatal to librdkafka). Off: the fallback module assigns a name without a module, and a
+    /// failure keeps the previous target.
+    pub strict: bool,
     /// Seed of the member-id generator, so tests are deterministic. Not a config-file key
     /// (`seed = ...` is refused as unknown): the driver seeds each shard from the OS, so a
     /// configured value would be silently ignored.
@@ -58,6 +81,12 @@ impl Default for CoordinatorConfig {
             new_member_join_timeout_ms: 300_000,
             fallback_strategy: "range".to_string(),
             assignor_deadline_ms: 10_000,
+            consumer_session_timeout_ms: 45_000,
+            consumer_heartbeat_interval_ms: 5_000,
+            consumer_default_assignor: "uniform".to_string(),
+            consumer_assignment_wait_ms: 2_000,
+            consumer_protocol: true,
+            strict: false,
             seed: 0x5eed_0fa5_519e_0e00,
         }
     }

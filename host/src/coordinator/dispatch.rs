@@ -8,17 +8,24 @@ use std::sync::Arc;
 
 use assignor_sdk::AssignRequest;
 use kafka_protocol::ResponseError;
+use kafka_protocol::messages::ConsumerGroupHeartbeatRequest;
 use kafka_protocol::messages::list_groups_response::ListedGroup;
 
 use super::admin::{self, AdminError, GroupDetail, GroupSummary};
+use super::api::GroupResponse;
 use super::api::{GroupRequest, Millis, ReplyTo, RequestContext};
 use super::classic::group::{Group, Groups};
 use super::classic::{
     GroupState, assignment, heartbeat, join_group, leave_group, rebalance, sync_group,
 };
 use super::config::{CoordinatorConfig, GroupConfig};
-use super::context::{Ctx, Env};
+use super::consumer::group::{
+    ConsumerGroupState, Group as ConsumerGroup, Groups as ConsumerGroups,
+};
+use super::consumer::{describe, heartbeat as consumer_heartbeat, membership, refresh, target};
+use super::context::{Ctx, Env, Parked};
 use super::event::{Effect, Event, RestoredGroup, TimerKey};
+use super::responses;
 use super::view::{StrategiesView, TopicsView};
 use super::{
     delete_groups, describe_groups, list_groups, offset_commit, offset_delete, offset_fetch,
@@ -27,7 +34,10 @@ use super::{
 /// The sans-io group coordinator of one shard. See the module docs of [`super`].
 pub struct Coordinator {
     env: Env,
+    /// Classic groups. A group id is in at most one of the two maps.
     groups: Groups,
+    /// Consumer groups (KIP-848).
+    consumers: ConsumerGroups,
 }
 
 impl Coordinator {
@@ -40,6 +50,7 @@ impl Coordinator {
         Coordinator {
             env: Env::new(config, topics, strategies),
             groups: HashMap::new(),
+            consumers: HashMap::new(),
         }
     }
 
@@ -50,7 +61,11 @@ impl Coordinator {
     /// Handles one event at coordinator time `now` and returns what the driver must do, in
     /// order.
     pub fn handle(&mut self, now: Millis, event: Event) -> Vec<Effect> {
-        let Coordinator { env, groups } = self;
+        let Coordinator {
+            env,
+            groups,
+            consumers,
+        } = self;
         let mut ctx = Ctx::new(now, env);
         match event {
             Event::Request {
@@ -58,22 +73,39 @@ impl Coordinator {
                 group_id,
                 ctx: client,
                 request,
-            } => request_for(&mut ctx, groups, reply_to, &group_id, &client, request),
-            Event::TimerFired(key) => timer(&mut ctx, groups, key),
-            Event::AssignorDone(done) => match groups.get_mut(done.group_id.as_str()) {
-                Some(group) => assignment::on_done(&mut ctx, group, done),
-                None => assignment::dropped(&mut ctx, &done),
+            } => {
+                let all = (groups, consumers);
+                request_for(&mut ctx, all, reply_to, &group_id, &client, request)
+            }
+            Event::TimerFired(key) => match consumers.get_mut(key.group()) {
+                Some(group) => consumer_timer(&mut ctx, group, key),
+                None => timer(&mut ctx, groups, key),
             },
+            Event::AssignorDone(done) => {
+                if let Some(group) = consumers.get_mut(done.group_id.as_str()) {
+                    target::on_done(&mut ctx, group, done)
+                } else if let Some(group) = groups.get_mut(done.group_id.as_str()) {
+                    assignment::on_done(&mut ctx, group, done)
+                } else {
+                    assignment::dropped(&mut ctx, &done)
+                }
+            }
             Event::TopicsChanged(topics) => {
                 ctx.env.topics = topics;
                 for group in groups.values_mut() {
                     rebalance::check_topics(&mut ctx, group);
+                }
+                for group in consumers.values_mut() {
+                    refresh::check_topics(&mut ctx, group);
                 }
             }
             Event::StrategiesChanged(strategies) => {
                 ctx.env.strategies = strategies;
                 for group in groups.values_mut() {
                     group.rekey(&ctx.env.strategies);
+                }
+                for group in consumers.values_mut() {
+                    refresh::check_strategies(&mut ctx, group);
                 }
             }
             Event::Restore(restored) => restore(&mut ctx, groups, *restored),
@@ -100,6 +132,9 @@ impl Coordinator {
                 }
             }
         }
+        for group in self.consumers.values_mut() {
+            membership::shutdown(&mut ctx, group);
+        }
         ctx.into_effects()
     }
 
@@ -113,14 +148,32 @@ impl Coordinator {
         self.groups.get(group_id).map(|g| g.generation_id)
     }
 
-    /// Number of groups of this shard.
-    pub fn group_count(&self) -> usize {
-        self.groups.len()
+    /// A consumer group's state and its group epoch, if it exists.
+    pub fn consumer_group(&self, group_id: &str) -> Option<(ConsumerGroupState, i32)> {
+        self.consumers
+            .get(group_id)
+            .map(|g| (g.state(), g.group_epoch))
     }
 
-    /// Group ids, sorted.
+    /// A consumer group, for the tests' invariant checks.
+    #[cfg(test)]
+    pub(crate) fn consumer_group_ref(&self, group_id: &str) -> Option<&ConsumerGroup> {
+        self.consumers.get(group_id)
+    }
+
+    /// Number of groups of this shard (classic and consumer).
+    pub fn group_count(&self) -> usize {
+        self.groups.len() + self.consumers.len()
+    }
+
+    /// Group ids, sorted (classic and consumer).
     pub fn group_ids(&self) -> Vec<String> {
-        let ids: BTreeMap<&str, ()> = self.groups.keys().map(|k| (&**k, ())).collect();
+        let ids: BTreeMap<&str, ()> = self
+            .groups
+            .keys()
+            .chain(self.consumers.keys())
+            .map(|k| (&**k, ()))
+            .collect();
         ids.into_keys().map(str::to_string).collect()
     }
 
@@ -141,7 +194,7 @@ impl Coordinator {
         states_filter: &[String],
         types_filter: &[String],
     ) -> Vec<ListedGroup> {
-        list_groups::list(&self.groups, states_filter, types_filter)
+        list_groups::list(&self.groups, &self.consumers, states_filter, types_filter)
     }
 
     /// The detail of one group (the admin API's view).
@@ -173,6 +226,12 @@ impl Coordinator {
         why: Option<String>,
     ) -> Result<Vec<Effect>, AdminError> {
         let mut ctx = Ctx::new(now, &mut self.env);
+        if let Some(group) = self.consumers.get_mut(group_id) {
+            if !refresh::operator(&mut ctx, group, why) {
+                return Err(AdminError::GroupEmpty(group_id.to_string()));
+            }
+            return Ok(ctx.into_effects());
+        }
         admin::trigger_rebalance(&mut ctx, &mut self.groups, group_id, why)?;
         Ok(ctx.into_effects())
     }
@@ -190,7 +249,7 @@ impl Coordinator {
 
 fn request_for(
     ctx: &mut Ctx<'_>,
-    groups: &mut Groups,
+    (groups, consumers): (&mut Groups, &mut ConsumerGroups),
     reply_to: ReplyTo,
     group_id: &str,
     client: &RequestContext,
@@ -198,7 +257,42 @@ fn request_for(
 ) {
     match request {
         GroupRequest::JoinGroup(r) => {
+            match consumers.get(group_id).map(|g| g.members.is_empty()) {
+                // Classic members in a consumer group (Kafka's upgrade path) are not served:
+                // Kafka's answer when a group cannot take a classic member.
+                Some(false) => {
+                    let parked = Parked {
+                        reply_to,
+                        api_version: client.api_version,
+                    };
+                    let member = r.member_id.to_string();
+                    return ctx.join_error(
+                        parked,
+                        &member,
+                        ResponseError::InconsistentGroupProtocol,
+                    );
+                }
+                // An empty consumer group gives way to a classic one, as in Kafka.
+                Some(true) => {
+                    consumers.remove(group_id);
+                }
+                None => {}
+            }
             join_group::handle(ctx, groups, reply_to, group_id, client, r)
+        }
+        GroupRequest::ConsumerGroupHeartbeat(r) => {
+            consumer_group_heartbeat(ctx, (groups, consumers), reply_to, group_id, client, *r)
+        }
+        GroupRequest::ConsumerGroupDescribe(_) => {
+            let described = match consumers.get(group_id) {
+                Some(group) => describe::described(ctx, group),
+                None => responses::consumer_described_error(
+                    group_id,
+                    ResponseError::GroupIdNotFound,
+                    Some(format!("Group {group_id} is not a consumer group.")),
+                ),
+            };
+            ctx.respond(reply_to, GroupResponse::ConsumerGroupDescribe(described));
         }
         GroupRequest::SyncGroup(r) => {
             sync_group::handle(ctx, groups, reply_to, group_id, client, r)
@@ -208,24 +302,27 @@ fn request_for(
             leave_group::handle(ctx, groups, reply_to, group_id, client, r)
         }
         GroupRequest::OffsetCommit(r) => {
-            offset_commit::handle(ctx, groups, reply_to, group_id, client, r)
+            offset_commit::handle(ctx, groups, consumers, reply_to, group_id, client, r)
         }
-        GroupRequest::OffsetFetch(q) => offset_fetch::handle(ctx, reply_to, group_id, q),
+        GroupRequest::OffsetFetch(q) => {
+            offset_fetch::handle(ctx, consumers, reply_to, group_id, client, q)
+        }
         GroupRequest::OffsetDelete(r) => offset_delete::handle(ctx, groups, reply_to, group_id, r),
+        // Kafka's DescribeGroups describes classic groups only.
+        GroupRequest::DescribeGroup(_) if consumers.contains_key(group_id) => {
+            let code = ResponseError::GroupIdNotFound.code();
+            let described = responses::described_dead(group_id, code);
+            ctx.respond(reply_to, GroupResponse::DescribeGroup(described));
+        }
         GroupRequest::DescribeGroup(_) => describe_groups::handle(ctx, groups, reply_to, group_id),
-        GroupRequest::DeleteGroup(_) => delete_groups::handle(ctx, groups, reply_to, group_id),
+        GroupRequest::DeleteGroup(_) => {
+            delete_groups::handle(ctx, (groups, consumers), reply_to, group_id)
+        }
     }
 }
 
 fn timer(ctx: &mut Ctx<'_>, groups: &mut Groups, key: TimerKey) {
-    let group_id = match &key {
-        TimerKey::Heartbeat { group, .. }
-        | TimerKey::Join { group }
-        | TimerKey::Sync { group }
-        | TimerKey::AssignorDeadline { group }
-        | TimerKey::FollowUp { group } => group.clone(),
-    };
-    let Some(group) = groups.get_mut(&group_id) else {
+    let Some(group) = groups.get_mut(key.group()) else {
         return;
     };
     match key {
@@ -234,7 +331,73 @@ fn timer(ctx: &mut Ctx<'_>, groups: &mut Groups, key: TimerKey) {
         TimerKey::Sync { .. } => rebalance::sync_expired(ctx, group),
         TimerKey::AssignorDeadline { .. } => assignment::deadline(ctx, group),
         TimerKey::FollowUp { .. } => rebalance::follow_up(ctx, group),
+        // Consumer-group timers of a group that is gone.
+        TimerKey::Revocation { .. } | TimerKey::TargetWait { .. } => {}
     }
+}
+
+fn consumer_timer(ctx: &mut Ctx<'_>, group: &mut ConsumerGroup, key: TimerKey) {
+    match key {
+        TimerKey::Heartbeat { member, .. } => membership::session_expired(ctx, group, &member),
+        TimerKey::Revocation { member, .. } => membership::revocation_expired(ctx, group, &member),
+        TimerKey::TargetWait { member, .. } => membership::wait_expired(ctx, group, &member),
+        TimerKey::AssignorDeadline { .. } => target::deadline(ctx, group),
+        TimerKey::FollowUp { .. } => refresh::follow_up(ctx, group),
+        // Classic timers of a group id that is now a consumer group.
+        TimerKey::Join { .. } | TimerKey::Sync { .. } => {}
+    }
+}
+
+/// ConsumerGroupHeartbeat: the protocol switch and the request checks, then a leave, or a
+/// heartbeat of the group (created by an epoch-0 join; an empty classic group of that id gives
+/// way, a classic group with members does not: GROUP_ID_NOT_FOUND, as Kafka answers when the
+/// online upgrade is not possible).
+fn consumer_group_heartbeat(
+    ctx: &mut Ctx<'_>,
+    (groups, consumers): (&mut Groups, &mut ConsumerGroups),
+    reply_to: ReplyTo,
+    group_id: &str,
+    client: &RequestContext,
+    request: ConsumerGroupHeartbeatRequest,
+) {
+    if !ctx.env.config.consumer_protocol {
+        let refusal = (
+            ResponseError::UnsupportedVersion,
+            "The consumer group protocol is disabled.".to_owned(),
+        );
+        return consumer_heartbeat::fail(ctx, reply_to, refusal);
+    }
+    if let Err(refusal) = consumer_heartbeat::validate(ctx, client.api_version, &request) {
+        return consumer_heartbeat::fail(ctx, reply_to, refusal);
+    }
+    if request.member_epoch < 0 {
+        let group = consumers.get_mut(group_id);
+        return consumer_heartbeat::leave(ctx, group, group_id, reply_to, &request);
+    }
+    if !consumers.contains_key(group_id) {
+        let not_found = |what: &str| {
+            (
+                ResponseError::GroupIdNotFound,
+                format!("Group {group_id} {what}."),
+            )
+        };
+        if request.member_epoch != 0 {
+            return consumer_heartbeat::fail(ctx, reply_to, not_found("not found"));
+        }
+        if let Some(classic) = groups.get(group_id) {
+            if !classic.members.is_empty() {
+                let refusal = not_found("is a classic group with members");
+                return consumer_heartbeat::fail(ctx, reply_to, refusal);
+            }
+            groups.remove(group_id);
+        }
+        let id: Arc<str> = Arc::from(group_id);
+        consumers.insert(id.clone(), ConsumerGroup::new(id));
+    }
+    let group = consumers
+        .get_mut(group_id)
+        .expect("present or just created");
+    consumer_heartbeat::handle(ctx, group, reply_to, client, request);
 }
 
 /// A group read back from the store: its operator configuration and its metadata (a group

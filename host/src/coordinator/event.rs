@@ -52,7 +52,8 @@ pub struct RestoredGroup {
 /// Keyed timers. Scheduling a key replaces its previous deadline; see [`Event::TimerFired`].
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum TimerKey {
-    /// Session expiry of a member, or of a pending (MEMBER_ID_REQUIRED) member id.
+    /// Session expiry of a member, or of a pending (MEMBER_ID_REQUIRED) member id (classic
+    /// and consumer groups alike).
     Heartbeat { group: Arc<str>, member: Arc<str> },
     /// End of the join phase (initial delay, or the rebalance timeout).
     Join { group: Arc<str> },
@@ -62,6 +63,27 @@ pub enum TimerKey {
     AssignorDeadline { group: Arc<str> },
     /// A module asked for another rebalance (`rebalance_after_ms`).
     FollowUp { group: Arc<str> },
+    /// Consumer groups: the rebalance timeout of a member that must revoke partitions; the
+    /// member is fenced if it has not revoked them by then.
+    Revocation { group: Arc<str>, member: Arc<str> },
+    /// Consumer groups: the end of a request's wait for the next target assignment (a
+    /// heartbeat that moved the group epoch); it is then answered with what is there.
+    TargetWait { group: Arc<str>, member: Arc<str> },
+}
+
+impl TimerKey {
+    /// The group the timer belongs to.
+    pub fn group(&self) -> &Arc<str> {
+        match self {
+            TimerKey::Heartbeat { group, .. }
+            | TimerKey::Join { group }
+            | TimerKey::Sync { group }
+            | TimerKey::AssignorDeadline { group }
+            | TimerKey::FollowUp { group }
+            | TimerKey::Revocation { group, .. }
+            | TimerKey::TargetWait { group, .. } => group,
+        }
+    }
 }
 
 /// An output of [`super::Coordinator::handle`]. The driver executes effects in order: a persist
@@ -229,6 +251,19 @@ pub enum RebalanceReason {
     AssignorFollowUp,
     /// The operator asked for one (admin API, `group rebalance`), optionally saying why.
     Operator { why: Option<String> },
+    /// Consumer groups: a member changed the topics it subscribes to (names, or what its
+    /// regular expression matches).
+    SubscriptionChanged { member: Arc<str> },
+    /// Consumer groups: the assignor most members prefer (`group.remote.assignor`) changed.
+    AssignorChanged { assignor: String },
+    /// Consumer groups: a module now serves the assignor the group names, which the
+    /// fallback served until then.
+    ModuleAvailable { module: String },
+    /// Consumer groups: a member did not revoke partitions within its rebalance timeout.
+    RevocationExpired { member: Arc<str> },
+    /// A consumer-protocol member joined a classic group, which became a consumer group
+    /// (KIP-848's online upgrade).
+    Upgraded { member: Arc<str> },
 }
 
 impl RebalanceReason {
@@ -248,6 +283,11 @@ impl RebalanceReason {
             RebalanceReason::PartitionCountChanged { .. } => "metadata_changed",
             RebalanceReason::AssignorFollowUp => "assignor_requested",
             RebalanceReason::Operator { .. } => "operator",
+            RebalanceReason::SubscriptionChanged { .. } => "subscription_changed",
+            RebalanceReason::AssignorChanged { .. } => "assignor_changed",
+            RebalanceReason::ModuleAvailable { .. } => "module_available",
+            RebalanceReason::RevocationExpired { .. } => "revocation_expired",
+            RebalanceReason::Upgraded { .. } => "upgraded",
         }
     }
 }
@@ -300,6 +340,22 @@ impl std::fmt::Display for RebalanceReason {
             RebalanceReason::AssignorFollowUp => f.write_str("the assignor asked for a rebalance"),
             RebalanceReason::Operator { why: None } => f.write_str("operator request"),
             RebalanceReason::Operator { why: Some(why) } => write!(f, "operator request: {why}"),
+            RebalanceReason::SubscriptionChanged { member } => {
+                write!(f, "member {member} changed its subscription")
+            }
+            RebalanceReason::AssignorChanged { assignor } => {
+                write!(f, "the preferred assignor is now {assignor}")
+            }
+            RebalanceReason::ModuleAvailable { module } => {
+                write!(f, "module {module} is now available")
+            }
+            RebalanceReason::RevocationExpired { member } => {
+                write!(f, "member {member} did not revoke its partitions in time")
+            }
+            RebalanceReason::Upgraded { member } => write!(
+                f,
+                "consumer-protocol member {member} joined: upgraded to a consumer group"
+            ),
         }
     }
 }
@@ -360,5 +416,13 @@ pub enum Notice {
         duration_us: u64,
         fuel: u64,
         fallback: bool,
+    },
+    /// A consumer group's target is being computed by the fallback module because no module
+    /// serves the assignor the group names (`group.remote.assignor`).
+    AssignorUnavailable {
+        group: Arc<str>,
+        epoch: i32,
+        requested: String,
+        fallback: String,
     },
 }

@@ -23,10 +23,18 @@ impl IdGen {
 
     /// A member id for `prefix` (the client id, or the instance id of a static member).
     pub fn member_id(&mut self, prefix: &str) -> String {
+        format!("{prefix}-{}", self.uuid())
+    }
+
+    /// A bare uuid: the member id the coordinator gives a consumer-protocol member that
+    /// sent none (ConsumerGroupHeartbeat v0), as Kafka's `Uuid.randomUuid()`.
+    pub fn uuid(&mut self) -> String {
         let mut bytes = [0u8; 16];
         bytes[..8].copy_from_slice(&self.next_u64().to_le_bytes());
         bytes[8..].copy_from_slice(&self.next_u64().to_le_bytes());
-        let uuid = uuid::Builder::from_random_bytes(bytes).into_uuid();
-        format!("{prefix}-{}", uuid.hyphenated())
+        uuid::Builder::from_random_bytes(bytes)
+            .into_uuid()
+            .hyphenated()
+            .to_string()
     }
 }

@@ -38,6 +38,7 @@ mod api;
 pub mod classic;
 mod committed;
 mod config;
+pub mod consumer;
 mod context;
 mod delete_groups;
 mod describe_groups;
@@ -57,8 +58,8 @@ pub(crate) mod tests;
 
 pub use admin::{AdminError, GroupDetail, GroupSummary, MemberDetail};
 pub use api::{
-    DeleteGroup, DescribeGroup, GroupCall, GroupRequest, GroupResponse, Millis, OffsetFetchQuery,
-    OffsetFetchResult, PartitionOffset, ReplyTo, RequestContext,
+    ConsumerGroupDescribe, DeleteGroup, DescribeGroup, GroupCall, GroupRequest, GroupResponse,
+    Millis, OffsetFetchQuery, OffsetFetchResult, PartitionOffset, ReplyTo, RequestContext,
 };
 pub use classic::{GroupState, HOST_LEADER, RebalanceRecord, RunRecord};
 pub use committed::{Committed, OffsetTable};

@@ -1,6 +1,7 @@
 //! OffsetCommit (API 8): the group's own checks (generation and member, Kafka's
 //! `validateOffsetCommit`), the metadata size limit, and "simple" groups created by a commit
-//! with generation -1. The coordinator decides; storing is an effect
+//! with generation -1; for a consumer group (KIP-848), the member and its member epoch
+//! (Kafka's `ConsumerGroup.validateOffsetCommit`). The coordinator decides; storing is an effect
 //! ([`Effect::CommitOffsets`]): the driver writes the offsets where they live (this host's
 //! store, or the upstream cluster in proxy mode) and answers only once they are written.
 
@@ -15,6 +16,7 @@ use kafka_protocol::messages::{OffsetCommitRequest, OffsetCommitResponse};
 use super::api::{GroupResponse, Millis, ReplyTo, RequestContext};
 use super::classic::GroupState;
 use super::classic::group::{Group, Groups};
+use super::consumer;
 use super::context::Ctx;
 use super::event::Effect;
 use super::responses;
@@ -23,6 +25,7 @@ use super::snapshot::OffsetRecord;
 pub(crate) fn handle(
     ctx: &mut Ctx<'_>,
     groups: &mut Groups,
+    consumers: &consumer::group::Groups,
     reply_to: ReplyTo,
     group_id: &str,
     client: &RequestContext,
@@ -35,6 +38,12 @@ pub(crate) fn handle(
         );
     };
     let generation = request.generation_id_or_member_epoch;
+    if let Some(group) = consumers.get(group_id) {
+        if let Err(error) = validate_consumer(group, client.api_version, &request) {
+            return all(ctx, error);
+        }
+        return commit(ctx, reply_to, group_id, &request);
+    }
     if !groups.contains_key(group_id) {
         if generation >= 0 {
             let error = if client.api_version >= 9 {
@@ -60,7 +69,37 @@ pub(crate) fn handle(
         let (member, session) = (member.clone(), m.session_timeout_ms.max(0) as Millis);
         group.reschedule_heartbeat(&member, session, ctx);
     }
+    commit(ctx, reply_to, group_id, &request);
+}
 
+/// Kafka's checks of a commit to a consumer group: a commit outside the group (epoch < 0) is
+/// allowed while the group is empty; otherwise the member must be in the group, speak
+/// OffsetCommit v9 or later, and commit at its current member epoch (STALE_MEMBER_EPOCH
+/// makes librdkafka heartbeat at once and commit again).
+fn validate_consumer(
+    group: &consumer::group::Group,
+    api_version: i16,
+    request: &OffsetCommitRequest,
+) -> Result<(), ResponseError> {
+    let epoch = request.generation_id_or_member_epoch;
+    if epoch < 0 && group.members.is_empty() {
+        return Ok(());
+    }
+    let Some(member) = group.members.get(request.member_id.as_str()) else {
+        return Err(ResponseError::UnknownMemberId);
+    };
+    if api_version < 9 {
+        return Err(ResponseError::UnsupportedVersion);
+    }
+    if epoch != member.epoch() {
+        return Err(ResponseError::StaleMemberEpoch);
+    }
+    Ok(())
+}
+
+/// Writes the commit's offsets (those within the metadata size limit) and answers once they
+/// are written.
+fn commit(ctx: &mut Ctx<'_>, reply_to: ReplyTo, group_id: &str, request: &OffsetCommitRequest) {
     let max = ctx.env.config.offset_metadata_max_bytes;
     let mut records = Vec::new();
     let mut topics = Vec::with_capacity(request.topics.len());

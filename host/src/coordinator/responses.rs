@@ -5,6 +5,7 @@
 
 use bytes::Bytes;
 use kafka_protocol::ResponseError;
+use kafka_protocol::messages::consumer_group_describe_response::DescribedGroup as ConsumerDescribedGroup;
 use kafka_protocol::messages::describe_groups_response::DescribedGroup;
 use kafka_protocol::messages::join_group_response::JoinGroupResponseMember;
 use kafka_protocol::messages::leave_group_response::MemberResponse;
@@ -12,8 +13,9 @@ use kafka_protocol::messages::offset_commit_response::{
     OffsetCommitResponsePartition, OffsetCommitResponseTopic,
 };
 use kafka_protocol::messages::{
-    GroupId, HeartbeatResponse, JoinGroupResponse, LeaveGroupResponse, OffsetCommitRequest,
-    OffsetCommitResponse, OffsetDeleteResponse, SyncGroupResponse,
+    ConsumerGroupHeartbeatResponse, GroupId, HeartbeatResponse, JoinGroupResponse,
+    LeaveGroupResponse, OffsetCommitRequest, OffsetCommitResponse, OffsetDeleteResponse,
+    SyncGroupResponse,
 };
 use kafka_protocol::protocol::StrBytes;
 
@@ -194,6 +196,29 @@ pub fn described_dead(group_id: &str, error: i16) -> DescribedGroup {
         .with_protocol_data(StrBytes::default())
 }
 
+/// A ConsumerGroupHeartbeat error: the code and a message, nothing else (Kafka's
+/// `getErrorResponse`; librdkafka stops reading after the error fields).
+pub fn consumer_heartbeat_error(
+    error: ResponseError,
+    message: Option<String>,
+) -> ConsumerGroupHeartbeatResponse {
+    ConsumerGroupHeartbeatResponse::default()
+        .with_error_code(error.code())
+        .with_error_message(message.map(StrBytes::from_string))
+}
+
+/// A ConsumerGroupDescribe entry for a group that cannot be described.
+pub fn consumer_described_error(
+    group_id: &str,
+    error: ResponseError,
+    message: Option<String>,
+) -> ConsumerDescribedGroup {
+    ConsumerDescribedGroup::default()
+        .with_error_code(error.code())
+        .with_error_message(message.map(StrBytes::from_string))
+        .with_group_id(GroupId(s(group_id)))
+}
+
 /// The answer to `request` when the whole request fails with `error` (shutdown, Dead group).
 pub fn error_response(
     api_version: i16,
@@ -222,5 +247,11 @@ pub fn error_response(
             GroupResponse::DescribeGroup(described_dead(group_id, code))
         }
         GroupRequest::DeleteGroup(_) => GroupResponse::DeleteGroup(code),
+        GroupRequest::ConsumerGroupHeartbeat(_) => {
+            GroupResponse::ConsumerGroupHeartbeat(consumer_heartbeat_error(error, None))
+        }
+        GroupRequest::ConsumerGroupDescribe(_) => {
+            GroupResponse::ConsumerGroupDescribe(consumer_described_error(group_id, error, None))
+        }
     }
 }

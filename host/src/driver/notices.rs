@@ -50,6 +50,13 @@ impl NoticeSink for TracingNotices {
                 fallback,
             } => tracing::info!(group = %group, generation, module = %module, version = ?version,
                 outcome = ?outcome, duration_us, fuel, fallback, "assignor run finished"),
+            Notice::AssignorUnavailable {
+                group,
+                epoch,
+                requested,
+                fallback,
+            } => tracing::warn!(group = %group, epoch, requested = %requested, module = %fallback,
+                "no module serves the group's assignor; the fallback computes its target"),
         }
     }
 }

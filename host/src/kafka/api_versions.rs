@@ -3,9 +3,12 @@
 //! [`SUPPORTED`] is the single source of truth: the request decoder refuses anything outside
 //! it, and ApiVersions advertises exactly it. The floors are `kafka-protocol`'s (Kafka 4.0
 //! removed the older versions, KIP-896); every client studied negotiates inside them. Two
-//! ceilings are lower than the crate's on purpose: Fetch stops at 12 and OffsetCommit /
-//! OffsetFetch at 9 because later versions address topics by id, and the host's topics have the
-//! zero id (clients fall back to names below those versions, as they do with Kafka 2.x).
+//! ceilings are lower than the crate's on purpose: Fetch stops at 12 (later versions address
+//! topics by id, which the host's fetch path does not resolve; clients fetch by name below
+//! v13, as with Kafka 2.x), and OffsetCommit / OffsetFetch at 9 (the crate's structs end
+//! there). Metadata goes to 13, never 10 or 11 alone: librdkafka's consumer protocol looks
+//! topics up by id and asserts on 10 and 11. ConsumerGroupHeartbeat 0-1: v0 for librdkafka
+//! 2.4-2.9, v1 for 2.10+ and regex subscriptions.
 //! Produce is advertised although every produce is refused: librdkafka only fetches from a
 //! broker that advertises Produce >= 3 (reference/real-clients.md 4.1).
 
@@ -34,6 +37,8 @@ pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
     (ApiKey::CreatePartitions, 0, 3),
     (ApiKey::DeleteGroups, 0, 2),
     (ApiKey::OffsetDelete, 0, 0),
+    (ApiKey::ConsumerGroupHeartbeat, 0, 1),
+    (ApiKey::ConsumerGroupDescribe, 0, 1),
 ];
 
 /// What the host advertises: every API it serves with its version range.

@@ -1,8 +1,8 @@
 //! DeleteTopics (key 20, v1-6): removes topics from the catalog.
 //!
-//! v1-5 name topics in `topic_names`; v6 in `topics[]`, each by name or by id. The host's
-//! topics all have the zero id, so a deletion by id alone is UNKNOWN_TOPIC_ID. A name given
-//! twice in one request is INVALID_REQUEST ("Duplicate topic name."), as in Kafka.
+//! v1-5 name topics in `topic_names`; v6 in `topics[]`, each by name or by id (the catalog's
+//! topic ids); an id the catalog does not know is UNKNOWN_TOPIC_ID. A name given twice in one
+//! request is INVALID_REQUEST ("Duplicate topic name."), as in Kafka.
 
 use std::collections::HashMap;
 
@@ -15,11 +15,19 @@ use super::Broker;
 
 pub fn handle(broker: &Broker, request: DeleteTopicsRequest, version: i16) -> DeleteTopicsResponse {
     // (name, topic id) in request order, whichever layout the version uses.
+    let catalog = broker.catalog.topics();
     let wanted: Vec<(Option<TopicName>, uuid::Uuid)> = if version >= 6 {
         request
             .topics
             .into_iter()
-            .map(|t| (t.name, t.topic_id))
+            .map(|t| {
+                let name = t.name.or_else(|| {
+                    catalog
+                        .name_of(&t.topic_id)
+                        .map(|n| TopicName(StrBytes::from_string(n.to_owned())))
+                });
+                (name, t.topic_id)
+            })
             .collect()
     } else {
         request
@@ -41,7 +49,7 @@ pub fn handle(broker: &Broker, request: DeleteTopicsRequest, version: i16) -> De
             let (code, message) = match &name {
                 None => (
                     ResponseError::UnknownTopicId.code(),
-                    format!("Topic id {topic_id} is not known: this host's topics have no ids"),
+                    format!("Topic id {topic_id} is not known."),
                 ),
                 Some(n) if count[n] > 1 => (
                     ResponseError::InvalidRequest.code(),

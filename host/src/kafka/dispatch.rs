@@ -5,9 +5,10 @@ use kafka_protocol::messages::{RequestKind, ResponseKind};
 
 use super::request::Request;
 use super::{
-    Broker, Client, api_versions, create_partitions, create_topics, delete_groups, delete_topics,
-    describe_groups, fetch, find_coordinator, heartbeat, join_group, leave_group, list_groups,
-    list_offsets, metadata, offset_commit, offset_delete, offset_fetch, produce, sync_group,
+    Broker, Client, api_versions, consumer_group_describe, consumer_group_heartbeat,
+    create_partitions, create_topics, delete_groups, delete_topics, describe_groups, fetch,
+    find_coordinator, heartbeat, join_group, leave_group, list_groups, list_offsets, metadata,
+    offset_commit, offset_delete, offset_fetch, produce, sync_group,
 };
 
 /// What the connection sends back for one request.
@@ -82,6 +83,12 @@ pub async fn handle(broker: &Broker, client: &Client, request: Request) -> Outco
         RequestKind::ListGroups(r) => {
             ResponseKind::ListGroups(list_groups::handle(driver, r, version).await)
         }
+        RequestKind::ConsumerGroupHeartbeat(r) => ResponseKind::ConsumerGroupHeartbeat(
+            consumer_group_heartbeat::handle(driver, client, &header, r).await,
+        ),
+        RequestKind::ConsumerGroupDescribe(r) => ResponseKind::ConsumerGroupDescribe(
+            consumer_group_describe::handle(driver, client, &header, r).await,
+        ),
         RequestKind::DeleteGroups(r) => {
             ResponseKind::DeleteGroups(delete_groups::handle(driver, client, &header, r).await)
         }

@@ -3,9 +3,13 @@
 //!
 //! Choices that keep every client on its plainest path (reference/real-clients.md 4.2):
 //! `leader_epoch` is -1 (librdkafka then skips offset validation and the Python clients skip
-//! KIP-320 truncation checks) and topic ids are the zero uuid (clients then address topics by
-//! name, and fetch at <= v12). A topic asked for by id alone is UNKNOWN_TOPIC_ID. An unknown
-//! topic is UNKNOWN_TOPIC_OR_PARTITION, unless `catalog.auto_create_topics` is on and the
+//! KIP-320 truncation checks). Topic ids (the catalog's, never zero) are reported from v10,
+//! where the field exists, and topics asked for by id alone are looked up by it from v12
+//! ("supports topic Id"; v10 and v11 must not use the field): an unknown id is
+//! UNKNOWN_TOPIC_ID with a null name. The consumer protocol (KIP-848) names topics only by id,
+//! so consumers resolve its assignments here; librdkafka asserts on a Metadata max of 10 or 11,
+//! and the host advertises 13. Fetch stays at v12, where topics travel by name. An unknown
+//! topic name is UNKNOWN_TOPIC_OR_PARTITION, unless `catalog.auto_create_topics` is on and the
 //! request allows auto-creation (always implied below v4, as in Kafka): then it is created with
 //! `catalog.default_partitions` and returned ready, since the host has no leader to elect.
 
@@ -19,6 +23,7 @@ use kafka_protocol::protocol::StrBytes;
 use super::{Broker, Node};
 use crate::catalog::{CatalogError, NewTopic};
 use assignor_sdk::Topic;
+use uuid::Uuid;
 
 /// Kafka `AclOperation` codes, as bits: with no authorization every operation is allowed.
 const TOPIC_OPERATIONS: i32 = (1 << 3) // READ
@@ -46,19 +51,23 @@ pub fn handle(broker: &Broker, request: MetadataRequest, version: i16) -> Metada
     let may_create = version < 4 || request.allow_auto_topic_creation;
     let with_ops = version >= 8 && request.include_topic_authorized_operations;
 
+    let shape = Shape { with_ops, version };
     let mut topics = Vec::new();
     if all {
-        for topic in broker.catalog.topics().values() {
-            topics.push(described(&broker.node, topic, with_ops));
+        let catalog = broker.catalog.topics();
+        for topic in catalog.values() {
+            topics.push(described(
+                &broker.node,
+                topic,
+                catalog.id(&topic.name),
+                shape,
+            ));
         }
     } else {
         for wanted in request.topics.unwrap_or_default() {
             let answer = match wanted.name {
-                Some(name) => by_name(broker, &name, may_create, with_ops),
-                None => MetadataResponseTopic::default()
-                    .with_error_code(ResponseError::UnknownTopicId.code())
-                    .with_topic_id(wanted.topic_id)
-                    .with_name((version < 12).then(TopicName::default)),
+                Some(name) => by_name(broker, &name, may_create, shape),
+                None => by_id(broker, wanted.topic_id, shape),
             };
             topics.push(answer);
         }
@@ -81,14 +90,38 @@ pub fn handle(broker: &Broker, request: MetadataRequest, version: i16) -> Metada
     response
 }
 
+/// What shapes a topic's answer: the request's version and whether operations were asked for.
+#[derive(Clone, Copy)]
+struct Shape {
+    with_ops: bool,
+    version: i16,
+}
+
+/// A topic asked for by id alone: v12+ resolve it; before v12 ids are not looked up.
+fn by_id(broker: &Broker, topic_id: Uuid, shape: Shape) -> MetadataResponseTopic {
+    let catalog = broker.catalog.topics();
+    let found = (shape.version >= 12)
+        .then(|| catalog.name_of(&topic_id))
+        .flatten()
+        .and_then(|name| catalog.get(name));
+    match found {
+        Some(topic) => described(&broker.node, topic, Some(topic_id), shape),
+        None => MetadataResponseTopic::default()
+            .with_error_code(ResponseError::UnknownTopicId.code())
+            .with_topic_id(topic_id)
+            .with_name((shape.version < 12).then(TopicName::default)),
+    }
+}
+
 fn by_name(
     broker: &Broker,
     name: &TopicName,
     may_create: bool,
-    with_ops: bool,
+    shape: Shape,
 ) -> MetadataResponseTopic {
-    if let Some(topic) = broker.catalog.topic(name) {
-        return described(&broker.node, &topic, with_ops);
+    let catalog = broker.catalog.topics();
+    if let Some(topic) = catalog.get(name.as_str()) {
+        return described(&broker.node, topic, catalog.id(name), shape);
     }
     let unknown = |code: i16| {
         MetadataResponseTopic::default()
@@ -107,12 +140,14 @@ fn by_name(
         false,
     );
     match created {
-        Ok(topic) => described(&broker.node, &topic, with_ops),
-        // Created by a concurrent request between the lookup and the create.
-        Err(CatalogError::TopicAlreadyExists(_)) => match broker.catalog.topic(name) {
-            Some(topic) => described(&broker.node, &topic, with_ops),
-            None => unknown(ResponseError::UnknownTopicOrPartition.code()),
-        },
+        // Created now, or by a concurrent request between the lookup and the create.
+        Ok(_) | Err(CatalogError::TopicAlreadyExists(_)) => {
+            let catalog = broker.catalog.topics();
+            match catalog.get(name.as_str()) {
+                Some(topic) => described(&broker.node, topic, catalog.id(name), shape),
+                None => unknown(ResponseError::UnknownTopicOrPartition.code()),
+            }
+        }
         Err(e) => {
             tracing::debug!(topic = %name.as_str(), error = %e, "auto-creation refused");
             unknown(e.error_code())
@@ -120,7 +155,8 @@ fn by_name(
     }
 }
 
-fn described(node: &Node, topic: &Topic, with_ops: bool) -> MetadataResponseTopic {
+/// A topic the host serves. Its id goes in from v10, where the field exists.
+fn described(node: &Node, topic: &Topic, id: Option<Uuid>, shape: Shape) -> MetadataResponseTopic {
     let leader = BrokerId(node.node_id);
     let partitions = (0..topic.partition_count)
         .map(|index| {
@@ -135,7 +171,10 @@ fn described(node: &Node, topic: &Topic, with_ops: bool) -> MetadataResponseTopi
     let mut answer = MetadataResponseTopic::default()
         .with_name(Some(TopicName(StrBytes::from_string(topic.name.clone()))))
         .with_partitions(partitions);
-    if with_ops {
+    if shape.version >= 10 {
+        answer.topic_id = id.unwrap_or_default();
+    }
+    if shape.with_ops {
         answer.topic_authorized_operations = TOPIC_OPERATIONS;
     }
     answer

@@ -17,6 +17,8 @@ pub mod api_versions;
 pub mod codec;
 mod config;
 mod connection;
+mod consumer_group_describe;
+mod consumer_group_heartbeat;
 mod create_partitions;
 mod create_topics;
 mod delete_groups;

@@ -140,6 +140,8 @@ pub fn decode_body(api_key: ApiKey, body: &Bytes, version: i16) -> Result<Reques
         DeleteGroups,
         CreatePartitions,
         OffsetDelete,
+        ConsumerGroupHeartbeat,
+        ConsumerGroupDescribe,
     )
 }
 

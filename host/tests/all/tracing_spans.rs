@@ -13,7 +13,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use assignor_host::coordinator::view::{Topic, TopicsView};
+use assignor_host::coordinator::view::{Topic, Topics, TopicsView};
 use assignor_host::coordinator::{CoordinatorConfig, GroupRequest, GroupResponse, RequestContext};
 use assignor_host::driver::{Driver, DriverConfig, DriverSettings};
 use assignor_host::registry::{Registry, RegistryConfig};
@@ -269,8 +269,9 @@ async fn driver_requests_fill_the_request_span_and_the_run_nests_module_call_in_
         partition_count: 4,
         partition_racks: Vec::new(),
     };
-    let (_topics, topics_rx) =
-        watch::channel::<TopicsView>(Arc::new(BTreeMap::from([("t".to_owned(), topic)])));
+    let (_topics, topics_rx) = watch::channel::<TopicsView>(Arc::new(Topics::with_derived_ids(
+        BTreeMap::from([("t".to_owned(), topic)]),
+    )));
     let config = DriverConfig {
         settings: DriverSettings {
             shards: Some(1),

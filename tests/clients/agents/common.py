@@ -57,6 +57,13 @@ def parse_args():
     parser.add_argument("--strategy", action="append", default=[],
                         help="assignment strategy name (repeatable)")
     parser.add_argument("--client-id", default=None)
+    parser.add_argument("--group-protocol", default="classic", choices=["classic", "consumer"],
+                        help="librdkafka's group.protocol: consumer is KIP-848's "
+                             "(ConsumerGroupHeartbeat)")
+    parser.add_argument("--instance-id", default=None,
+                        help="group.instance.id: a static member (confluent-kafka only)")
+    parser.add_argument("--remote-assignor", default=None,
+                        help="librdkafka's group.remote.assignor (consumer protocol only)")
     parser.add_argument("--report-records", action="store_true",
                         help="emit a `records` event for every poll that returned records")
     parser.add_argument("--commit-on-revoke", action="store_true",

@@ -1,4 +1,6 @@
-"""One confluent-kafka (librdkafka) consumer speaking the agent protocol of common.py.
+"""One confluent-kafka (librdkafka) consumer speaking the agent protocol of common.py, with
+the classic group protocol or KIP-848's (`--group-protocol consumer`, the assignor named by
+`--remote-assignor`).
 
 The assignment reported is the consumer's whole assignment (`assignment()`) once the partitions
 librdkafka hands `on_assign` are applied, with `Consumer.memberid()` as the member id. librdkafka
@@ -6,6 +8,8 @@ does not expose the generation to Python, so it is reported as null. With --repo
 the records of each `consume` call are reported (proxy mode, where the host passes Fetch
 through to real brokers).
 """
+
+import time
 
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
@@ -25,24 +29,41 @@ def main():
         "auto.offset.reset": "earliest",
         "error_cb": lambda err: emit("error", message=str(err)),
     }
+    if args.group_protocol == "consumer":
+        # KIP-848: the coordinator assigns and sets the session and heartbeat timing;
+        # librdkafka refuses the classic settings with group.protocol=consumer.
+        for key in ("partition.assignment.strategy", "session.timeout.ms",
+                    "heartbeat.interval.ms"):
+            del conf[key]
+        conf["group.protocol"] = "consumer"
+        if args.remote_assignor:
+            conf["group.remote.assignor"] = args.remote_assignor
     if args.client_id:
         conf["client.id"] = args.client_id
+    if args.instance_id:
+        conf["group.instance.id"] = args.instance_id
     consumer = Consumer(conf)
 
     # librdkafka hands `on_assign` the whole assignment under an eager protocol and only the
     # additions under cooperative-sticky: the agent applies them itself and reports the
     # consumer's whole assignment afterwards (`assignment()`), the same in both cases.
-    cooperative = "cooperative-sticky" in args.strategy
+    # The consumer protocol is incremental too (librdkafka: incremental_assign/unassign only).
+    cooperative = "cooperative-sticky" in args.strategy or args.group_protocol == "consumer"
     positions = Positions()
 
     def on_assign(c, partitions):
+        # `since`: before the partitions are taken (the earliest this consumer may own them);
+        # `at` in `revoked`: after they are given up. Ownership intervals from these two are
+        # conservative, so an overlap between two consumers is a real one.
+        since = time.time()
         positions.flush()
         if cooperative:
             c.incremental_assign(partitions)
         else:
             c.assign(partitions)
         emit("assigned", member_id=c.memberid(), generation=None,
-             partitions=partitions_of(c.assignment()))
+             partitions=partitions_of(c.assignment()),
+             added=partitions_of(partitions), since=since)
 
     def on_revoke(c, partitions):
         positions.flush()
@@ -62,7 +83,8 @@ def main():
             c.incremental_unassign(partitions)
         else:
             c.unassign()
-        emit("revoked", member_id=c.memberid(), partitions=partitions_of(partitions))
+        emit("revoked", member_id=c.memberid(), partitions=partitions_of(partitions),
+             at=time.time())
 
     consumer.subscribe(args.topics, on_assign=on_assign, on_revoke=on_revoke)
     commands = command_queue()
@@ -111,7 +133,7 @@ def main():
                         for tp in got))
                 elif cmd["cmd"] == "close":
                     consumer.close()
-                    emit("closed")
+                    emit("closed", at=time.time())
                     return
             except KafkaException as e:
                 emit("error", message=f"{cmd['cmd']}: {e}")

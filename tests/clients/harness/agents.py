@@ -256,11 +256,14 @@ class KcatAgent(Agent):
 
 
 def spawn(client, name, bootstrap, group, topics, strategies=(), client_id=None,
-          records=False, commit_on_revoke=False):
+          records=False, commit_on_revoke=False, group_protocol=None, remote_assignor=None,
+          instance_id=None):
     """Starts one consumer of `client` in `group`, subscribed to `topics`. `records`: report
     every record consumed (proxy mode); `commit_on_revoke`: commit the consumed positions of
     revoked partitions in the revoke callback (the Python agents only; kcat commits by itself,
-    librdkafka's auto commit, and kafkajs has no revoke callback)."""
+    librdkafka's auto commit, and kafkajs has no revoke callback); `group_protocol` and
+    `remote_assignor`: librdkafka's `group.protocol` and `group.remote.assignor`, `instance_id`
+    its `group.instance.id` (confluent-kafka only)."""
     if client == "kcat":
         argv = ["kcat", "-b", bootstrap, "-G", group,
                 "-X", "session.timeout.ms=6000", "-X", "heartbeat.interval.ms=500"]
@@ -282,6 +285,16 @@ def spawn(client, name, bootstrap, group, topics, strategies=(), client_id=None,
         common += ["--report-records"]
     if commit_on_revoke:
         common += ["--commit-on-revoke"]
+    if group_protocol or remote_assignor:
+        if client != "confluent-kafka":
+            raise ValueError(f"{client} does not speak the consumer protocol")
+        common += ["--group-protocol", group_protocol or "consumer"]
+        if remote_assignor:
+            common += ["--remote-assignor", remote_assignor]
+    if instance_id:
+        if client != "confluent-kafka":
+            raise ValueError(f"{client}: static members are tested with confluent-kafka")
+        common += ["--instance-id", instance_id]
     if client == "kafkajs":
         return Agent(name, client, ["node", str(NODE / "agent.js")] + common)
     script = AGENTS / PYTHON_AGENTS[client]

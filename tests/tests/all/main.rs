@@ -18,6 +18,7 @@ mod proxy_topology;
 mod proxy_wire;
 mod wire_admin;
 mod wire_api_versions;
+mod wire_consumer_group;
 mod wire_cooperative_sticky;
 mod wire_data;
 mod wire_groups;

@@ -256,6 +256,31 @@ async fn delete_topics_by_name_at_every_version_and_by_id() {
     let codes: Vec<i16> = response.responses.iter().map(|r| r.error_code).collect();
     assert_eq!(codes, [0, 100]);
     assert!(host.server().catalog().topics().is_empty());
+    // By the catalog's id alone.
+    host.server()
+        .catalog()
+        .create(
+            assignor_host::catalog::NewTopic {
+                name: "by-id".into(),
+                partitions: Some(1),
+                partition_racks: Vec::new(),
+            },
+            false,
+        )
+        .unwrap();
+    let id = host.server().catalog().topics().id("by-id").unwrap();
+    let request = DeleteTopicsRequest::default().with_topics(vec![
+        DeleteTopicState::default()
+            .with_name(None)
+            .with_topic_id(id),
+    ]);
+    let response = client.call(&request, 6).await.unwrap();
+    assert_eq!(response.responses[0].error_code, 0);
+    assert_eq!(
+        response.responses[0].name.as_ref().map(|n| n.as_str()),
+        Some("by-id")
+    );
+    assert!(host.server().catalog().topics().is_empty());
     host.stop().await;
 }
 

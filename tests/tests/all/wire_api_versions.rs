@@ -58,6 +58,11 @@ async fn the_table_has_what_real_clients_need() {
     assert_eq!(range(ApiKey::Metadata), Some((0, 13)));
     assert_eq!(range(ApiKey::FindCoordinator), Some((0, 6)));
     assert_eq!(range(ApiKey::ApiVersions), Some((0, 4)));
+    // KIP-848: librdkafka 2.10+ sends ConsumerGroupHeartbeat v1 only, 2.4-2.9 v0; its
+    // consumer protocol looks topics up by id and asserts on Metadata 10 and 11.
+    assert_eq!(range(ApiKey::ConsumerGroupHeartbeat), Some((0, 1)));
+    assert_eq!(range(ApiKey::ConsumerGroupDescribe), Some((0, 1)));
+    assert!(range(ApiKey::Metadata).is_some_and(|(_, max)| max >= 12));
     host.stop().await;
 }
 

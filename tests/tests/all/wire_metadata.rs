@@ -64,10 +64,48 @@ async fn every_version_describes_the_host_as_the_only_broker_and_leader() {
                 assert_eq!(partition.leader_epoch, -1, "v{version}");
             }
         }
+        let id = host.server().catalog().topics().id("orders").unwrap();
         if version >= 10 {
-            assert!(response.topics[0].topic_id.is_nil(), "zero topic ids");
+            assert!(!id.is_nil());
+            assert_eq!(
+                response.topics[0].topic_id, id,
+                "v{version}: the catalog's id"
+            );
         }
     }
+    host.stop().await;
+}
+
+#[tokio::test]
+async fn topics_are_found_by_id_from_v12_with_their_names() {
+    let host = TestHost::with_topics(&[("orders", 3), ("audit", 1)]).await;
+    let mut client = host.client().await;
+    let id = host.server().catalog().topics().id("audit").unwrap();
+    let by_id = MetadataRequest::default().with_topics(Some(vec![
+        MetadataRequestTopic::default()
+            .with_topic_id(id)
+            .with_name(None),
+    ]));
+    for version in 12..=13 {
+        let response = client.call(&by_id, version).await.unwrap();
+        assert_eq!(
+            topics(&response),
+            [("audit".to_owned(), 0, 1)],
+            "v{version}"
+        );
+        assert_eq!(response.topics[0].topic_id, id);
+    }
+    // Every topic at v10+: each with its own id.
+    let all = client
+        .call(&MetadataRequest::default().with_topics(None), 10)
+        .await
+        .unwrap();
+    let ids: Vec<_> = all.topics.iter().map(|t| t.topic_id).collect();
+    assert_eq!(ids.len(), 2);
+    assert!(
+        ids.iter().all(|id| !id.is_nil()) && ids[0] != ids[1],
+        "{ids:?}"
+    );
     host.stop().await;
 }
 
@@ -108,6 +146,10 @@ async fn unknown_topics_and_topic_ids_are_errors_per_topic() {
     let response = client.call(&by_id, 12).await.unwrap();
     assert_eq!(response.topics[0].error_code, 100, "UNKNOWN_TOPIC_ID");
     assert_eq!(response.topics[0].topic_id, uuid::Uuid::from_u128(7));
+    assert_eq!(
+        response.topics[0].name, None,
+        "null name for an unknown id from v12"
+    );
     host.stop().await;
 }
 

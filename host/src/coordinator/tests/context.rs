@@ -22,7 +22,7 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::Encodable;
 
 use crate::checks::check_response;
-use crate::coordinator::view::{StrategiesView, StrategyEntry, TopicsView};
+use crate::coordinator::view::{StrategiesView, StrategyEntry, Topics, TopicsView};
 use crate::coordinator::{
     AssignorDone, AssignorFailure, AssignorOutput, AssignorRun, Coordinator, CoordinatorConfig,
     DescribeGroup, Effect, Event, GroupRequest, GroupResponse, GroupState, Millis, Notice,
@@ -57,6 +57,9 @@ pub fn native(strategy: &str, request: &AssignRequest) -> Result<AssignResponse,
         "roundrobin" => assignor_roundrobin::assign(request)
             .map(|a| a.into_response())
             .map_err(|e| e.to_string()),
+        "uniform" => assignor_uniform::assign(request)
+            .map(|a| a.into_response())
+            .map_err(|e| e.to_string()),
         other => Err(format!("no native strategy {other}")),
     }
 }
@@ -73,7 +76,7 @@ pub fn default_topics() -> TopicsView {
             },
         );
     }
-    Arc::new(topics)
+    Arc::new(Topics::with_derived_ids(topics))
 }
 
 /// range, roundrobin (eager), cooperative-sticky (cooperative); kafkajs's

@@ -9,6 +9,7 @@ use assignor_sdk::{AssignResponse, MemberAssignment, Topic, TopicPartitions};
 use kafka_protocol::ResponseError;
 
 use super::context::*;
+use crate::coordinator::view::Topics;
 use crate::coordinator::{
     AdminError, Effect, Event, GroupConfig, GroupState, HOST_LEADER, Notice, RunOutcome, TimerKey,
 };
@@ -327,12 +328,16 @@ fn host_partition_count_change_starts_a_rebalance() {
     let mut ctx = TestContext::new();
     let (ids, generation) = ctx.stable_group(Join::new(G), 2);
     // A topic nobody subscribes to changes: nothing happens.
-    let mut topics = (*default_topics()).clone();
+    let mut topics = default_topics().by_name().clone();
     topics.get_mut("u").unwrap().partition_count = 9;
-    ctx.event(Event::TopicsChanged(Arc::new(topics.clone())));
+    ctx.event(Event::TopicsChanged(Arc::new(Topics::with_derived_ids(
+        topics.clone(),
+    ))));
     ctx.assert_state(G, GroupState::Stable);
     topics.get_mut("t").unwrap().partition_count = 8;
-    ctx.event(Event::TopicsChanged(Arc::new(topics)));
+    ctx.event(Event::TopicsChanged(Arc::new(Topics::with_derived_ids(
+        topics,
+    ))));
     ctx.assert_state(G, GroupState::PreparingRebalance);
     assert_eq!(
         ctx.heartbeat(G, &ids[0], generation),
@@ -357,7 +362,7 @@ fn host_a_missing_topic_is_left_out_until_its_creation_starts_a_rebalance() {
     let request = &ctx.runs.last().unwrap().request;
     assert_eq!(*request.members[0].topics, ["t"]);
     assert_eq!(request.topics.len(), 1);
-    let mut topics = (*default_topics()).clone();
+    let mut topics = default_topics().by_name().clone();
     topics.insert(
         "later".into(),
         Topic {
@@ -366,7 +371,9 @@ fn host_a_missing_topic_is_left_out_until_its_creation_starts_a_rebalance() {
             partition_racks: vec![],
         },
     );
-    ctx.event(Event::TopicsChanged(Arc::new(topics)));
+    ctx.event(Event::TopicsChanged(Arc::new(Topics::with_derived_ids(
+        topics,
+    ))));
     ctx.assert_state(G, GroupState::PreparingRebalance);
 }
 

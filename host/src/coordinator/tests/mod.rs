@@ -2,6 +2,10 @@
 //! test per item, named after it), the host-side differences, and a deterministic simulation.
 
 mod builders;
+mod consumer_context;
+mod consumer_epochs;
+mod consumer_items;
+mod consumer_reconcile;
 pub(crate) mod context;
 mod host;
 mod host_admin;

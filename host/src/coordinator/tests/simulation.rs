@@ -11,6 +11,7 @@ use assignor_sdk::Topic;
 use kafka_protocol::ResponseError;
 
 use super::context::*;
+use crate::coordinator::view::Topics;
 use crate::coordinator::{Event, GroupResponse, GroupState, Millis, ReplyTo};
 
 /// SplitMix64, seeded: the simulation is the same on every run.
@@ -63,7 +64,7 @@ fn topics(a: i32) -> Event {
             },
         );
     }
-    Event::TopicsChanged(Arc::new(map))
+    Event::TopicsChanged(Arc::new(Topics::with_derived_ids(map)))
 }
 
 struct Sim {

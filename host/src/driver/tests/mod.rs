@@ -16,6 +16,7 @@ use super::*;
 use crate::coordinator::tests::context::{
     Join, Sync, assigned, default_strategies, default_topics, native, runner_result,
 };
+use crate::coordinator::view::Topics;
 use crate::coordinator::{AssignorFailure, AssignorOutput, Notice, OffsetFetchQuery};
 
 /// Runs range and roundrobin natively and checks the answer as the registry does (the
@@ -389,7 +390,7 @@ async fn driver_lists_and_summarises_groups_across_shards() {
 async fn driver_broadcasts_topic_changes_and_the_group_rebalances() {
     let f = start(FakeRunner::native(), None, Arc::new(TracingNotices));
     let (a, _) = stable(&f.driver, "g", &["range"]).await;
-    let mut topics = (*default_topics()).clone();
+    let mut topics = default_topics().by_name().clone();
     topics.insert(
         "t".into(),
         Topic {
@@ -398,7 +399,9 @@ async fn driver_broadcasts_topic_changes_and_the_group_rebalances() {
             partition_racks: vec![],
         },
     );
-    f.topics.send(Arc::new(topics)).unwrap();
+    f.topics
+        .send(Arc::new(Topics::with_derived_ids(topics)))
+        .unwrap();
     tokio::time::sleep(Duration::from_millis(10)).await;
     assert_eq!(
         heartbeat(&f.driver, "g", &a).await,

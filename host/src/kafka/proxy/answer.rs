@@ -180,7 +180,10 @@ mod tests {
             partition_count: 1,
             partition_racks: Vec::new(),
         };
-        let catalog: TopicsView = std::sync::Arc::new([("known".to_owned(), known)].into());
+        let catalog: TopicsView =
+            std::sync::Arc::new(crate::coordinator::view::Topics::with_derived_ids(
+                [("known".to_owned(), known)].into(),
+            ));
         let answer = |topics| MetadataResponse::default().with_topics(topics);
         assert!(!names_a_new_topic(
             &answer(vec![topic("known", 0)]),

@@ -1,0 +1,34 @@
+//! KIP-848's consumer group protocol (ConsumerGroupHeartbeat, API 68), beside the classic
+//! one: Kafka's `ConsumerGroup` with member and group epochs, a target assignment computed by
+//! the wasm module the group names in `group.remote.assignor`, and reconciliation as in
+//! Kafka's `CurrentAssignmentBuilder`, so no partition ever has two owners whatever the module
+//! returns.
+//!
+//! Differences from Kafka, on purpose:
+//! - the target is computed by a module off the shard, so the heartbeat that moved the group
+//!   epoch waits for it (bounded, `heartbeat.rs`);
+//! - an assignor name with no module is served by the fallback module (and said so), a failed
+//!   module keeps the previous target; `strict` gives Kafka's UNSUPPORTED_ASSIGNOR and
+//!   UNKNOWN_SERVER_ERROR (`target.rs`);
+//! - consumer groups are not persisted: after a restart every member is answered
+//!   UNKNOWN_MEMBER_ID and rejoins with epoch 0, losing nothing but its epoch.
+//!
+//! The files, from the bottom of the ladder up: `partitions` (partition sets by topic name),
+//! `member`, `group`, `reconcile` (the pure `CurrentAssignmentBuilder`), `respond` (applying
+//! reconciliation and the answers), `target` (the module run and its result), `membership`
+//! (fences, static leave and replacement, member timers), `refresh` (catalog and module
+//! changes), then the API: `heartbeat`.
+
+pub(super) mod describe;
+pub(super) mod group;
+pub(super) mod heartbeat;
+pub(super) mod member;
+pub(super) mod membership;
+pub(super) mod partitions;
+pub(super) mod reconcile;
+pub(super) mod refresh;
+pub(super) mod respond;
+pub(super) mod target;
+
+pub use group::ConsumerGroupState;
+pub use member::MemberState;

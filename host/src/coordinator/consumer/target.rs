@@ -1,0 +1,472 @@
+//! The target assignment: which module computes it (the assignor the group names, the
+//! operator's override, or the fallback when no module serves the name), the ABI request,
+//! the run as an effect and its result, and what happens when the module fails.
+//!
+//! Kafka computes the target synchronously inside the heartbeat that moved the group epoch.
+//! Here a module runs off the shard ([`Effect::RunAssignor`], its result an
+//! [`AssignorDone`] event), so a target is computed asynchronously, one run per group at a
+//! time: the run in flight covers the group epoch it started at; when it ends, a later epoch
+//! starts the next run at once. A result for an older epoch than the group's is still
+//! installed (as that epoch's target: members reconcile towards it meanwhile), so a group
+//! whose membership keeps changing still makes progress. The heartbeat that moved the epoch
+//! waits for the target (`respond.rs`, `heartbeat.rs`).
+//!
+//! When the module fails (trap, fuel, timeout, refused output), by default:
+//! - a group that has a target keeps it: the failed epoch gets the previous target, so its
+//!   members keep their partitions (new members get none until a target computes);
+//! - a new group takes the fallback module's target, then a native range's;
+//! - with `strict` on, the waiting heartbeats are answered UNKNOWN_SERVER_ERROR and neither
+//!   epoch moves (Kafka's answer); the next heartbeat tries again.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
+
+use assignor_sdk::{ABI_VERSION, AssignRequest, AssignResponse, Member as AbiMember, Topic};
+use kafka_protocol::ResponseError;
+
+use super::group::{AssignorChoice, Group, TargetRun};
+use super::partitions::Partitions;
+use super::respond::{answer_waiting_up_to, fail_waiting};
+use crate::coordinator::classic::native_range::native_range;
+use crate::coordinator::classic::{RebalanceRecord, RunRecord};
+use crate::coordinator::context::Ctx;
+use crate::coordinator::event::{AssignorDone, AssignorRun, Effect, Notice, RunOutcome, TimerKey};
+
+/// Starts the computation of the group's next target when one is due (the group epoch moved
+/// past the target's) and none is in flight. A group without members needs none: its target
+/// epoch follows the group epoch (KAFKA-20442).
+pub(crate) fn maybe_start(ctx: &mut Ctx<'_>, group: &mut Group) {
+    if group.group_epoch <= group.assignment_epoch || group.pending_run.is_some() {
+        return;
+    }
+    if group.members.is_empty() {
+        group.assignment_epoch = group.group_epoch;
+        return;
+    }
+    let choice = choose(ctx, group);
+    if choice.missing {
+        ctx.notice(Notice::AssignorUnavailable {
+            group: group.id.clone(),
+            epoch: group.group_epoch,
+            requested: choice.requested.clone(),
+            fallback: choice.module.clone(),
+        });
+    }
+    let params = ctx.env.config_of(&group.id).params;
+    let request = build_request(
+        group,
+        &ctx.env.topics,
+        params,
+        &choice.module,
+        group.group_epoch,
+        ctx.now,
+    );
+    let run = TargetRun {
+        run_id: 0,
+        epoch: group.group_epoch,
+        strategy: choice.module.clone(),
+        pinned_version: choice.pinned_version,
+        fallback: choice.missing,
+        started_at: ctx.now,
+        request: Arc::new(request),
+    };
+    group.fallback_used = choice.missing;
+    group.assignor = choice;
+    if run.strategy.is_empty() {
+        // Not even the fallback has a module: the native range, at once.
+        return install_native(ctx, group, run);
+    }
+    launch(ctx, group, run);
+}
+
+/// The module for the next target: the operator's override when a module serves it; else
+/// the assignor most members name (`group.remote.assignor`), else the configured default,
+/// through the aliases; when no module serves that name, the fallback module.
+pub(crate) fn choose(ctx: &Ctx<'_>, group: &Group) -> AssignorChoice {
+    let config = ctx.env.config_of(&group.id);
+    let strategies = &ctx.env.strategies;
+    let requested = group
+        .preferred_assignor()
+        .unwrap_or_else(|| ctx.env.config.consumer_default_assignor.clone());
+    if let Some(module) = config
+        .strategy
+        .as_deref()
+        .and_then(|s| strategies.canonical(s))
+    {
+        return AssignorChoice {
+            requested,
+            module: module.to_owned(),
+            pinned_version: config.pinned_version,
+            overridden: true,
+            missing: false,
+        };
+    }
+    match strategies.canonical(&requested) {
+        Some(module) => AssignorChoice {
+            module: module.to_owned(),
+            requested,
+            pinned_version: None,
+            overridden: false,
+            missing: false,
+        },
+        None => AssignorChoice {
+            module: strategies
+                .canonical(&ctx.env.config.fallback_strategy)
+                .unwrap_or("")
+                .to_owned(),
+            requested,
+            pinned_version: None,
+            overridden: false,
+            missing: true,
+        },
+    }
+}
+
+/// The ABI request for a target of `group` at `epoch` with `strategy`: members by member id,
+/// each with the topics it subscribes to that the catalog knows, what it owns now (at its
+/// member epoch) and its current target as `previous_assignment` (Kafka's assignors are
+/// sticky through it); the subscribed topics the catalog knows.
+pub fn build_request(
+    group: &Group,
+    topics: &BTreeMap<String, Topic>,
+    params: BTreeMap<String, String>,
+    strategy: &str,
+    epoch: i32,
+    now: crate::coordinator::api::Millis,
+) -> AssignRequest {
+    let mut subscribed: std::collections::BTreeSet<&str> = std::collections::BTreeSet::new();
+    let members = group
+        .members
+        .values()
+        .map(|m| {
+            let member_topics: Vec<String> = m
+                .subscribed_topics()
+                .into_iter()
+                .filter(|t| topics.contains_key(*t))
+                .map(str::to_owned)
+                .collect();
+            subscribed.extend(
+                m.subscribed_topics()
+                    .into_iter()
+                    .filter(|t| topics.contains_key(*t)),
+            );
+            AbiMember {
+                member_id: m.id.to_string(),
+                group_instance_id: m.instance_id.as_ref().map(|i| i.to_string()),
+                client_id: m.client_id.clone(),
+                client_host: m.client_host.clone(),
+                rack_id: m.rack_id.clone(),
+                topics: member_topics,
+                owned_partitions: m.current.owned().to_abi(),
+                owned_generation: m.current.epoch,
+                previous_assignment: m.target.to_abi(),
+                user_data: None,
+                metadata: Vec::new(),
+            }
+        })
+        .collect();
+    AssignRequest {
+        abi_version: ABI_VERSION,
+        group_id: group.id.to_string(),
+        generation_id: epoch,
+        protocol_type: crate::consumer_protocol::PROTOCOL_TYPE.to_owned(),
+        protocol_name: strategy.to_owned(),
+        now_ms: now as i64,
+        params,
+        members,
+        topics: subscribed
+            .into_iter()
+            .filter_map(|t| topics.get(t).cloned())
+            .collect(),
+    }
+}
+
+/// Emits the run and arms its deadline.
+fn launch(ctx: &mut Ctx<'_>, group: &mut Group, mut run: TargetRun) {
+    run.run_id = ctx.env.next_run;
+    ctx.env.next_run += 1;
+    run.started_at = ctx.now;
+    ctx.effect(Effect::RunAssignor(Box::new(AssignorRun {
+        group_id: group.id.to_string(),
+        generation_id: run.epoch,
+        run_id: run.run_id,
+        strategy: run.strategy.clone(),
+        pinned_version: run.pinned_version,
+        // Reconciliation keeps every hand-over safe: no module output needs the rule.
+        cooperative: false,
+        fallback: run.fallback,
+        request: run.request.clone(),
+    })));
+    ctx.schedule_in(
+        TimerKey::AssignorDeadline {
+            group: group.id.clone(),
+        },
+        ctx.env.config.assignor_deadline_ms.max(1),
+    );
+    tracing::debug!(group = %group.id, epoch = run.epoch, module = %run.strategy,
+        fallback = run.fallback, "target assignment run started");
+    group.pending_run = Some(run);
+}
+
+/// A run finished. A result for another run (superseded, timed out) is dropped.
+pub(crate) fn on_done(ctx: &mut Ctx<'_>, group: &mut Group, done: AssignorDone) {
+    let current = group
+        .pending_run
+        .as_ref()
+        .is_some_and(|r| r.run_id == done.run_id && r.epoch == done.generation_id);
+    if !current {
+        tracing::debug!(group = %group.id, epoch = done.generation_id, "stale assignor result dropped");
+        return dropped(ctx, &done);
+    }
+    let run = group.pending_run.take().expect("checked");
+    ctx.cancel(TimerKey::AssignorDeadline {
+        group: group.id.clone(),
+    });
+    match done.result {
+        Ok(output) => {
+            let record = RunRecord {
+                generation: run.epoch,
+                module: output.module.clone(),
+                version: Some(output.version),
+                duration_us: output.duration_us,
+                fuel: output.fuel,
+                outcome: RunOutcome::Ok,
+                fallback_used: run.fallback,
+            };
+            notice_run(ctx, group, &record);
+            install(ctx, group, &run, output.response, record);
+        }
+        Err(failure) => {
+            let outcome = match &failure.invalid_output {
+                Some(invalid) => RunOutcome::Refused(invalid.to_string()),
+                None => RunOutcome::Failed(failure.message.clone()),
+            };
+            let record = RunRecord {
+                generation: run.epoch,
+                module: failure.module.clone(),
+                version: failure.version,
+                duration_us: failure.duration_us,
+                fuel: 0,
+                outcome,
+                fallback_used: run.fallback,
+            };
+            tracing::warn!(group = %group.id, epoch = run.epoch, module = %failure.module,
+                version = ?failure.version, error = %failure.message, "assignor failed");
+            notice_run(ctx, group, &record);
+            group.last_run = Some(record);
+            next_step(ctx, group, run, failure.message);
+        }
+    }
+}
+
+/// The run in flight took too long: the next step (its late result is dropped).
+pub(crate) fn deadline(ctx: &mut Ctx<'_>, group: &mut Group) {
+    let Some(run) = group.pending_run.take() else {
+        return;
+    };
+    let record = RunRecord {
+        generation: run.epoch,
+        module: run.strategy.clone(),
+        version: run.pinned_version,
+        duration_us: ctx.now.saturating_sub(run.started_at) * 1000,
+        fuel: 0,
+        outcome: RunOutcome::TimedOut,
+        fallback_used: run.fallback,
+    };
+    tracing::warn!(group = %group.id, epoch = run.epoch, module = %run.strategy, "assignor timed out");
+    notice_run(ctx, group, &record);
+    group.last_run = Some(record);
+    next_step(ctx, group, run, "the assignor timed out".to_owned());
+}
+
+/// After a failed run: Kafka's error (strict), else the previous target, else the fallback
+/// module, else the native range.
+fn next_step(ctx: &mut Ctx<'_>, group: &mut Group, failed: TargetRun, message: String) {
+    group.fallback_used = true;
+    if ctx.env.config.strict {
+        let waiting: Vec<_> = group
+            .members
+            .values_mut()
+            .filter(|m| {
+                m.waiting
+                    .as_ref()
+                    .is_some_and(|w| w.for_epoch <= failed.epoch)
+            })
+            .filter_map(|m| m.waiting.take().map(|w| (m.id.clone(), w)))
+            .collect();
+        for (id, w) in waiting {
+            ctx.cancel(group.wait_key(&id));
+            let text = format!("The assignor {} failed: {message}", failed.strategy);
+            fail_waiting(ctx, w, ResponseError::UnknownServerError, Some(text));
+        }
+        return;
+    }
+    if group.assignment_epoch > 0 {
+        tracing::warn!(group = %group.id, epoch = failed.epoch,
+            "the previous target assignment is kept");
+        let record = RebalanceRecord {
+            generation: failed.epoch,
+            reason: group.bump_reason.take(),
+            strategy: Some("previous target".to_owned()),
+            module_version: None,
+            members: group.members.len(),
+            duration_ms: ctx.now.saturating_sub(group.bumped_at),
+            partitions_moved: 0,
+            fallback_used: true,
+        };
+        group.record(record);
+        group.assignment_epoch = failed.epoch;
+        return after_target(ctx, group, failed.epoch);
+    }
+    let fallback = ctx
+        .env
+        .strategies
+        .canonical(&ctx.env.config.fallback_strategy)
+        .map(str::to_owned);
+    match fallback {
+        Some(name)
+            if !failed.fallback && (name != failed.strategy || failed.pinned_version.is_some()) =>
+        {
+            let run = TargetRun {
+                strategy: name,
+                pinned_version: None,
+                fallback: true,
+                ..failed
+            };
+            launch(ctx, group, run);
+        }
+        _ => install_native(ctx, group, failed),
+    }
+}
+
+/// The last resort: Kafka's range computed natively (valid by construction).
+fn install_native(ctx: &mut Ctx<'_>, group: &mut Group, run: TargetRun) {
+    let response = native_range(&run.request);
+    let record = RunRecord {
+        generation: run.epoch,
+        module: "native-range".to_owned(),
+        version: None,
+        duration_us: 0,
+        fuel: 0,
+        outcome: RunOutcome::Ok,
+        fallback_used: true,
+    };
+    group.fallback_used = true;
+    notice_run(ctx, group, &record);
+    install(ctx, group, &run, response, record);
+}
+
+/// Installs a checked output as the target of `run.epoch`: each member of the run's request
+/// gets its share (none if the output leaves it out); members that joined after the run
+/// started keep theirs until the next target. Then the waiting requests are answered and the
+/// next run starts if the group epoch moved meanwhile.
+fn install(
+    ctx: &mut Ctx<'_>,
+    group: &mut Group,
+    run: &TargetRun,
+    response: AssignResponse,
+    record: RunRecord,
+) {
+    let mut by_member: HashMap<String, Partitions> = response
+        .assignments
+        .iter()
+        .map(|a| (a.member_id.clone(), Partitions::from_abi(&a.partitions)))
+        .collect();
+    let in_request: HashSet<&str> = run
+        .request
+        .members
+        .iter()
+        .map(|m| m.member_id.as_str())
+        .collect();
+    let mut before: HashMap<(String, i32), Arc<str>> = HashMap::new();
+    for m in group.members.values() {
+        for (t, p) in m.target.iter() {
+            before.insert((t.to_owned(), p), m.id.clone());
+        }
+    }
+    let mut moved = 0u64;
+    for member in group.members.values_mut() {
+        if !in_request.contains(&*member.id) {
+            continue;
+        }
+        let target = by_member.remove(&*member.id).unwrap_or_default();
+        moved += target
+            .iter()
+            .filter(|(t, p)| {
+                before
+                    .get(&((*t).to_owned(), *p))
+                    .is_some_and(|o| *o != member.id)
+            })
+            .count() as u64;
+        member.target = target;
+    }
+    group.assignment_epoch = run.epoch;
+    let history = RebalanceRecord {
+        generation: run.epoch,
+        reason: group.bump_reason.take(),
+        strategy: Some(record.module.clone()),
+        module_version: record.version,
+        members: group.members.len(),
+        duration_ms: ctx.now.saturating_sub(group.bumped_at),
+        partitions_moved: moved,
+        fallback_used: group.fallback_used,
+    };
+    group.record(history);
+    ctx.notice(Notice::GenerationCompleted {
+        group: group.id.clone(),
+        generation: run.epoch,
+        members: group.members.len(),
+        protocol: Some(group.assignor.requested.clone()),
+        strategy: Some(record.module.clone()),
+    });
+    tracing::info!(group = %group.id, epoch = run.epoch, module = %record.module,
+        partitions_moved = moved, "target assignment installed");
+    group.last_run = Some(record);
+    if let Some(after) = response.rebalance_after_ms {
+        ctx.schedule_in(
+            TimerKey::FollowUp {
+                group: group.id.clone(),
+            },
+            after,
+        );
+    }
+    after_target(ctx, group, run.epoch);
+}
+
+/// A target of `epoch` is in place: the requests waiting for it are answered, and the next
+/// run starts if the group epoch moved past it.
+fn after_target(ctx: &mut Ctx<'_>, group: &mut Group, epoch: i32) {
+    answer_waiting_up_to(ctx, group, epoch);
+    maybe_start(ctx, group);
+}
+
+/// A result nobody waits for any more (another run, or a group that is gone).
+pub(crate) fn dropped(ctx: &mut Ctx<'_>, done: &AssignorDone) {
+    let (module, version) = match &done.result {
+        Ok(o) => (o.module.clone(), Some(o.version)),
+        Err(f) => (f.module.clone(), f.version),
+    };
+    ctx.notice(Notice::AssignorFinished {
+        group: Arc::from(done.group_id.as_str()),
+        generation: done.generation_id,
+        module,
+        version,
+        outcome: RunOutcome::Stale,
+        duration_us: 0,
+        fuel: 0,
+        fallback: false,
+    });
+}
+
+fn notice_run(ctx: &mut Ctx<'_>, group: &Group, record: &RunRecord) {
+    ctx.notice(Notice::AssignorFinished {
+        group: group.id.clone(),
+        generation: record.generation,
+        module: record.module.clone(),
+        version: record.version,
+        outcome: record.outcome.clone(),
+        duration_us: record.duration_us,
+        fuel: record.fuel,
+        fallback: record.fallback_used,
+    });
+}

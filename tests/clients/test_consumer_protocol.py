@@ -1,0 +1,201 @@
+"""KIP-848's consumer protocol with librdkafka (`group.protocol=consumer`): the host computes
+each target with the module named in `group.remote.assignor` and hands partitions over only
+once their previous owner has released them. Checked from the clients' own callbacks: the
+consumers' assignments are disjoint and together cover every partition, after a join and after
+a leave; through a scale-out and a scale-in no two consumers' ownership intervals of a
+partition overlap; an assignor name with no module keeps the consumers alive, assigned by the
+fallback."""
+
+from conftest import unique
+from harness.expect import all_partitions, pinned_first_assign, range_assign
+from harness.wait import wait_until
+from test_custom_strategy import WASM
+
+CLIENT = "confluent-kafka"
+
+
+def covered_once(members, partition_counts):
+    """Every member holds an assignment, no partition is held twice, and together they hold
+    every partition."""
+    seen = "\n".join(m.summary() for m in members)
+    if any(m.current is None for m in members):
+        return False, seen
+    held = [tuple(tp) for m in members for tp in m.current]
+    if len(held) != len(set(held)):
+        raise AssertionError(f"a partition is held twice:\n{seen}")
+    return sorted(map(list, held)) == all_partitions(partition_counts), seen
+
+
+def start(consumers, group, topics, assignor, n, instance_id=None):
+    return [consumers.start(CLIENT, group, sorted(topics), group_protocol="consumer",
+                            remote_assignor=assignor, instance_id=instance_id)
+            for _ in range(n)]
+
+
+def test_three_consumers_get_disjoint_complete_assignments_and_rebalance_when_one_leaves(
+        host, consumers):
+    group = unique("kip848-uniform")
+    topics = {f"{group}-a": 4, f"{group}-b": 3}
+    host.create_topics(topics)
+    members = start(consumers, group, topics, "uniform", 3)
+    wait_until(lambda: covered_once(members, topics), f"{group} assigned")
+    # uniform balances to within one partition: 7 over 3.
+    assert sorted(len(m.current) for m in members) == [2, 2, 3], [m.current for m in members]
+    before = {m.member_id: set(map(tuple, m.current)) for m in members}
+
+    members[0].close()
+    rest = members[1:]
+    wait_until(lambda: covered_once(rest, topics), f"{group} reassigned")
+    for m in rest:
+        # uniform is sticky: the two that stay keep what they had and take over the rest.
+        assert before[m.member_id] <= set(map(tuple, m.current)), (before, m.current)
+    for m in members:
+        assert not m.errors(), m.errors()
+
+
+def test_an_assignor_name_without_a_module_keeps_consumers_alive_on_the_fallback(
+        host, consumers):
+    group = unique("kip848-missing")
+    topics = {f"{group}-a": 3}
+    host.create_topics(topics)
+    members = start(consumers, group, topics, "not-uploaded-yet", 2)
+    wait_until(lambda: covered_once(members, topics), f"{group} assigned by the fallback")
+    for m in members:
+        assert not m.errors(), m.errors()
+        assert m.proc.poll() is None, f"{m.name} exited"
+
+
+def ownership(member):
+    """[(topic, partition, start, end)] from a consumer's own callbacks: from before it took a
+    partition (`since`) to after it gave it up (`at`), or to its close; end None while held."""
+    held, intervals = {}, []
+    for e in list(member.events):
+        kind = e.get("event")
+        if kind == "assigned":
+            for tp in e.get("added", []):
+                held.setdefault(tuple(tp), e["since"])
+        elif kind == "revoked":
+            for tp in e["partitions"]:
+                if tuple(tp) in held:
+                    intervals.append((*tp, held.pop(tuple(tp)), e["at"]))
+        elif kind == "closed" and "at" in e:
+            for tp, start in held.items():
+                intervals.append((*tp, start, e["at"]))
+            held = {}
+    intervals += [(*tp, start, None) for tp, start in held.items()]
+    return intervals
+
+
+def assert_never_two_owners(members):
+    by_partition = {}
+    for m in members:
+        for topic, p, start, end in ownership(m):
+            by_partition.setdefault((topic, p), []).append((start, end, m.name))
+    for tp, spans in by_partition.items():
+        spans.sort(key=lambda s: s[0])
+        for (s1, e1, a), (s2, _, b) in zip(spans, spans[1:]):
+            assert a == b or (e1 is not None and e1 <= s2), \
+                f"{tp} held by {a} until {e1} and by {b} from {s2}"
+
+
+def test_scale_out_four_to_six_and_in_to_five_never_gives_a_partition_two_owners(
+        host, consumers):
+    group = unique("kip848-scale")
+    topics = {f"{group}-a": 8, f"{group}-b": 4}
+    host.create_topics(topics)
+    members = start(consumers, group, topics, "uniform", 4)
+    wait_until(lambda: covered_once(members, topics), f"{group} assigned to four")
+    before = {m.name: set(map(tuple, m.current)) for m in members}
+
+    members += start(consumers, group, topics, "uniform", 2)
+    def spread_over_six():
+        done, seen = covered_once(members, topics)
+        return done and all(len(m.current) == 2 for m in members), seen
+
+    wait_until(spread_over_six, f"{group} spread over six")
+    for m in members[:4]:
+        # Partitions that stay are never revoked: each of the first four only gave some up.
+        assert set(map(tuple, m.current)) <= before[m.name], (m.name, before[m.name], m.current)
+
+    members[1].close()
+    rest = members[:1] + members[2:]
+    wait_until(lambda: covered_once(rest, topics), f"{group} spread over five")
+    assert_never_two_owners(members)
+    for m in members:
+        assert not m.errors(), m.errors()
+
+
+def holds(members, expected):
+    """Each consumer holds exactly what `expected` (by member id) gives it."""
+    seen = "\n".join(m.summary() for m in members) + f"\nexpected {expected}"
+    return all(m.current == expected.get(m.member_id) for m in members), seen
+
+
+def test_a_module_uploaded_under_a_missing_name_takes_over_without_restarting_consumers(
+        host, consumers):
+    """`pinned-first` (tests/fixtures/custom-strategy, built with the SDK) is named before it
+    exists: the fallback (`range`) assigns; after `module push` the same consumers, never
+    restarted, hold what pinned-first gives them."""
+    assert WASM.is_file(), f"{WASM} is missing: tests/clients/run builds it"
+    group = unique("kip848-upload")
+    topics = {f"{group}-a": 3, f"{group}-b": 2, f"{group}-c": 4}
+    host.create_topics(topics)
+    members = start(consumers, group, topics, "pinned-first", 3)
+    wait_until(lambda: covered_once(members, topics), f"{group} assigned by the fallback")
+    subscriptions = {m.member_id: sorted(topics) for m in members}
+    wait_until(lambda: holds(members, range_assign(subscriptions, topics)),
+               f"{group} holds range's answer")
+
+    answer = host.push_module("pinned-first", WASM)
+    assert answer["active"], answer
+    wait_until(lambda: holds(members, pinned_first_assign(subscriptions, topics)),
+               f"{group} holds pinned-first's answer")
+    assert_never_two_owners(members)
+    for m in members:
+        assert not m.errors(), m.errors()
+        assert m.proc.poll() is None, f"{m.name} exited"
+
+
+def test_offsets_committed_at_the_member_epoch_are_read_back_by_a_new_consumer(
+        host, consumers):
+    group = unique("kip848-offsets")
+    topics = {f"{group}-a": 3, f"{group}-b": 2}
+    host.create_topics(topics)
+    members = start(consumers, group, topics, "uniform", 2)
+    wait_until(lambda: covered_once(members, topics), f"{group} assigned")
+    committed = {}
+    for i, member in enumerate(members):
+        # OffsetCommit v9 with the member id and its member epoch.
+        offsets = [[t, p, 100 * (i + 1) + p] for t, p in member.current]
+        assert sorted(member.commit(offsets)) == sorted(offsets)
+        committed.update({(t, p): o for t, p, o in offsets})
+    assert len(committed) == 5
+    for member in members:
+        member.close()
+    newcomer = start(consumers, group, topics, "uniform", 1)[0]
+    wait_until(lambda: covered_once([newcomer], topics), f"{group} reassigned")
+    assert newcomer.committed([list(tp) for tp in committed]) == committed
+
+
+def test_a_static_member_restarted_within_its_session_gets_its_partitions_back(
+        host, consumers):
+    group = unique("kip848-static")
+    topics = {f"{group}-a": 4, f"{group}-b": 2}
+    host.create_topics(topics)
+    static = start(consumers, group, topics, "uniform", 1, instance_id="static-1")[0]
+    other = start(consumers, group, topics, "uniform", 1)[0]
+    wait_until(lambda: covered_once([static, other], topics), f"{group} assigned")
+    held = static.current
+    others = other.current
+    mark = len(other.events)
+
+    static.close()  # librdkafka leaves with epoch -2: its partitions stay its own
+    again = start(consumers, group, topics, "uniform", 1, instance_id="static-1")[0]
+    wait_until(lambda: covered_once([again, other], topics), f"{group} static member back")
+    assert again.current == held
+    assert other.current == others
+    gained = [e["added"] for e in other.events[mark:] if e.get("event") == "assigned" and e["added"]]
+    assert not gained, f"the other member took the static one's partitions: {gained}"
+    assert_never_two_owners([static, again, other])
+    for m in (static, again, other):
+        assert not m.errors(), m.errors()
