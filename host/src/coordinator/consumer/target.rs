@@ -156,12 +156,13 @@ pub fn build_request(
                 client_id: m.client_id.clone(),
                 client_host: m.client_host.clone(),
                 rack_id: m.rack_id.clone(),
-                topics: member_topics,
+                topics: member_topics.into(),
                 owned_partitions: m.current.owned().to_abi(),
                 owned_generation: m.current.epoch,
                 previous_assignment: m.target.to_abi(),
                 user_data: None,
                 metadata: Vec::new(),
+                ..AbiMember::default()
             }
         })
         .collect();
@@ -178,6 +179,7 @@ pub fn build_request(
             .into_iter()
             .filter_map(|t| topics.get(t).cloned())
             .collect(),
+        ..AssignRequest::default()
     }
 }
 
