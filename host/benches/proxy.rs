@@ -8,7 +8,8 @@
 //! - **Throughput**: librdkafka (the `rdkafka` crate) producing `RECORDS` records of 100 bytes to
 //!   a 6-partition topic, then a consumer reading them back (assigned partitions, no group),
 //!   direct and through the host in alternating rounds; records per second, median of the
-//!   rounds, and through/direct.
+//!   rounds, and through/direct. The consumer's rate runs from its first record to its last;
+//!   the time to its first record (connection set-up) is reported beside it.
 //!
 //! `cargo bench -p assignor-host --bench proxy` (`PROXY_RECORDS`, `PROXY_ROUNDS`,
 //! `PROXY_SAMPLES` override the sizes). Results also go to `target/bench/proxy.jsonl`.
@@ -323,7 +324,12 @@ fn produce_rate(bootstrap: &str, records: usize) -> f64 {
 }
 
 /// Records per second reading `records` back from `bootstrap` (every partition from the start).
-fn consume_rate(bootstrap: &str, records: usize) -> f64 {
+/// One consumer's read of `records` records: the steady rate (records per second from the
+/// first record to the last) and the time to the first record, apart, because the first
+/// includes connection set-up (bootstrap, Metadata, the broker connection, and through the host
+/// the upstream connection behind each), which at this run's size would otherwise weigh as much
+/// as the reading.
+fn consume_rate(bootstrap: &str, records: usize) -> (f64, Duration) {
     let consumer: BaseConsumer = ClientConfig::new()
         .set("bootstrap.servers", bootstrap)
         .set("group.id", "proxy-bench-unused")
@@ -339,15 +345,21 @@ fn consume_rate(bootstrap: &str, records: usize) -> f64 {
     }
     consumer.assign(&assignment).expect("assigned");
     let started = Instant::now();
+    let mut first = None;
     let mut read = 0;
     while read < records {
         match consumer.poll(Duration::from_secs(30)) {
-            Some(Ok(_)) => read += 1,
+            Some(Ok(_)) => {
+                read += 1;
+                first.get_or_insert_with(Instant::now);
+            }
             Some(Err(e)) => panic!("consume failed: {e}"),
             None => panic!("no record for 30 s after {read} of {records}"),
         }
     }
-    records as f64 / started.elapsed().as_secs_f64()
+    let first = first.expect("records > 0");
+    let steady = (records - 1) as f64 / first.elapsed().as_secs_f64();
+    (steady, first - started)
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -406,6 +418,7 @@ fn main() {
 
     let (mut produce_direct, mut produce_through) = (Vec::new(), Vec::new());
     let (mut consume_direct, mut consume_through) = (Vec::new(), Vec::new());
+    let (mut first_direct, mut first_through) = (Vec::new(), Vec::new());
     for round in 0..rounds {
         // Alternate which goes first, so neither always meets a warmer (or fuller) broker.
         let order: [(&str, bool); 2] = if round % 2 == 0 {
@@ -415,13 +428,16 @@ fn main() {
         };
         for (bootstrap, via_host) in order {
             let produced = produce_rate(bootstrap, records);
-            let consumed = consume_rate(bootstrap, records);
+            let (consumed, first) = consume_rate(bootstrap, records);
+            let first = first.as_secs_f64() * 1e3;
             if via_host {
                 produce_through.push(produced);
                 consume_through.push(consumed);
+                first_through.push(first);
             } else {
                 produce_direct.push(produced);
                 consume_direct.push(consumed);
+                first_direct.push(first);
             }
         }
     }
@@ -438,6 +454,13 @@ fn main() {
             through / direct
         ));
     }
+    let (first_direct, first_through) = (median(first_direct), median(first_through));
+    println!(
+        "consume  time to the first record (set-up): direct {first_direct:.1} ms | through the host {first_through:.1} ms"
+    );
+    out.push(format!(
+        "{{\"bench\":\"proxy\",\"kind\":\"first_record\",\"rounds\":{rounds},\"direct_ms\":{first_direct:.1},\"through_ms\":{first_through:.1}}}"
+    ));
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/bench");
     let _ = std::fs::create_dir_all(&dir);
     if let Err(e) = std::fs::write(dir.join("proxy.jsonl"), out.join("\n") + "\n") {

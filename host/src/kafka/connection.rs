@@ -5,12 +5,14 @@
 //! Three parts run at once:
 //! - the reader (this task) reads frames and gives each request a slot in the answer queue:
 //!   the host's own requests go to the local worker, in proxy mode the others go up the
-//!   connection's [`Link`] to its upstream broker (opened at the first such request);
+//!   connection's [`Link`] to its upstream broker (opened at the first such request; its
+//!   answering side goes to the writer with the first slot that waits for an answer);
 //! - the local worker answers the host's requests one at a time, in order, as Kafka's request
 //!   handler does for one connection (a JoinGroup parked until the join phase ends holds the
 //!   host's later answers, not the reading, nor the requests passed up meanwhile);
-//! - the writer takes the slots in order and writes each answer when it is ready, rewriting
-//!   the upstream answers that name brokers.
+//! - the writer takes the slots in order and writes each answer when it is ready: the host's
+//!   from the worker, the upstream's read by the writer itself from the link (they come in
+//!   slot order), rewritten where they name brokers.
 //!
 //! Anything that cannot be served (a frame over the cap, an unknown API in standalone mode, a
 //! version not advertised, a body that does not decode, an upstream that broke) closes this
@@ -37,7 +39,7 @@ use tracing::{Instrument, debug, warn};
 use super::codec::{FrameCaps, FrameCodec, FrameError, Response};
 use super::dispatch::{self, Outcome};
 use super::proxy::answer;
-use super::proxy::link::{Answer, Link};
+use super::proxy::link::{Answers, Link};
 use super::proxy::{Proxy, Route, Target};
 use super::request::{self, Inbound};
 use super::{Broker, Client, KafkaConfig, api_versions};
@@ -52,9 +54,11 @@ enum Slot {
     /// The host's own answer: an encoded frame, nothing (Produce with `acks = 0`), or a reason
     /// to close.
     Local(oneshot::Receiver<Result<Option<BytesMut>, String>>),
-    /// The upstream's answer, to rewrite when `rewrite` names the API.
+    /// The upstream's answer to the request with `correlation_id`, to rewrite when
+    /// `rewrite` names the API; the first such slot of a link brings its answering side.
     Up {
-        answer: oneshot::Receiver<Answer>,
+        answers: Option<Answers>,
+        correlation_id: i32,
         rewrite: Option<(ApiKey, i16)>,
         /// The request's API key and when it left, for the upstream metrics.
         api: i16,
@@ -329,8 +333,8 @@ impl Reader {
             !(api_key == ApiKey::Produce as i16 && answer::acks_zero(&frame, api_version));
         let link = self.link.as_mut().expect("connected above");
         let sent = std::time::Instant::now();
-        let answer = match link.send(&frame, correlation_id, answered).await {
-            Ok(answer) => answer,
+        match link.send(&frame).await {
+            Ok(()) => {}
             Err(e) => {
                 if let Some(m) = &metrics {
                     m.upstream_error("link");
@@ -341,19 +345,17 @@ impl Reader {
         if let Some(m) = &metrics {
             m.upstream_passed_up(api_key, frame.len() + 4);
         }
-        match answer {
-            Some(answer) => {
-                let rewrite = rewrite.map(|key| (key, api_version));
-                let slot = Slot::Up {
-                    answer,
-                    rewrite,
-                    api: api_key,
-                    sent,
-                };
-                self.slot(slot).await
-            }
-            None => Ok(()),
+        if !answered {
+            return Ok(());
         }
+        let slot = Slot::Up {
+            answers: link.take_answers(),
+            correlation_id,
+            rewrite: rewrite.map(|key| (key, api_version)),
+            api: api_key,
+            sent,
+        };
+        self.slot(slot).await
     }
 
     async fn slot(&mut self, slot: Slot) -> Result<(), Stop> {
@@ -484,6 +486,7 @@ async fn write_answers(
     broker: Arc<Broker>,
     in_flight: Arc<AtomicUsize>,
 ) -> Result<(), String> {
+    let mut upstream: Option<Answers> = None;
     while let Some(slot) = queue.recv().await {
         // Counted down once this slot is written (or skipped): see `Reader::in_flight`.
         let _written = InFlight(&in_flight);
@@ -495,20 +498,26 @@ async fn write_answers(
                 Err(_) => return Err("the local worker stopped".into()),
             },
             Slot::Up {
-                answer,
+                answers,
+                correlation_id,
                 rewrite,
                 api,
                 sent,
             } => {
-                let frame = match answer.await {
-                    Ok(Ok(frame)) => frame,
-                    Ok(Err(e)) => {
+                if answers.is_some() {
+                    upstream = answers;
+                }
+                let Some(link) = upstream.as_mut() else {
+                    return Err("an upstream answer is due on a connection with no link".into());
+                };
+                let frame = match link.next(correlation_id).await {
+                    Ok(frame) => frame,
+                    Err(e) => {
                         if let Some(m) = &broker.metrics {
                             m.upstream_error("link");
                         }
                         return Err(e.to_string());
                     }
-                    Err(_) => return Err("the upstream link stopped".into()),
                 };
                 if let Some(m) = &broker.metrics {
                     m.upstream_answered(api, sent.elapsed().as_secs_f64(), frame.len() + 4);

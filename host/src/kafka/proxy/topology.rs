@@ -101,14 +101,11 @@ async fn fetch(proxy: &Proxy) -> Result<MetadataResponse, String> {
         .map_err(|e| e.to_string())?;
     let correlation_id = 1;
     let frame = request(correlation_id).map_err(|e| e.to_string())?;
-    let answer = link
-        .send(&frame, correlation_id, true)
+    link.send(&frame).await.map_err(|e| e.to_string())?;
+    let mut answers = link.take_answers().ok_or("a new link has its answers")?;
+    let mut bytes = answers
+        .next(correlation_id)
         .await
-        .map_err(|e| e.to_string())?
-        .ok_or("Metadata always has an answer")?;
-    let mut bytes = answer
-        .await
-        .map_err(|_| "the link closed".to_string())?
         .map_err(|e| e.to_string())?;
     let header_version = ApiKey::Metadata.response_header_version(VERSION);
     crate::kafka::guard::decode_from::<ResponseHeader>(&mut bytes, header_version)?;
