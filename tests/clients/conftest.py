@@ -1,7 +1,7 @@
 """Fixtures of the real-client suite: one host per test module, and the consumers a test
 starts (stopped at its end; on failure their reports and the host's log are printed).
 
-Proxy mode (`proxy`, `proxy_consumers`): each test gets its own noida-db upstream (free port,
+Proxy mode (`proxy`, `proxy_consumers`): each test gets its own upstream, noida-db or `UPSTREAM=tansu` (free port,
 own data dir) and a host in front of it, both stopped at the test's end."""
 
 import itertools
@@ -11,7 +11,7 @@ import pytest
 
 from harness.agents import PYTHON_AGENTS, spawn
 from harness.host import free_port, start_host
-from harness.upstream import start_noida
+from harness.upstream import start_upstream
 from harness.wait import Timeout, wait_until
 
 
@@ -75,7 +75,7 @@ def _consumers(host, request, upstream=None):
         print("\n--- consumers ---\n" + c.report())
         print("--- host log (tail) ---\n" + host.log_tail(60))
         if upstream is not None:
-            print("--- noida-db log (tail) ---\n" + upstream.log_tail(20))
+            print(f"--- {upstream.name} log (tail) ---\n" + upstream.log_tail(20))
     for agent in c.started:
         agent.kill()
 
@@ -105,9 +105,10 @@ def proxy(tmp_path, precompiled_cache, request):
     host is where the clients last saw it."""
     marker = request.node.get_closest_marker("upstream_settings")
     settings = {**PROXY_SETTINGS, **(marker.kwargs if marker else {})}
-    upstream = start_noida(tmp_path / "noida")
+    upstream = start_upstream(tmp_path / "upstream")
     if settings.get("broker_ports_from") == "fixed":
-        settings["broker_ports_from"] = free_port() - 1  # noida is node 1
+        # The broker's port here is broker_ports_from + its node id.
+        settings["broker_ports_from"] = free_port() - upstream.node_id
     try:
         host = start_host(tmp_path / "host", shared_cache=precompiled_cache,
                           upstream=upstream.bootstrap, upstream_settings=settings)

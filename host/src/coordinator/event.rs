@@ -368,7 +368,7 @@ impl serde::Serialize for RebalanceReason {
 }
 
 /// How an assignor step ended.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case", tag = "kind", content = "detail")]
 pub enum RunOutcome {
     Ok,

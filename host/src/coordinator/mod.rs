@@ -49,6 +49,7 @@ mod list_groups;
 mod offset_commit;
 mod offset_delete;
 mod offset_fetch;
+mod record;
 mod responses;
 mod snapshot;
 pub mod view;

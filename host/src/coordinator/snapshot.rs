@@ -5,6 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::record::{RebalanceRecord, RunRecord};
+
 /// A group's metadata at one generation.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GroupSnapshot {
@@ -19,6 +21,13 @@ pub struct GroupSnapshot {
     pub leader_id: Option<String>,
     pub topic_counts: Vec<(String, i32)>,
     pub members: Vec<MemberSnapshot>,
+    /// The last assignor run (which module version, how it went). Snapshots written before
+    /// it was kept read as none (`serde(default)`), as do the next two.
+    #[serde(default)]
+    pub last_run: Option<RunRecord>,
+    /// The recent rebalances, oldest first, at most [`super::classic::HISTORY_LEN`].
+    #[serde(default)]
+    pub history: Vec<RebalanceRecord>,
 }
 
 /// A member's persisted state.

@@ -231,6 +231,8 @@ mod tests {
                 assignment: serde_bytes::ByteBuf::from(vec![0, 0, 0, 0, 0, 0, 255, 255, 255, 255]),
                 given: vec![("t".into(), vec![0, 1, 2])],
             }],
+            last_run: None,
+            history: Vec::new(),
         }
     }
 
@@ -307,5 +309,16 @@ mod tests {
                 .len(),
             1
         );
+    }
+
+    #[test]
+    fn a_snapshot_written_before_runs_and_history_were_kept_reads_with_none() {
+        let mut before = serde_json::to_value(snapshot("g", 3)).unwrap();
+        let fields = before.as_object_mut().unwrap();
+        assert!(fields.remove("last_run").is_some() && fields.remove("history").is_some());
+        let bytes = rmp_serde::to_vec_named(&before).unwrap();
+        let read: GroupSnapshot = rmp_serde::from_slice(&bytes).unwrap();
+        assert_eq!(read, snapshot("g", 3));
+        assert!(read.last_run.is_none() && read.history.is_empty());
     }
 }

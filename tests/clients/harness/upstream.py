@@ -1,8 +1,11 @@
-"""The upstream cluster of proxy mode: one noida-db broker per test, spoken to directly.
+"""The upstream cluster of proxy mode: one broker per test, spoken to directly.
 
 noida-db 0.2.3 (a Kafka-compatible broker, `NOIDA_DB`, installed by tests/run into
 target/tools/bin) runs its Kafka service alone on a free port with a data dir of the test's
-own. The suite reads and changes it **bypassing the host**, as an operator's tools would:
+own. With `UPSTREAM=tansu`, Tansu (`TANSU`, the binary of `cargo install tansu --version 0.6.0
+--no-default-features --features dynostore --locked`, about 20 minutes to build here, so not
+in CI) is the broker instead, with memory storage: a second, independent implementation behind
+the same tests (docs/operating.md, "A second implementation"). The suite reads and changes it **bypassing the host**, as an operator's tools would:
 topics are created and grown with confluent-kafka's AdminClient (CreateTopics,
 CreatePartitions), committed offsets are read with `list_consumer_group_offsets`
 (OffsetFetch from the broker's own coordinator), end offsets with a consumer that never
@@ -41,29 +44,46 @@ def noida_binary() -> Path:
     return path
 
 
+def tansu_binary() -> Path:
+    """The Tansu binary `TANSU` names; fails the test with how to get one."""
+    path = os.environ.get("TANSU")
+    if not path:
+        raise AssertionError(
+            "UPSTREAM=tansu needs TANSU=/path/to/tansu (cargo install tansu --version 0.6.0 "
+            "--no-default-features --features dynostore --locked)")
+    path = Path(path)
+    if not (path.is_file() and os.access(path, os.X_OK)):
+        raise AssertionError(f"TANSU={path} is not an executable file")
+    return path
+
+
 class Noida:
+    name = "noida-db"
+
     def __init__(self, workdir: Path):
         self.workdir = workdir
         workdir.mkdir(parents=True, exist_ok=True)
         self.port = free_port()
         self.bootstrap = f"127.0.0.1:{self.port}"
         self.data_dir = workdir / "data"
-        self.log_path = workdir / "noida.log"
+        self.log_path = workdir / "upstream.log"
         self.proc = None
         self._admin = None
         self._offsets = None
 
+    def command(self):
+        return [str(noida_binary()), "start", "--only", "kafka", "--host", "127.0.0.1",
+                "--kafka-port", str(self.port), "--data-dir", str(self.data_dir)]
+
     def start(self):
-        binary = noida_binary()
         log = open(self.log_path, "wb")
         self.proc = subprocess.Popen(
-            [str(binary), "start", "--only", "kafka", "--host", "127.0.0.1",
-             "--kafka-port", str(self.port), "--data-dir", str(self.data_dir)],
+            self.command(),
             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=self.workdir)
 
         def listening():
             if self.proc.poll() is not None:
-                raise AssertionError(f"noida-db exited with {self.proc.returncode}:\n"
+                raise AssertionError(f"{self.name} exited with {self.proc.returncode}:\n"
                                      + self.log_tail())
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
@@ -71,8 +91,15 @@ class Noida:
             except OSError as e:
                 return False, e
 
-        wait_until(listening, "noida-db's Kafka listener", timeout_s=30)
+        wait_until(listening, f"{self.name}'s Kafka listener", timeout_s=30)
         return self
+
+    @property
+    def node_id(self):
+        """The broker's node id, as its own Metadata names it (noida-db: 1, Tansu: 111)."""
+        brokers = self.admin.list_topics(timeout=30).brokers
+        assert len(brokers) == 1, f"{self.name}: one broker expected, got {brokers}"
+        return next(iter(brokers))
 
     def stop(self):
         if self._offsets is not None:
@@ -147,5 +174,22 @@ class Noida:
                 for t, p in partitions}
 
 
-def start_noida(workdir: Path) -> Noida:
-    return Noida(workdir).start()
+class Tansu(Noida):
+    """Tansu 0.6.0 with memory storage (records and offsets live as long as the process)."""
+
+    name = "tansu"
+
+    def command(self):
+        url = f"tcp://127.0.0.1:{self.port}"
+        return [str(tansu_binary()), "broker", "--listener-url", url,
+                "--advertised-listener-url", url, "--storage-engine", "memory://tansu/"]
+
+
+def start_upstream(workdir: Path) -> Noida:
+    """The test's upstream: noida-db, or Tansu with `UPSTREAM=tansu`."""
+    kind = os.environ.get("UPSTREAM", "noida")
+    if kind == "noida":
+        return Noida(workdir).start()
+    if kind == "tansu":
+        return Tansu(workdir).start()
+    raise AssertionError(f"UPSTREAM={kind}: expected noida or tansu")

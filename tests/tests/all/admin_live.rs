@@ -325,3 +325,53 @@ async fn a_group_describe_lists_each_partitions_holder_and_committed_offset() {
     assert_eq!(line(1)["end"], serde_json::Value::Null);
     assert_eq!(line(1)["lag"], serde_json::Value::Null);
 }
+
+/// Issue 14, defect 6: a restart used to forget each group's module version, last assignor
+/// run and rebalance history (the README says a restart loses nothing).
+#[tokio::test]
+async fn a_restart_keeps_each_groups_module_version_last_run_and_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let in_dir = |dir: std::path::PathBuf| {
+        TestHost::with_config(move |c| {
+            c.data_dir = dir;
+            c.catalog.topics = vec![assignor_host::catalog::TopicSeed {
+                name: "orders".into(),
+                partitions: 4,
+                partition_racks: Vec::new(),
+            }];
+            c.coordinator.initial_rebalance_delay_ms = 0;
+        })
+    };
+    let host = in_dir(dir.path().to_path_buf()).await;
+    let admin = Admin::new(&host);
+    assert_eq!(admin.push("my-strategy", range()).await["version"], 1);
+    let (mut members, _) = two_members(&host, "app", "my-strategy").await;
+    let (status, _) = admin
+        .json(
+            Method::POST,
+            "/v1/groups/app/rebalance",
+            json!({"reason": "before the restart"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    rejoin(&mut members).await;
+    let (_, before) = admin.get("/v1/groups/app").await;
+    assert_eq!(before["module_version"], 1, "{before}");
+    assert_eq!(before["last_run"]["module"], "my-strategy", "{before}");
+    let history = before["history"].as_array().expect("history").clone();
+    assert!(history.len() >= 2, "{before}");
+    assert_eq!(
+        history.last().unwrap()["reason"],
+        "operator request: before the restart"
+    );
+    drop(members);
+    host.stop().await;
+
+    let host = in_dir(dir.path().to_path_buf()).await;
+    let (status, after) = Admin::new(&host).get("/v1/groups/app").await;
+    assert_eq!(status, StatusCode::OK, "{after}");
+    for field in ["generation", "module_version", "last_run", "history"] {
+        assert_eq!(after[field], before[field], "{field} after the restart");
+    }
+    host.stop().await;
+}

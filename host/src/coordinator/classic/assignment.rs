@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 use assignor_sdk::{ABI_VERSION, AssignRequest, Member as AbiMember, Topic};
 
-use super::group::{Group, Mode, PendingRun, RunRecord};
+use super::group::{Group, Mode, PendingRun};
 use super::install::install_assigned;
 use super::native_range::native_range;
 use super::state::GroupState;
@@ -32,6 +32,7 @@ use crate::consumer_protocol::{self, decode_subscription};
 use crate::coordinator::api::Millis;
 use crate::coordinator::context::Ctx;
 use crate::coordinator::event::{AssignorDone, AssignorRun, Effect, Notice, RunOutcome, TimerKey};
+use crate::coordinator::record::RunRecord;
 
 /// Builds the request a rebalance of `group` would send now, with each member's Subscription
 /// version (`None` when its metadata is not a Subscription: it then subscribes to nothing).

@@ -16,7 +16,8 @@ use super::member::Member;
 use super::state::GroupState;
 use crate::coordinator::api::Millis;
 use crate::coordinator::context::{Ctx, Parked};
-use crate::coordinator::event::{Notice, RebalanceReason, RunOutcome, TimerKey};
+use crate::coordinator::event::{Notice, RebalanceReason, TimerKey};
+use crate::coordinator::record::{RebalanceRecord, RunRecord};
 use crate::coordinator::view::StrategiesView;
 
 /// The synthetic leader id the host names in JoinGroup responses when it computes the
@@ -58,32 +59,6 @@ pub struct PendingRun {
     /// Each member's Subscription version, in `request.members` order (`None`: the metadata
     /// was not a Subscription).
     pub(in crate::coordinator) versions: Arc<Vec<Option<i16>>>,
-}
-
-/// The last assignor run of a group, for the admin API.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct RunRecord {
-    pub generation: i32,
-    pub module: String,
-    pub version: Option<u32>,
-    pub duration_us: u64,
-    pub fuel: u64,
-    pub outcome: RunOutcome,
-    pub fallback_used: bool,
-}
-
-/// One completed rebalance, for the admin API's history.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct RebalanceRecord {
-    pub generation: i32,
-    pub reason: Option<RebalanceReason>,
-    pub strategy: Option<String>,
-    pub module_version: Option<u32>,
-    pub members: usize,
-    /// Coordinator time from the start of the rebalance to the installed assignment.
-    pub duration_ms: u64,
-    pub partitions_moved: u64,
-    pub fallback_used: bool,
 }
 
 /// One classic group. Its fields are the coordinator's own; other parts see a group through

@@ -10,12 +10,13 @@ use assignor_sdk::{AssignResponse, MemberAssignment};
 use bytes::Bytes;
 use kafka_protocol::messages::SyncGroupRequest;
 
-use super::group::{Group, HISTORY_LEN, Mode, PendingRun, RebalanceRecord, RunRecord};
+use super::group::{Group, HISTORY_LEN, Mode, PendingRun};
 use super::state::GroupState;
 use crate::consumer_protocol::{self, encode_assignment};
 use crate::coordinator::api::{GroupResponse, Millis};
 use crate::coordinator::context::Ctx;
 use crate::coordinator::event::{Notice, TimerKey};
+use crate::coordinator::record::{RebalanceRecord, RunRecord};
 use crate::coordinator::responses;
 
 /// Installs a checked assignment of the host's: encodes every member's Assignment (with the
@@ -117,10 +118,24 @@ fn stabilize(
     module_version: Option<u32>,
     partitions_moved: u64,
 ) {
+    // Recorded first, so the snapshot holds this generation's record too.
+    record_generation(
+        group,
+        ctx.now,
+        strategy.clone(),
+        module_version,
+        partitions_moved,
+    );
     ctx.persist(group.snapshot());
     group.transition(GroupState::Stable, ctx);
     propagate_assignment(ctx, group);
-    record_generation(ctx, group, strategy, module_version, partitions_moved);
+    ctx.notice(Notice::GenerationCompleted {
+        group: group.id.clone(),
+        generation: group.generation_id,
+        members: group.members.len(),
+        protocol: group.protocol_key.clone(),
+        strategy,
+    });
 }
 
 /// Answers every parked SyncGroup with the member's assignment and re-arms its session (a
@@ -159,21 +174,21 @@ pub(crate) fn protocol_name_for<'a>(group: &'a Group, member_id: &str) -> Option
     }
 }
 
-/// Notes a completed generation in the history and notices.
+/// Notes a completed generation in the history (at most [`HISTORY_LEN`] kept).
 fn record_generation(
-    ctx: &mut Ctx<'_>,
     group: &mut Group,
+    now: Millis,
     strategy: Option<String>,
     module_version: Option<u32>,
     partitions_moved: u64,
 ) {
     let record = RebalanceRecord {
         generation: group.generation_id,
-        reason: group.rebalance_reason.clone(),
-        strategy: strategy.clone(),
+        reason: group.rebalance_reason.as_ref().map(ToString::to_string),
+        strategy,
         module_version,
         members: group.members.len(),
-        duration_ms: ctx.now.saturating_sub(group.rebalance_started_at),
+        duration_ms: now.saturating_sub(group.rebalance_started_at),
         partitions_moved,
         fallback_used: group.fallback_used,
     };
@@ -181,11 +196,4 @@ fn record_generation(
     while group.history.len() > HISTORY_LEN {
         group.history.pop_front();
     }
-    ctx.notice(Notice::GenerationCompleted {
-        group: group.id.clone(),
-        generation: group.generation_id,
-        members: group.members.len(),
-        protocol: group.protocol_key.clone(),
-        strategy,
-    });
 }

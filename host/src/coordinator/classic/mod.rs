@@ -46,8 +46,9 @@ pub(super) mod snapshot;
 pub mod state;
 pub(super) mod sync_group;
 
+pub use crate::coordinator::record::{RebalanceRecord, RunRecord};
 pub use assignment::build_request;
-pub use group::{HISTORY_LEN, HOST_LEADER, Mode, RebalanceRecord, RunRecord};
+pub use group::{HISTORY_LEN, HOST_LEADER, Mode};
 #[cfg(test)]
 pub(crate) use native_range::native_range;
 pub use state::GroupState;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use assignor_sdk::TopicPartitions;
 use bytes::Bytes;
 
-use super::group::{Group, Mode, vote_key};
+use super::group::{Group, HISTORY_LEN, Mode, vote_key};
 use super::member::Member;
 use super::state::GroupState;
 use crate::coordinator::snapshot::{GroupSnapshot, MemberSnapshot};
@@ -64,6 +64,8 @@ impl Group {
                         .collect(),
                 })
                 .collect(),
+            last_run: group.last_run.clone(),
+            history: group.history.iter().cloned().collect(),
         }
     }
 
@@ -82,6 +84,9 @@ impl Group {
             None => Mode::Relay,
         };
         group.topic_counts = this.topic_counts.iter().cloned().collect();
+        group.last_run = this.last_run.clone();
+        let skip = this.history.len().saturating_sub(HISTORY_LEN);
+        group.history = this.history.iter().skip(skip).cloned().collect();
         for m in &this.members {
             let protocols: Vec<(String, Bytes)> = m
                 .protocols

@@ -308,7 +308,7 @@ fn next_step(ctx: &mut Ctx<'_>, group: &mut Group, failed: TargetRun, message: S
             "the previous target assignment is kept");
         let record = RebalanceRecord {
             generation: failed.epoch,
-            reason: group.bump_reason.take(),
+            reason: group.bump_reason.take().map(|r| r.to_string()),
             strategy: Some("previous target".to_owned()),
             module_version: None,
             members: group.members.len(),
@@ -405,7 +405,7 @@ fn install(
     group.assignment_epoch = run.epoch;
     let history = RebalanceRecord {
         generation: run.epoch,
-        reason: group.bump_reason.take(),
+        reason: group.bump_reason.take().map(|r| r.to_string()),
         strategy: Some(record.module.clone()),
         module_version: record.version,
         members: group.members.len(),
