@@ -7,6 +7,7 @@
 mod admin_support;
 mod proxy_support;
 
+mod abusive_clients;
 mod admin_http;
 mod admin_live;
 mod hostile_clients;
