@@ -193,3 +193,8 @@ def start_upstream(workdir: Path) -> Noida:
     if kind == "tansu":
         return Tansu(workdir).start()
     raise AssertionError(f"UPSTREAM={kind}: expected noida or tansu")
+
+
+def start_noida(workdir: Path) -> Noida:
+    """noida-db whatever `UPSTREAM` says (the README's walkthrough names it)."""
+    return Noida(workdir).start()
