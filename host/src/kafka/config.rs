@@ -45,6 +45,15 @@ pub struct KafkaConfig {
     /// connection is closed (a client that stalls mid-frame holds a connection slot).
     #[serde(with = "crate::duration")]
     pub frame_timeout: Duration,
+    /// Requests one connection may have read ahead and not yet answered; beyond it the host
+    /// stops reading that connection until an answer is written (the client's own
+    /// `max.in.flight.requests.per.connection` is usually 5; 0 counts as 1).
+    pub max_in_flight_requests: usize,
+    /// Longest a Fetch is held for its `max_wait_ms` in standalone mode (where no records
+    /// come): a Fetch asking for longer is answered, empty, after this. Clients fetch again;
+    /// a request held for weeks would pin its connection for as long.
+    #[serde(with = "crate::duration")]
+    pub max_fetch_wait: Duration,
 }
 
 impl Default for KafkaConfig {
@@ -61,6 +70,8 @@ impl Default for KafkaConfig {
             max_connections_per_address: 1_000,
             connections_max_idle: Duration::from_secs(600),
             frame_timeout: Duration::from_secs(30),
+            max_in_flight_requests: 64,
+            max_fetch_wait: Duration::from_secs(30),
         }
     }
 }

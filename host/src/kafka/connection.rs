@@ -46,8 +46,6 @@ use super::{Broker, Client, KafkaConfig, api_versions};
 
 /// Initial size of the read buffer; it grows with larger frames.
 const BUFFER_BYTES: usize = 8 * 1024;
-/// Requests read ahead whose answers are not written yet; the reader waits beyond it.
-const IN_FLIGHT: usize = 64;
 
 /// One answer to come, in request order.
 enum Slot {
@@ -82,6 +80,9 @@ pub struct Limits {
     pub idle: Duration,
     /// `kafka.frame_timeout`: from a frame's first byte to its last.
     pub frame: Duration,
+    /// `kafka.max_in_flight_requests`: requests read ahead whose answers are not written
+    /// yet; the reader waits beyond it.
+    pub in_flight: usize,
 }
 
 impl Limits {
@@ -97,6 +98,7 @@ impl Limits {
             },
             idle: config.connections_max_idle,
             frame: config.frame_timeout,
+            in_flight: config.max_in_flight_requests.max(1),
         }
     }
 }
@@ -134,8 +136,8 @@ impl Connection {
         let peer = self.client.peer;
         let _ = self.socket.set_nodelay(true);
         let (read, write) = self.socket.into_split();
-        let (slots, queue) = mpsc::channel(IN_FLIGHT);
-        let (jobs, work) = mpsc::channel(IN_FLIGHT);
+        let (slots, queue) = mpsc::channel(self.limits.in_flight);
+        let (jobs, work) = mpsc::channel(self.limits.in_flight);
         let in_flight = Arc::new(AtomicUsize::new(0));
         let mut writer = tokio::spawn(
             write_answers(write, queue, self.broker.clone(), in_flight.clone()).in_current_span(),

@@ -1,4 +1,5 @@
-//! Fetch (key 1, v4-12): well-formed empty answers, held for `max_wait_ms`.
+//! Fetch (key 1, v4-12): well-formed empty answers, held for `max_wait_ms` (at most
+//! `kafka.max_fetch_wait`).
 //!
 //! The host stores no messages, but consumers must be able to fetch (kafkajs crashes without
 //! Fetch) and must not spin: none of the clients waits after an empty fetch, so the answer is
@@ -36,7 +37,8 @@ pub async fn handle(broker: &Broker, request: FetchRequest, version: i16) -> Fet
             .flat_map(|t| &t.partitions)
             .any(|p| p.error_code != 0);
     if !has_error && request.max_wait_ms > 0 && request.min_bytes > 0 {
-        tokio::time::sleep(Duration::from_millis(request.max_wait_ms as u64)).await;
+        let asked = Duration::from_millis(request.max_wait_ms as u64);
+        tokio::time::sleep(asked.min(broker.max_fetch_wait)).await;
     }
     response
 }

@@ -76,6 +76,8 @@ pub struct Broker {
     pub connections: Arc<tokio::sync::Semaphore>,
     /// Open connections by client address (`kafka.max_connections_per_address`).
     pub addresses: Arc<addresses::Addresses>,
+    /// `kafka.max_fetch_wait`: the longest a standalone Fetch is held.
+    pub max_fetch_wait: std::time::Duration,
 }
 
 /// Facts about the connection a request came on.

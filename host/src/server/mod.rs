@@ -212,6 +212,7 @@ impl Server {
                 config.kafka.max_connections.max(1),
             )),
             addresses: Arc::default(),
+            max_fetch_wait: config.kafka.max_fetch_wait,
         });
         let stop = CancellationToken::new();
         let task = tokio::spawn(listener::run(

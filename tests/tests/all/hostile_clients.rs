@@ -107,6 +107,25 @@ async fn fetches_held_for_weeks_free_their_slots_when_their_clients_leave() {
 }
 
 #[tokio::test]
+async fn a_fetch_asking_to_be_held_for_weeks_is_answered_at_max_fetch_wait() {
+    let host = TestHost::with_config(|c| {
+        c.catalog.topics = seeds_orders();
+        c.kafka.max_fetch_wait = Duration::from_millis(300);
+    })
+    .await;
+    let mut client = host.client().await;
+    let started = std::time::Instant::now();
+    // The client's read gives up after 20 s (`DEADLINE`): answered at all means capped.
+    let answer = client.call(&longest_fetch(), 12).await.unwrap();
+    assert_eq!(answer.error_code, 0);
+    assert!(
+        started.elapsed() >= Duration::from_millis(300),
+        "held for the cap, not answered at once"
+    );
+    host.stop().await;
+}
+
+#[tokio::test]
 async fn a_frame_that_stalls_is_closed_and_its_slot_serves_the_next_client() {
     let host = TestHost::with_config(|c| {
         c.kafka.max_connections = 3;
