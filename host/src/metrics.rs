@@ -30,7 +30,7 @@ use prometheus_client::registry::Registry as PromRegistry;
 
 pub use kafka::{error_counts, error_name};
 
-use crate::coordinator::{GroupState, GroupSummary, Notice, RemovalReason, RunOutcome};
+use crate::coordinator::{GroupSummary, Notice, RemovalReason, RunOutcome};
 use crate::driver::{NoticeSink, TracingNotices};
 use crate::registry::Registry;
 
@@ -286,7 +286,7 @@ impl Metrics {
             let count = groups.iter().filter(|g| g.state == state).count();
             self.groups
                 .get_or_create(&StateLabels {
-                    state: state.as_str().to_owned(),
+                    state: state.to_owned(),
                 })
                 .set(count as i64);
         }
@@ -409,12 +409,16 @@ impl NoticeSink for Metrics {
     }
 }
 
-const ALL_STATES: [GroupState; 5] = [
-    GroupState::Empty,
-    GroupState::PreparingRebalance,
-    GroupState::CompletingRebalance,
-    GroupState::Stable,
-    GroupState::Dead,
+/// Every state a group can be listed in: a classic group's, then a consumer group's own two
+/// (`Empty` and `Stable` are both's).
+const ALL_STATES: [&str; 7] = [
+    "Empty",
+    "PreparingRebalance",
+    "CompletingRebalance",
+    "Stable",
+    "Dead",
+    "Assigning",
+    "Reconciling",
 ];
 
 /// An API key as a label: Kafka's name when known, else the number.

@@ -160,6 +160,7 @@ async fn current_config(
 }
 
 fn render_list(v: &Value) -> String {
+    // TYPE is Kafka's group type: `classic` (JoinGroup/SyncGroup) or `consumer` (KIP-848).
     let mut table = Table::new(&["GROUP", "STATE", "MEMBERS", "STRATEGY", "TYPE"]);
     for g in v["groups"].as_array().into_iter().flatten() {
         table.row(vec![
@@ -167,10 +168,37 @@ fn render_list(v: &Value) -> String {
             text(&g["state"]),
             text(&g["members"]),
             text(&g["strategy"]),
-            text(&g["protocol_type"]),
+            text(&g["group_type"]),
         ]);
     }
     table.render()
+}
+
+/// A consumer group's epochs, assignor and each member's reconciliation (KIP-848).
+fn consumer_detail(consumer: &serde_json::Map<String, Value>) -> String {
+    let missing = if consumer["assignor_missing"] == true {
+        " (no module of that name: the fallback assigns)"
+    } else {
+        ""
+    };
+    let mut out = format!(
+        "\ngroup epoch     {}\nassignment      epoch {}\nassignor        {}{missing}\n",
+        consumer["group_epoch"],
+        consumer["assignment_epoch"],
+        text(&consumer["requested_assignor"]),
+    );
+    let mut members = Table::new(&["MEMBER", "EPOCH", "STATE", "TARGET", "REVOKING"]);
+    for m in consumer["members"].as_array().into_iter().flatten() {
+        members.row(vec![
+            text(&m["member_id"]),
+            text(&m["member_epoch"]),
+            text(&m["state"]),
+            assignment(&m["target"]),
+            assignment(&m["pending_revocation"]),
+        ]);
+    }
+    out.push_str(&format!("\n{}", members.render()));
+    out
 }
 
 fn render_describe(v: &Value) -> String {
@@ -191,6 +219,7 @@ fn render_describe(v: &Value) -> String {
     };
     let mut out = pairs(&[
         ("group", text(&v["group_id"])),
+        ("type", text(&v["group_type"])),
         ("state", text(&v["state"])),
         ("generation", text(&v["generation"])),
         ("protocol", text(&v["protocol"])),
@@ -239,6 +268,9 @@ fn render_describe(v: &Value) -> String {
         ]);
     }
     out.push_str(&format!("\n{}", members.render()));
+    if let Some(consumer) = v["consumer"].as_object() {
+        out.push_str(&consumer_detail(consumer));
+    }
     let mut history = Table::new(&[
         "GEN", "STRATEGY", "VERSION", "MEMBERS", "DURATION", "MOVED", "FALLBACK", "REASON",
     ]);
@@ -380,6 +412,38 @@ mod tests {
             history.starts_with("5    my-strategy  2")
                 && history.ends_with("operator request: try v2"),
             "{history}"
+        );
+    }
+
+    #[test]
+    fn a_consumer_group_shows_its_epochs_assignor_and_each_members_reconciliation() {
+        let detail = json!({
+            "group_id": "kip848", "group_type": "consumer", "state": "Reconciling",
+            "generation": 3, "config": {}, "history": [],
+            "members": [{"member_id": "m-1", "group_instance_id": null, "client_id": "c",
+                         "client_host": "/127.0.0.1", "subscription": ["orders"],
+                         "assignment": {"orders": [0, 1]}}],
+            "consumer": {"group_epoch": 3, "assignment_epoch": 3,
+                         "requested_assignor": "mine", "assignor_missing": true,
+                         "members": [{"member_id": "m-1", "member_epoch": 2,
+                                      "state": "unrevoked_partitions",
+                                      "target": {"orders": [0]},
+                                      "pending_revocation": {"orders": [1]}}]}
+        });
+        let text = render_describe(&detail);
+        assert!(text.contains("type            consumer\n"), "{text}");
+        assert!(
+            text.contains("assignor        mine (no module of that name: the fallback assigns)"),
+            "{text}"
+        );
+        let row = text
+            .lines()
+            .find(|l| l.starts_with("m-1") && l.contains("unrevoked_partitions"))
+            .expect("the reconciliation row");
+        let cells: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(
+            cells,
+            ["m-1", "2", "unrevoked_partitions", "orders[0]", "orders[1]"]
         );
     }
 }

@@ -14,13 +14,18 @@ use super::classic::{GroupState, Mode, RebalanceRecord, RunRecord, build_request
 use super::config::GroupConfig;
 use super::context::{Ctx, Env};
 use super::event::{Effect, RebalanceReason};
+use super::list_groups::CLASSIC;
 use crate::consumer_protocol::{self, decode_assignment, decode_subscription};
 
 /// One group in detail.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct GroupDetail {
     pub group_id: String,
-    pub state: GroupState,
+    /// Kafka's `GroupType`: `classic` (JoinGroup/SyncGroup) or `consumer` (KIP-848).
+    pub group_type: &'static str,
+    /// The group's state as Kafka names it: a classic group's [`GroupState`], a consumer
+    /// group's `Empty`, `Assigning`, `Reconciling` or `Stable`.
+    pub state: String,
     pub generation: i32,
     pub protocol_type: Option<String>,
     /// The selected protocol (canonical name in host mode).
@@ -35,6 +40,37 @@ pub struct GroupDetail {
     pub members: Vec<MemberDetail>,
     pub last_run: Option<RunRecord>,
     pub history: Vec<RebalanceRecord>,
+    /// A consumer group's epochs, assignor choice and each member's reconciliation.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub consumer: Option<ConsumerDetail>,
+}
+
+/// What a consumer group (KIP-848) has beyond a classic one: its epochs, which module
+/// computes its targets and why, and where each member is towards its target.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ConsumerDetail {
+    pub group_epoch: i32,
+    pub assignment_epoch: i32,
+    /// The assignor the members name (`group.remote.assignor`), or the configured default.
+    pub requested_assignor: String,
+    /// No module serves `requested_assignor`: the fallback computes the targets.
+    pub assignor_missing: bool,
+    pub members: Vec<ConsumerMemberDetail>,
+}
+
+/// One consumer-group member's reconciliation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ConsumerMemberDetail {
+    pub member_id: String,
+    pub member_epoch: i32,
+    /// Kafka's `MemberState`: `stable`, `unrevoked_partitions`, `unreleased_partitions`.
+    pub state: &'static str,
+    pub rack_id: Option<String>,
+    pub subscribed_topic_regex: Option<String>,
+    /// topic -> partitions the member is to own once reconciled.
+    pub target: BTreeMap<String, Vec<i32>>,
+    /// topic -> partitions it was asked to give up and has not yet.
+    pub pending_revocation: BTreeMap<String, Vec<i32>>,
 }
 
 /// One member in detail.
@@ -54,7 +90,10 @@ pub struct MemberDetail {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct GroupSummary {
     pub group_id: String,
-    pub state: GroupState,
+    /// `classic` or `consumer`.
+    pub group_type: &'static str,
+    /// As in [`GroupDetail::state`].
+    pub state: String,
     pub protocol_type: Option<String>,
     pub members: usize,
     pub strategy: Option<String>,
@@ -118,7 +157,8 @@ pub(crate) fn group_detail(env: &Env, groups: &Groups, group_id: &str) -> Option
         .collect();
     Some(GroupDetail {
         group_id: group_id.to_string(),
-        state: group.state,
+        group_type: CLASSIC,
+        state: group.state.as_str().to_owned(),
         generation: group.generation_id,
         protocol_type: group.protocol_type.clone(),
         protocol: group.protocol_key.clone(),
@@ -129,6 +169,7 @@ pub(crate) fn group_detail(env: &Env, groups: &Groups, group_id: &str) -> Option
         members,
         last_run: group.last_run.clone(),
         history: group.history.iter().cloned().collect(),
+        consumer: None,
     })
 }
 
@@ -138,7 +179,8 @@ pub(crate) fn group_summaries(groups: &Groups) -> Vec<GroupSummary> {
         .values()
         .map(|g| GroupSummary {
             group_id: g.id.to_string(),
-            state: g.state,
+            group_type: CLASSIC,
+            state: g.state.as_str().to_owned(),
             protocol_type: g.protocol_type.clone(),
             members: g.members.len(),
             strategy: match &g.mode {

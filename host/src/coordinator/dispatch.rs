@@ -199,12 +199,18 @@ impl Coordinator {
 
     /// The detail of one group (the admin API's view).
     pub fn group_detail(&self, group_id: &str) -> Option<GroupDetail> {
-        admin::group_detail(&self.env, &self.groups, group_id)
+        match self.consumers.get(group_id) {
+            Some(group) => Some(super::consumer::admin::group_detail(&self.env, group)),
+            None => admin::group_detail(&self.env, &self.groups, group_id),
+        }
     }
 
-    /// Every group of this shard, sorted by id.
+    /// Every group of this shard, classic and consumer, sorted by id.
     pub fn group_summaries(&self) -> Vec<GroupSummary> {
-        admin::group_summaries(&self.groups)
+        let mut all = admin::group_summaries(&self.groups);
+        all.extend(super::consumer::admin::group_summaries(&self.consumers));
+        all.sort_by(|a, b| a.group_id.cmp(&b.group_id));
+        all
     }
 
     /// Sets a group's operator configuration (persisted); it applies at the group's next

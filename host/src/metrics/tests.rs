@@ -203,19 +203,20 @@ fn reason_categories_follow_the_coordinators_wording() {
 #[test]
 fn group_gauges_are_recomputed_from_the_current_list() {
     let metrics = Metrics::new();
-    let summary = |id: &str, state, members| GroupSummary {
+    let summary = |id: &str, state: &str, members| GroupSummary {
         group_id: id.into(),
-        state,
+        group_type: "classic",
+        state: state.to_owned(),
         protocol_type: Some("consumer".into()),
         members,
         strategy: Some("range".into()),
     };
     metrics.refresh_groups(&[
-        summary("a", GroupState::Stable, 3),
-        summary("b", GroupState::Stable, 2),
-        summary("c", GroupState::Empty, 0),
+        summary("a", "Stable", 3),
+        summary("b", "Stable", 2),
+        summary("c", "Empty", 0),
     ]);
-    metrics.refresh_groups(&[summary("a", GroupState::Stable, 4)]);
+    metrics.refresh_groups(&[summary("a", "Stable", 4)]);
     let text = metrics.encode();
     assert_eq!(
         sample(&text, "assignor_host_groups{state=\"Stable\"}"),

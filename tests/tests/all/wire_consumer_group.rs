@@ -231,3 +231,71 @@ async fn consumer_group_describe_shows_epochs_assignor_and_assignments() {
     }
     host.stop().await;
 }
+
+/// The admin API lists and describes consumer groups beside classic ones: the group type, the
+/// consumer states, epochs, the assignor, and each member's reconciliation.
+#[tokio::test]
+async fn the_admin_api_lists_and_describes_a_consumer_group_mid_reconciliation() {
+    use crate::admin_support::Admin;
+    let host = host().await;
+    let admin = Admin::new(&host);
+    let mut a = host.client().await;
+    let mut b = host.client().await;
+    let joined = call(&mut a, &join("member-a"), 1).await;
+    let topic = assigned(&joined).unwrap()[0].0;
+    call(&mut a, &ack("member-a", 1, topic, &partitions(&joined)), 1).await;
+    call(&mut b, &join("member-b"), 1).await;
+    // member-a learns it must give two partitions up, and has not yet.
+    let revoke = call(&mut a, &beat("member-a", 1), 1).await;
+    let kept = partitions(&revoke);
+
+    let (_, listed) = admin.get("/v1/groups").await;
+    let line = listed["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["group_id"] == GROUP)
+        .cloned()
+        .expect("listed");
+    assert_eq!(line["group_type"], "consumer", "{line}");
+    assert_eq!(line["state"], "Reconciling", "{line}");
+    assert_eq!(line["members"], 2, "{line}");
+    assert_eq!(line["strategy"], "uniform", "{line}");
+
+    let (status, detail) = admin.get(&format!("/v1/groups/{GROUP}")).await;
+    assert_eq!(status, reqwest::StatusCode::OK, "{detail}");
+    assert_eq!(detail["group_type"], "consumer");
+    assert_eq!(detail["generation"], 2);
+    assert_eq!(detail["consumer"]["group_epoch"], 2);
+    assert_eq!(detail["consumer"]["assignment_epoch"], 2);
+    assert_eq!(detail["consumer"]["requested_assignor"], "uniform");
+    let member_a = |list: &serde_json::Value| {
+        list.as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["member_id"] == "member-a")
+            .cloned()
+            .unwrap()
+    };
+    let a_members = member_a(&detail["members"]);
+    assert_eq!(
+        a_members["assignment"]["orders"],
+        serde_json::json!([0, 1, 2, 3]),
+        "still owns all until it acknowledges"
+    );
+    let a_reconciling = member_a(&detail["consumer"]["members"]);
+    assert_eq!(a_reconciling["member_epoch"], 1);
+    assert_eq!(a_reconciling["state"], "unrevoked_partitions");
+    assert_eq!(
+        a_reconciling["target"]["orders"],
+        serde_json::json!(kept.iter().collect::<Vec<_>>())
+    );
+    assert_eq!(
+        a_reconciling["pending_revocation"]["orders"]
+            .as_array()
+            .map(Vec::len),
+        Some(2)
+    );
+    assert!(detail["offsets"].is_array(), "{detail}");
+    host.stop().await;
+}

@@ -19,6 +19,7 @@
 //! (fences, static leave and replacement, member timers), `refresh` (catalog and module
 //! changes), then the API: `heartbeat`.
 
+pub(super) mod admin;
 pub(super) mod describe;
 pub(super) mod group;
 pub(super) mod heartbeat;

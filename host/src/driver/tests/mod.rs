@@ -323,7 +323,7 @@ async fn driver_restores_stable_groups_and_offsets_from_the_store() {
 
     let f = start(FakeRunner::native(), Some(store), Arc::new(TracingNotices));
     let detail = f.driver.describe("g").await.unwrap();
-    assert_eq!(detail.state, crate::coordinator::GroupState::Stable);
+    assert_eq!(detail.state, "Stable");
     assert_eq!(detail.generation, a.generation_id);
     assert_eq!(detail.config.params["k"], "v");
     assert_eq!(
