@@ -127,6 +127,55 @@ pub fn subgroup(request: &AssignRequest, keep: impl Fn(usize) -> bool) -> Assign
     }
 }
 
+/// The request with only the topics at the positions where `keep(position)` holds: the
+/// topic table, the lag entries and every member's subscription cut down alike, members and
+/// everything else unchanged. What an inner strategy sees of the topics it is given.
+pub fn with_topics(request: &AssignRequest, keep: impl Fn(usize) -> bool) -> AssignRequest {
+    let kept: Vec<usize> = (0..request.topics.len()).filter(|&t| keep(t)).collect();
+    let names: std::collections::BTreeSet<&str> = kept
+        .iter()
+        .map(|&t| request.topics[t].name.as_str())
+        .collect();
+    let mut part = subgroup(request, |_| true);
+    part.topics = kept.iter().map(|&t| request.topics[t].clone()).collect();
+    part.lag = kept
+        .iter()
+        .filter_map(|&t| request.lag.get(t).cloned())
+        .collect();
+    if part.lag.len() != part.topics.len() {
+        part.lag.clear();
+    }
+    for member in &mut part.members {
+        member.topics = member
+            .topics
+            .iter()
+            .filter(|t| names.contains(t.as_str()))
+            .cloned()
+            .collect();
+    }
+    part
+}
+
+/// Who had each partition, `(topic position, partition)` to member position: the host's
+/// previous assignment first, then what members say they own; the first claim wins. Topics
+/// outside the request are left out.
+pub fn previous_owners(request: &AssignRequest) -> BTreeMap<(usize, i32), usize> {
+    let mut owners = BTreeMap::new();
+    let previous = request
+        .members
+        .iter()
+        .enumerate()
+        .flat_map(|(m, member)| member.previously_assigned().map(move |tp| (m, tp)));
+    let owned = (request.members.iter().enumerate())
+        .flat_map(|(m, member)| member.owned().map(move |tp| (m, tp)));
+    for (m, (topic, p)) in previous.chain(owned) {
+        if let Some(t) = request.topic_index(topic) {
+            owners.entry((t, p)).or_insert(m);
+        }
+    }
+    owners
+}
+
 /// Runs `inner` on `part` (a [`subgroup`] of `request`) and copies its answer, partitions and
 /// user data, into an assignment of the whole `request`: the members outside `part` get
 /// nothing, and so does a partition for which `keep(member_id, topic, partition)` is false

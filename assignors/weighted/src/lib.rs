@@ -49,7 +49,7 @@ pub fn assign(request: &AssignRequest) -> Result<Assignment, AssignError> {
         .iter()
         .map(|m| u64::from(rules.of(m)))
         .collect();
-    let previous = previous_owners(request);
+    let previous = assignor_inner::previous_owners(request);
     let kafka_order = request.kafka_order();
     let mut rank = vec![0usize; request.members.len()];
     for (r, &m) in kafka_order.iter().enumerate() {
@@ -158,25 +158,6 @@ fn hand_out(
             assignment.assign_indexed(m, t, p as i32);
         }
     }
-}
-
-/// Who had each partition, `(topic position, partition)` to member position: the host's
-/// previous assignment first, then what members say they own; the first claim wins.
-fn previous_owners(request: &AssignRequest) -> BTreeMap<(usize, i32), usize> {
-    let mut owners = BTreeMap::new();
-    let previous = request
-        .members
-        .iter()
-        .enumerate()
-        .flat_map(|(m, member)| member.previously_assigned().map(move |tp| (m, tp)));
-    let owned = (request.members.iter().enumerate())
-        .flat_map(|(m, member)| member.owned().map(move |tp| (m, tp)));
-    for (m, (topic, p)) in previous.chain(owned) {
-        if let Some(t) = request.topic_index(topic) {
-            owners.entry((t, p)).or_insert(m);
-        }
-    }
-    owners
 }
 
 /// The module decodes, assigns and encodes, keeping nearly all it allocates until the call
