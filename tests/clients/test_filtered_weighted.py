@@ -39,8 +39,8 @@ def test_filtered_white_list_gives_only_the_listed_consumers_partitions(host, co
     topics = {f"{group}-orders": 6}
     host.create_topics(topics)
     status, answer = host.set_group_config(group, "filtered", {"include": "keep-[12]"})
-    assert (status, answer["code"]) == (422, "bad_params"), answer
-    assert "pattern `keep-[12]` uses `[`" in answer["message"], answer
+    assert (status, answer["error"]["code"]) == (422, "bad_params"), answer
+    assert "pattern `keep-[12]` uses `[`" in answer["error"]["message"], answer
     status, answer = host.set_group_config(group, "filtered", {"include": "keep-*"})
     assert status == 200, answer
 

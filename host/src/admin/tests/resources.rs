@@ -239,7 +239,7 @@ async fn parameters_a_module_refuses_are_refused_when_set() {
         (StatusCode::UNPROCESSABLE_ENTITY, "bad_params")
     );
     assert_eq!(
-        answer.1["message"],
+        answer.1["error"]["message"],
         "filtered refuses these parameters: parameter `exclude`: pattern `laptop-[0-9]` uses \
          `[`, which is not supported; the only wildcards are `*` (any characters) and `?` (one \
          character), so list the names separated by commas instead"
