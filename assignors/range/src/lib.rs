@@ -27,7 +27,7 @@
 
 use std::collections::BTreeMap;
 
-use assignor_sdk::{AssignError, AssignRequest, Assignment, assignor};
+use assignor_sdk::{AssignError, AssignRequest, Assignment};
 
 #[cfg(test)]
 mod kafka_rack_tests;
@@ -38,12 +38,17 @@ mod state;
 use state::TopicAssignmentState;
 
 /// The `range` strategy: Kafka's `RangeAssignor`.
-#[assignor(
-    name = "range",
-    version = "1.1.0",
-    description = "Apache Kafka's RangeAssignor: per-topic contiguous ranges over the subscribers, static members first; rack-aware (KIP-881)",
-    protocol = "eager",
-    inputs = "racks"
+// Feature `module` (default): the wasm exports; off when another module links this crate
+// (`filtered`, `weighted`, ... call it natively as their inner strategy).
+#[cfg_attr(
+    feature = "module",
+    assignor_sdk::assignor(
+        name = "range",
+        version = "1.1.0",
+        description = "Apache Kafka's RangeAssignor: per-topic contiguous ranges over the subscribers, static members first; rack-aware (KIP-881)",
+        protocol = "eager",
+        inputs = "racks"
+    )
 )]
 pub fn assign(request: &AssignRequest) -> Result<Assignment, AssignError> {
     Ok(assign_partitions(request, false))
@@ -184,6 +189,6 @@ fn assign_co_partitioned_with_rack_matching(
 
 /// The module decodes, assigns and encodes, keeping nearly all it allocates until the call
 /// ends: the SDK's bump allocator fits and costs ~19 % less fuel than the default one.
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "module"))]
 #[global_allocator]
 static ALLOCATOR: assignor_sdk::BumpAllocator = assignor_sdk::BumpAllocator::new();

@@ -14,17 +14,22 @@
 //! Kafka's round robin is not rack-aware. Members that get nothing still get an (empty)
 //! assignment. Subscribed topics the host does not know (no partitions) are skipped.
 
-use assignor_sdk::{AssignError, AssignRequest, Assignment, Topic, assignor, java_string_order};
+use assignor_sdk::{AssignError, AssignRequest, Assignment, Topic, java_string_order};
 
 #[cfg(test)]
 mod kafka_tests;
 
 /// The `roundrobin` strategy: Kafka's `RoundRobinAssignor`.
-#[assignor(
-    name = "roundrobin",
-    version = "1.1.0",
-    description = "Apache Kafka's RoundRobinAssignor: all partitions dealt in turn over the members, static members first, skipping non-subscribers",
-    protocol = "eager"
+// Feature `module` (default): the wasm exports; off when another module links this crate
+// (`filtered`, `weighted`, ... call it natively as their inner strategy).
+#[cfg_attr(
+    feature = "module",
+    assignor_sdk::assignor(
+        name = "roundrobin",
+        version = "1.1.0",
+        description = "Apache Kafka's RoundRobinAssignor: all partitions dealt in turn over the members, static members first, skipping non-subscribers",
+        protocol = "eager"
+    )
 )]
 pub fn assign(request: &AssignRequest) -> Result<Assignment, AssignError> {
     // The circle: member positions in Kafka's member order.
@@ -75,6 +80,6 @@ pub fn assign(request: &AssignRequest) -> Result<Assignment, AssignError> {
 
 /// The module decodes, assigns and encodes, keeping nearly all it allocates until the call
 /// ends: the SDK's bump allocator fits and costs ~19 % less fuel than the default one.
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "module"))]
 #[global_allocator]
 static ALLOCATOR: assignor_sdk::BumpAllocator = assignor_sdk::BumpAllocator::new();

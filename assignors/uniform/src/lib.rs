@@ -46,7 +46,7 @@
 //! Everything in the builders' loops is an index: members by position in Kafka's order,
 //! topics by name rank, partitions by a global number ([`group`]).
 
-use assignor_sdk::{AssignError, AssignRequest, Assignment, assignor};
+use assignor_sdk::{AssignError, AssignRequest, Assignment};
 
 pub mod group;
 pub mod heterogeneous;
@@ -68,11 +68,16 @@ mod uniform_homogeneous_assignment_builder_test;
 use group::Group;
 
 /// The `uniform` strategy: Kafka's `UniformAssignor`.
-#[assignor(
-    name = "uniform",
-    version = "1.0.0",
-    description = "Apache Kafka's UniformAssignor (KIP-848 default): balanced to within one partition, sticky to the previous assignment",
-    protocol = "eager"
+// Feature `module` (default): the wasm exports; off when another module links this crate
+// (`filtered`, `weighted`, ... call it natively as their inner strategy).
+#[cfg_attr(
+    feature = "module",
+    assignor_sdk::assignor(
+        name = "uniform",
+        version = "1.0.0",
+        description = "Apache Kafka's UniformAssignor (KIP-848 default): balanced to within one partition, sticky to the previous assignment",
+        protocol = "eager"
+    )
 )]
 pub fn assign(request: &AssignRequest) -> Result<Assignment, AssignError> {
     let group = Group::new(request)?;
@@ -96,6 +101,6 @@ pub fn owners(group: &Group<'_>) -> Result<Vec<u32>, AssignError> {
 
 /// The module decodes, assigns and encodes, keeping nearly all it allocates until the call
 /// ends: the SDK's bump allocator fits and costs less fuel than the default one.
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "module"))]
 #[global_allocator]
 static ALLOCATOR: assignor_sdk::BumpAllocator = assignor_sdk::BumpAllocator::new();

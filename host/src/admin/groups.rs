@@ -85,6 +85,24 @@ async fn set_config(
         }
         // An alias is stored as the module it stands for (as the coordinator does).
         strategy = Some(module.name.clone());
+        // Parameters the module refuses are refused now, with its message
+        // (`registry::params` says how they are tried).
+        if !body.params.is_empty() {
+            let registry = state.registry.clone();
+            let params = body.params.clone();
+            let shown = module.name.clone();
+            let verdict =
+                tokio::task::spawn_blocking(move || registry.try_params(&module, &params))
+                    .await
+                    .map_err(|e| ApiError::internal(format!("the parameter trial failed: {e}")))?;
+            if let Err(message) = verdict {
+                return Err(ApiError::new(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    "bad_params",
+                    format!("{shown} refuses these parameters: {message}"),
+                ));
+            }
+        }
     }
     let config = GroupConfig {
         strategy,

@@ -25,6 +25,7 @@ pub mod health;
 mod cache;
 mod catalog;
 mod manage;
+mod params;
 mod restore;
 mod run;
 mod upload;

@@ -315,3 +315,44 @@ fn builtin_directories_are_read_by_their_package_name() {
     assert_eq!(package_name(later).as_deref(), Some("assignor-y"));
     assert_eq!(package_name("[dependencies]\nname = \"x\"\n"), None);
 }
+
+#[test]
+fn composite_builtins_are_told_apart_by_their_dependencies() {
+    use build_script::manifest_dependencies;
+    let filtered = "[package]\nname = \"assignor-filtered\"\n\n[dependencies]\n\
+                    assignor-sdk = { path = \"../../guest-sdk\" }\n\
+                    # a comment = no dependency\n\
+                    assignor-inner = { path = \"../../assignors-common/inner\" }\n\n\
+                    [dev-dependencies]\nproptest.workspace = true\n";
+    assert_eq!(
+        manifest_dependencies(filtered),
+        ["assignor-sdk", "assignor-inner"]
+    );
+    assert!(manifest_dependencies("[package]\nname = \"x\"\n").is_empty());
+}
+
+/// The composite built-ins link range and the others as libraries: their modules must still
+/// export only their own glue and answer what the same code answers natively.
+#[test]
+fn composite_modules_answer_what_they_answer_natively() {
+    let engine = Engine::default();
+    let mut request = small_group();
+    request
+        .params
+        .insert("exclude".to_string(), "static".to_string());
+    let input = encode_v2(&request);
+    let expected = assignor_filtered::assign(&request).unwrap().into_response();
+    let b = builtin("filtered").unwrap();
+    let output = call_assign(&engine, "filtered", b.wasm, &input);
+    let got = v2::response_to_model(&request, v2::decode_response(&output).unwrap());
+    assert_eq!(got, expected);
+    let m2 = got
+        .assignments
+        .iter()
+        .find(|a| a.member_id == "m2")
+        .unwrap();
+    assert!(
+        m2.partitions.is_empty(),
+        "the excluded static member: {m2:?}"
+    );
+}

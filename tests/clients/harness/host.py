@@ -19,6 +19,7 @@ import os
 import signal
 import socket
 import subprocess
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -159,6 +160,19 @@ class Host:
         assert out.returncode == 0, \
             f"module push failed ({out.returncode}): {out.stderr}{out.stdout}"
         return json.loads(out.stdout)
+
+    def set_group_config(self, group, strategy, params):
+        """`PUT /v1/groups/{group}/config`, as `assignor-host group set G --strategy S --param
+        k=v` does: the group's strategy and its parameters. Returns (HTTP status, answer)."""
+        body = json.dumps({"strategy": strategy, "params": params}).encode()
+        request = urllib.request.Request(f"{self.admin_url}/v1/groups/{group}/config",
+                                         data=body, method="PUT",
+                                         headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=30) as r:
+                return r.status, json.loads(r.read())
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read())
 
     def group_detail(self, group):
         """The admin API's view of a group (`GET /v1/groups/{group}`): strategy, module

@@ -47,6 +47,15 @@ pub(super) fn roundrobin_wasm() -> &'static [u8] {
 
 /// A host's admin state: built-in `range` only, no store, a running driver.
 pub(super) fn state(edit: impl FnOnce(&mut AdminConfig, &mut usize)) -> AdminState {
+    state_of(edit, &["range"])
+}
+
+/// [`state`] with these built-ins instead of `range` alone.
+pub(super) fn state_with_builtins(builtins: &[&str]) -> AdminState {
+    state_of(|_, _| {}, builtins)
+}
+
+fn state_of(edit: impl FnOnce(&mut AdminConfig, &mut usize), builtins: &[&str]) -> AdminState {
     let mut config = AdminConfig::default();
     let mut max_module_bytes = 16 << 20;
     edit(&mut config, &mut max_module_bytes);
@@ -57,7 +66,7 @@ pub(super) fn state(edit: impl FnOnce(&mut AdminConfig, &mut usize)) -> AdminSta
         },
         builtins: BuiltinSource::embedded()
             .into_iter()
-            .filter(|b| b.name == "range")
+            .filter(|b| builtins.contains(&b.name.as_str()))
             .collect(),
         ..RegistryConfig::default()
     };

@@ -224,3 +224,32 @@ async fn metrics_are_scraped_as_openmetrics_text() {
     );
     assert!(text.ends_with("# EOF\n"));
 }
+
+/// `group set --param`: parameters the module itself refuses (a `filtered` pattern with a
+/// `[` class) are refused with its message, and the configuration is not changed; good ones
+/// are stored.
+#[tokio::test]
+async fn parameters_a_module_refuses_are_refused_when_set() {
+    let api = Api::new(state_with_builtins(&["range", "filtered"]));
+    let config = |body| api.json(Method::PUT, "/v1/groups/g/config", body);
+    let answer =
+        config(json!({"strategy": "filtered", "params": {"exclude": "laptop-[0-9]"}})).await;
+    assert_eq!(
+        (answer.0, code(&answer)),
+        (StatusCode::UNPROCESSABLE_ENTITY, "bad_params")
+    );
+    assert_eq!(
+        answer.1["error"]["message"],
+        "filtered refuses these parameters: parameter `exclude`: pattern `laptop-[0-9]` uses \
+         `[`, which is not supported; the only wildcards are `*` (any characters) and `?` (one \
+         character), so list the names separated by commas instead"
+    );
+    let answer = config(json!({"strategy": "filtered", "params": {"inner": "fastest"}})).await;
+    assert_eq!(code(&answer), "bad_params");
+    let (status, set) = config(
+        json!({"strategy": "filtered", "params": {"exclude": "laptop-*", "inner": "sticky"}}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{set}");
+    assert_eq!(set["config"]["params"]["exclude"], "laptop-*");
+}
