@@ -367,19 +367,8 @@ impl serde::Serialize for RebalanceReason {
     }
 }
 
-/// How an assignor step ended.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case", tag = "kind", content = "detail")]
-pub enum RunOutcome {
-    Ok,
-    Failed(String),
-    TimedOut,
-    /// The result came back for a generation that is gone; it was dropped.
-    Stale,
-    /// The module's output failed the output checks ([`crate::checks`]); the text names the
-    /// culprit.
-    Refused(String),
-}
+/// How an assignor step ended (kept in [`super::record`], with the run records).
+pub use super::record::RunOutcome;
 
 /// Something worth counting or logging. The driver hands each to its `NoticeSink`.
 #[derive(Debug, Clone, PartialEq)]

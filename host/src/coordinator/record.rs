@@ -6,8 +6,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::coordinator::event::RunOutcome;
-
 /// The last assignor run of a group.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunRecord {
@@ -34,4 +32,18 @@ pub struct RebalanceRecord {
     pub duration_ms: u64,
     pub partitions_moved: u64,
     pub fallback_used: bool,
+}
+
+/// How an assignor step ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind", content = "detail")]
+pub enum RunOutcome {
+    Ok,
+    Failed(String),
+    TimedOut,
+    /// The result came back for a generation that is gone; it was dropped.
+    Stale,
+    /// The module's output failed the output checks ([`crate::checks`]); the text names the
+    /// culprit.
+    Refused(String),
 }
