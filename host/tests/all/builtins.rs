@@ -336,23 +336,42 @@ fn composite_builtins_are_told_apart_by_their_dependencies() {
 #[test]
 fn composite_modules_answer_what_they_answer_natively() {
     let engine = Engine::default();
-    let mut request = small_group();
-    request
-        .params
-        .insert("exclude".to_string(), "static".to_string());
-    let input = encode_v2(&request);
-    let expected = assignor_filtered::assign(&request).unwrap().into_response();
-    let b = builtin("filtered").unwrap();
-    let output = call_assign(&engine, "filtered", b.wasm, &input);
-    let got = v2::response_to_model(&request, v2::decode_response(&output).unwrap());
-    assert_eq!(got, expected);
-    let m2 = got
-        .assignments
-        .iter()
-        .find(|a| a.member_id == "m2")
-        .unwrap();
-    assert!(
-        m2.partitions.is_empty(),
-        "the excluded static member: {m2:?}"
-    );
+    type Native = fn(&AssignRequest) -> Result<assignor_sdk::Assignment, assignor_sdk::AssignError>;
+    let cases: [(&str, (&str, &str), Native); 3] = [
+        ("filtered", ("exclude", "static"), assignor_filtered::assign),
+        (
+            "weighted",
+            ("weights", "static:3"),
+            assignor_weighted::assign,
+        ),
+        // No lag data in the request: every topic goes to the inner strategy.
+        (
+            "lag-aware",
+            ("inner", "roundrobin"),
+            assignor_lag_aware::assign,
+        ),
+    ];
+    for (name, (key, value), native) in cases {
+        let mut request = small_group();
+        request.params.insert(key.to_string(), value.to_string());
+        let expected = native(&request).unwrap().into_response();
+        let b = builtin(name).unwrap();
+        let output = call_assign(&engine, name, b.wasm, &encode_v2(&request));
+        let got = v2::response_to_model(&request, v2::decode_response(&output).unwrap());
+        assert_eq!(got, expected, "{name}");
+        let m2 = got
+            .assignments
+            .iter()
+            .find(|a| a.member_id == "m2")
+            .unwrap();
+        let count: usize = m2.partitions.iter().map(|tp| tp.partitions.len()).sum();
+        // m2 (static, on t1 only): excluded; weight 3 of 5 on t1's 5 partitions; dealt first
+        // by roundrobin, so t1's partitions 0 and 3.
+        let expected_count = match name {
+            "filtered" => 0,
+            "weighted" => 3,
+            _ => 2,
+        };
+        assert_eq!(count, expected_count, "{name}: {m2:?}");
+    }
 }
