@@ -367,7 +367,7 @@ impl serde::Serialize for RebalanceReason {
     }
 }
 
-/// How an assignor step ended (kept in [`super::record`], with the run records).
+/// How an assignor step ended (defined with the run records).
 pub use super::record::RunOutcome;
 
 /// Something worth counting or logging. The driver hands each to its `NoticeSink`.
