@@ -9,6 +9,9 @@ events   {"event": "assigned", "member_id": str, "generation": int|null, "partit
          {"event": "committed", "offsets": [[t, p, offset]...]}       answer to "commit"
          {"event": "fetched", "offsets": [[t, p, offset|null]...]}    answer to "committed"
          {"event": "closed"}                                        the consumer left the group
+             confluent-kafka adds stamps to assigned (`added`, `since`, `since_ns`), revoked and
+             closed (`at`, `at_ns`): time.time() and time.monotonic_ns() before taking and
+             after giving up partitions (ownership intervals, comparable across processes)
          {"event": "error", "message": str}                         anything the client raised
          {"event": "records", "records": [[t, p, offset, key]...]}  with --report-records: what
              one poll returned, in the order the client handed it over (proxy mode)
@@ -62,6 +65,9 @@ def parse_args():
                              "(ConsumerGroupHeartbeat)")
     parser.add_argument("--instance-id", default=None,
                         help="group.instance.id: a static member (confluent-kafka only)")
+    parser.add_argument("--rebalance-timeout-ms", type=int, default=None,
+                        help="JoinGroup's rebalance timeout (librdkafka: max.poll.interval.ms; "
+                             "confluent-kafka, classic protocol only)")
     parser.add_argument("--remote-assignor", default=None,
                         help="librdkafka's group.remote.assignor (consumer protocol only)")
     parser.add_argument("--report-records", action="store_true",

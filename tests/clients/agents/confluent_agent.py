@@ -4,9 +4,11 @@ the classic group protocol or KIP-848's (`--group-protocol consumer`, the assign
 
 The assignment reported is the consumer's whole assignment (`assignment()`) once the partitions
 librdkafka hands `on_assign` are applied, with `Consumer.memberid()` as the member id. librdkafka
-does not expose the generation to Python, so it is reported as null. With --report-records
-the records of each `consume` call are reported (proxy mode, where the host passes Fetch
-through to real brokers).
+does not expose the generation to Python, so it is reported as null. `assigned`, `revoked` and
+`closed` also carry `time.monotonic_ns()` (`since_ns`, `at_ns`): CLOCK_MONOTONIC is one clock
+for every process on Linux, so stamps of different consumers compare, and it never steps.
+With --report-records the records of each `consume` call are reported (proxy mode, where the
+host passes Fetch through to real brokers).
 """
 
 import time
@@ -38,6 +40,9 @@ def main():
         conf["group.protocol"] = "consumer"
         if args.remote_assignor:
             conf["group.remote.assignor"] = args.remote_assignor
+    if args.rebalance_timeout_ms is not None and args.group_protocol == "classic":
+        # librdkafka sends max.poll.interval.ms as JoinGroup's rebalance timeout.
+        conf["max.poll.interval.ms"] = args.rebalance_timeout_ms
     if args.client_id:
         conf["client.id"] = args.client_id
     if args.instance_id:
@@ -55,7 +60,7 @@ def main():
         # `since`: before the partitions are taken (the earliest this consumer may own them);
         # `at` in `revoked`: after they are given up. Ownership intervals from these two are
         # conservative, so an overlap between two consumers is a real one.
-        since = time.time()
+        since, since_ns = time.time(), time.monotonic_ns()
         positions.flush()
         if cooperative:
             c.incremental_assign(partitions)
@@ -63,7 +68,7 @@ def main():
             c.assign(partitions)
         emit("assigned", member_id=c.memberid(), generation=None,
              partitions=partitions_of(c.assignment()),
-             added=partitions_of(partitions), since=since)
+             added=partitions_of(partitions), since=since, since_ns=since_ns)
 
     def on_revoke(c, partitions):
         positions.flush()
@@ -84,7 +89,7 @@ def main():
         else:
             c.unassign()
         emit("revoked", member_id=c.memberid(), partitions=partitions_of(partitions),
-             at=time.time())
+             at=time.time(), at_ns=time.monotonic_ns())
 
     consumer.subscribe(args.topics, on_assign=on_assign, on_revoke=on_revoke)
     commands = command_queue()
@@ -133,7 +138,7 @@ def main():
                         for tp in got))
                 elif cmd["cmd"] == "close":
                     consumer.close()
-                    emit("closed", at=time.time())
+                    emit("closed", at=time.time(), at_ns=time.monotonic_ns())
                     return
             except KafkaException as e:
                 emit("error", message=f"{cmd['cmd']}: {e}")

@@ -183,6 +183,15 @@ class Host:
         with urllib.request.urlopen(f"{self.admin_url}/v1/groups/{group}", timeout=30) as r:
             return json.loads(r.read())
 
+    def rebalance(self, group):
+        """Starts a rebalance of `group` as an operator does (`POST /v1/groups/{group}/rebalance`,
+        `assignor-host group rebalance`): the members rejoin after their next heartbeat."""
+        request = urllib.request.Request(f"{self.admin_url}/v1/groups/{group}/rebalance",
+                                         data=b"{}", method="POST",
+                                         headers={"content-type": "application/json"})
+        with urllib.request.urlopen(request, timeout=30) as r:
+            assert r.status == 202, f"rebalance {group}: {r.status}"
+
     # -- groups (DescribeGroups) --------------------------------------------------------------
 
     def describe(self, group):
