@@ -5,14 +5,16 @@
 //! - **Added latency**: raw Produce (v9, acks=1, one 100-byte record) and Fetch (v12,
 //!   `max_wait_ms` 0) round trips, alternating direct and through the host on one connection
 //!   each, so both see the same machine; p50 and p99 of each path and of the difference.
-//! - **Throughput**: librdkafka (the `rdkafka` crate) producing `RECORDS` records of 100 bytes to
+//! - **Throughput**: librdkafka (the `rdkafka` crate) producing `RECORDS` records of
+//!   `RECORD_BYTES` (100 by default) to
 //!   a 6-partition topic, then a consumer reading them back (assigned partitions, no group),
 //!   direct and through the host in alternating rounds; records per second, median of the
-//!   rounds, and through/direct. The consumer's rate runs from its first record to its last;
-//!   the time to its first record (connection set-up) is reported beside it.
+//!   rounds, and through/direct. The consumer's rate runs from `assign` to its last record
+//!   (see `consume_rate` for why); the time to its first record (connection set-up) is
+//!   reported beside it. Each round and path has a topic of its own.
 //!
 //! `cargo bench -p assignor-host --bench proxy` (`PROXY_RECORDS`, `PROXY_ROUNDS`,
-//! `PROXY_SAMPLES` override the sizes). Results also go to `target/bench/proxy.jsonl`.
+//! `PROXY_SAMPLES`, `PROXY_RECORD_BYTES` override the sizes). Results also go to `target/bench/proxy.jsonl`.
 #![allow(
     clippy::print_stdout,
     clippy::print_stderr,
@@ -46,6 +48,10 @@ use rdkafka::{Offset, TopicPartitionList};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+/// The throughput topics' prefix: each round and path writes and reads a topic of its own
+/// (`proxy-bench-<round>-<path>`), so no read meets another run's records and no log grows past
+/// what noida-db 0.2.3 serves (one topic holding 300,000 records of 100 B, or 100,000 of 1 KB,
+/// fails *directly* against it: librdkafka reads "Bad message format").
 const TOPIC: &str = "proxy-bench";
 /// The raw round trips' own topic: librdkafka reads `TOPIC` from its start, and the bench's
 /// hand-built batches are not its business.
@@ -293,7 +299,7 @@ async fn latency(direct: SocketAddr, through: SocketAddr, samples: usize, out: &
 }
 
 /// Records per second producing `records` to `bootstrap`.
-fn produce_rate(bootstrap: &str, records: usize) -> f64 {
+fn produce_rate(bootstrap: &str, topic: &str, records: usize, record_bytes: usize) -> f64 {
     let producer: BaseProducer = ClientConfig::new()
         .set("bootstrap.servers", bootstrap)
         .set("linger.ms", "5")
@@ -301,11 +307,11 @@ fn produce_rate(bootstrap: &str, records: usize) -> f64 {
         .set("queue.buffering.max.messages", "1000000")
         .create()
         .expect("producer");
-    let payload = [b'x'; 100];
+    let payload = vec![b'x'; record_bytes];
     let started = Instant::now();
     for i in 0..records {
         let key = (i as u64).to_be_bytes();
-        let mut record = BaseRecord::to(TOPIC)
+        let mut record = BaseRecord::to(topic)
             .key(&key[..])
             .payload(&payload[..])
             .partition((i % PARTITIONS as usize) as i32);
@@ -323,13 +329,16 @@ fn produce_rate(bootstrap: &str, records: usize) -> f64 {
     records as f64 / started.elapsed().as_secs_f64()
 }
 
-/// Records per second reading `records` back from `bootstrap` (every partition from the start).
-/// One consumer's read of `records` records: the steady rate (records per second from the
-/// first record to the last) and the time to the first record, apart, because the first
-/// includes connection set-up (bootstrap, Metadata, the broker connection, and through the host
-/// the upstream connection behind each), which at this run's size would otherwise weigh as much
-/// as the reading.
-fn consume_rate(bootstrap: &str, records: usize) -> (f64, Duration) {
+/// One consumer's read of `records` records: records per second from `assign` to the last
+/// record (what an application sees, set-up included: bootstrap, Metadata, ListOffsets, the
+/// broker connection, and through the host the upstream connection behind each), and the time
+/// to the first record (that set-up, about half a second either way, most of it librdkafka's
+/// own start-up). Tried and dropped: a rate from the first record on, which flatters whichever
+/// path starts later (librdkafka prefetches the topic ahead of the application, so after a late
+/// first record the rate is the client queue's drain), and the same with the prefetch bounded,
+/// which turned bimodal on both paths (about 90,000 or about 1,000,000 records per second from
+/// one round to the next, with `fetch.wait.max.ms` pacing the fetches).
+fn consume_rate(bootstrap: &str, topic: &str, records: usize) -> (f64, Duration) {
     let consumer: BaseConsumer = ClientConfig::new()
         .set("bootstrap.servers", bootstrap)
         .set("group.id", "proxy-bench-unused")
@@ -340,7 +349,7 @@ fn consume_rate(bootstrap: &str, records: usize) -> (f64, Duration) {
     let mut assignment = TopicPartitionList::new();
     for p in 0..PARTITIONS {
         assignment
-            .add_partition_offset(TOPIC, p, Offset::Beginning)
+            .add_partition_offset(topic, p, Offset::Beginning)
             .unwrap();
     }
     consumer.assign(&assignment).expect("assigned");
@@ -358,8 +367,10 @@ fn consume_rate(bootstrap: &str, records: usize) -> (f64, Duration) {
         }
     }
     let first = first.expect("records > 0");
-    let steady = (records - 1) as f64 / first.elapsed().as_secs_f64();
-    (steady, first - started)
+    (
+        records as f64 / started.elapsed().as_secs_f64(),
+        first - started,
+    )
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -368,9 +379,8 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn main() {
-    // 300,000 fails against noida-db 0.2.3 itself (librdkafka: "Bad message format" reading
-    // the broker directly).
-    let records = env_usize("PROXY_RECORDS", 50_000);
+    let records = env_usize("PROXY_RECORDS", 100_000);
+    let record_bytes = env_usize("PROXY_RECORD_BYTES", 100);
     let rounds = env_usize("PROXY_ROUNDS", 3);
     let samples = env_usize("PROXY_SAMPLES", 5_000);
     let upstream = Upstream::start();
@@ -393,7 +403,12 @@ fn main() {
     runtime.block_on(async {
         let client =
             UpstreamClient::connect(ClientSettings::new(vec![upstream.addr.to_string()])).unwrap();
-        assert_eq!(client.create_topic(TOPIC, PARTITIONS, 1).await.unwrap(), 0);
+        for round in 0..rounds {
+            for path in ["direct", "host"] {
+                let topic = format!("{TOPIC}-{round}-{path}");
+                assert_eq!(client.create_topic(&topic, PARTITIONS, 1).await.unwrap(), 0);
+            }
+        }
         assert_eq!(client.create_topic(LATENCY_TOPIC, 1, 1).await.unwrap(), 0);
     });
     // The host's port for noida's broker (node 1), once its Metadata read has named it.
@@ -427,9 +442,21 @@ fn main() {
             [(&host, true), (&direct, false)]
         };
         for (bootstrap, via_host) in order {
-            let produced = produce_rate(bootstrap, records);
-            let (consumed, first) = consume_rate(bootstrap, records);
+            let topic = format!(
+                "{TOPIC}-{round}-{}",
+                if via_host { "host" } else { "direct" }
+            );
+            let produced = produce_rate(bootstrap, &topic, records, record_bytes);
+            let (consumed, first) = consume_rate(bootstrap, &topic, records);
             let first = first.as_secs_f64() * 1e3;
+            let path = if via_host {
+                "through the host"
+            } else {
+                "direct"
+            };
+            println!(
+                "round {round} {path:<16}: produce {produced:>9.0} rec/s, consume {consumed:>9.0} rec/s, first record after {first:.1} ms"
+            );
             if via_host {
                 produce_through.push(produced);
                 consume_through.push(consumed);
@@ -446,11 +473,11 @@ fn main() {
         ("consume", median(consume_direct), median(consume_through)),
     ] {
         println!(
-            "{what:<8} {records} x 100 B: direct {direct:>9.0} rec/s | through the host {through:>9.0} rec/s | {:.0} % of direct",
+            "{what:<8} {records} x {record_bytes} B: direct {direct:>9.0} rec/s | through the host {through:>9.0} rec/s | {:.0} % of direct",
             100.0 * through / direct
         );
         out.push(format!(
-            "{{\"bench\":\"proxy\",\"kind\":\"throughput\",\"what\":\"{what}\",\"records\":{records},\"rounds\":{rounds},\"direct_rps\":{direct:.0},\"through_rps\":{through:.0},\"ratio\":{:.3}}}",
+            "{{\"bench\":\"proxy\",\"kind\":\"throughput\",\"what\":\"{what}\",\"records\":{records},\"record_bytes\":{record_bytes},\"rounds\":{rounds},\"direct_rps\":{direct:.0},\"through_rps\":{through:.0},\"ratio\":{:.3}}}",
             through / direct
         ));
     }
