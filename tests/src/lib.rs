@@ -73,6 +73,7 @@ impl TestHost {
         };
         config.admin.listen = SocketAddr::from(([127, 0, 0, 1], 0));
         edit(&mut config);
+        share_the_precompiled_cache(&config.data_dir);
         let server = Server::start(config).await.expect("host starts");
         TestHost { server, dir }
     }
@@ -118,6 +119,23 @@ fn seeds(topics: &[(&str, i32)]) -> Vec<TopicSeed> {
             partition_racks: Vec::new(),
         })
         .collect()
+}
+
+/// Points `data_dir/cache` (the host's precompiled modules) at one directory every host of
+/// this test process shares, unless the data dir has a cache already (a restarted host keeps
+/// its own). Each host would otherwise compile every built-in again, and the hosts of the
+/// socket tests were most of their binary's time. The cache is keyed by module content and
+/// engine and written atomically, so sharing it between hosts running at once is its design
+/// (docs/operating.md); the client suite shares one the same way.
+fn share_the_precompiled_cache(data_dir: &std::path::Path) {
+    static SHARED: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    let link = data_dir.join("cache");
+    if link.exists() {
+        return;
+    }
+    let shared = SHARED.get_or_init(|| tempfile::tempdir().expect("a shared cache dir"));
+    std::fs::create_dir_all(data_dir).expect("the data dir");
+    std::os::unix::fs::symlink(shared.path(), &link).expect("the cache link");
 }
 
 /// A raw Kafka connection: one request at a time, or raw frames.
