@@ -199,3 +199,37 @@ def test_a_static_member_restarted_within_its_session_gets_its_partitions_back(
     assert_never_two_owners([static, again, other])
     for m in (static, again, other):
         assert not m.errors(), m.errors()
+
+
+def test_a_mixed_group_of_kafka_python_classic_and_librdkafka_consumer_members(
+        host, consumers):
+    """Kafka's mixed groups: kafka-python speaks the classic protocol (JoinGroup, SyncGroup)
+    into a consumer group that librdkafka members formed; the module assigns all of them as
+    one group. kafka-python follows a JoinGroup that names no leader, as with a server-side
+    assignor, and learns of each new target from its Heartbeat (REBALANCE_IN_PROGRESS)."""
+    group = unique("kip848-mixed")
+    topics = {f"{group}-a": 6, f"{group}-b": 3}
+    host.create_topics(topics)
+    rdkafka = start(consumers, group, topics, "uniform", 2)
+    wait_until(lambda: covered_once(rdkafka, topics), f"{group} assigned to librdkafka")
+    classic = [consumers.start("kafka-python", group, sorted(topics), ["range"])
+               for _ in range(2)]
+    members = rdkafka + classic
+
+    def spread_over_four():
+        done, seen = covered_once(members, topics)
+        return done and sorted(len(m.current) for m in members) == [2, 2, 2, 3], seen
+
+    wait_until(spread_over_four, f"{group} spread over two librdkafka and two kafka-python")
+    detail = host.group_detail(group)
+    assert detail["group_type"] == "consumer", detail
+    protocols = sorted(m["member_protocol"] for m in detail["consumer"]["members"])
+    assert protocols == ["classic", "classic", "consumer", "consumer"], detail
+
+    # A kafka-python member leaves (LeaveGroup): the other three take its partitions over.
+    classic[0].close()
+    rest = [rdkafka[0], rdkafka[1], classic[1]]
+    wait_until(lambda: covered_once(rest, topics), f"{group} reassigned after a leave")
+    assert_never_two_owners(members)
+    for m in members:
+        assert not m.errors(), m.errors()

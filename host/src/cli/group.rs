@@ -187,10 +187,11 @@ fn consumer_detail(consumer: &serde_json::Map<String, Value>) -> String {
         consumer["assignment_epoch"],
         text(&consumer["requested_assignor"]),
     );
-    let mut members = Table::new(&["MEMBER", "EPOCH", "STATE", "TARGET", "REVOKING"]);
+    let mut members = Table::new(&["MEMBER", "PROTOCOL", "EPOCH", "STATE", "TARGET", "REVOKING"]);
     for m in consumer["members"].as_array().into_iter().flatten() {
         members.row(vec![
             text(&m["member_id"]),
+            text(&m["member_protocol"]),
             text(&m["member_epoch"]),
             text(&m["state"]),
             assignment(&m["target"]),
@@ -425,8 +426,8 @@ mod tests {
                          "assignment": {"orders": [0, 1]}}],
             "consumer": {"group_epoch": 3, "assignment_epoch": 3,
                          "requested_assignor": "mine", "assignor_missing": true,
-                         "members": [{"member_id": "m-1", "member_epoch": 2,
-                                      "state": "unrevoked_partitions",
+                         "members": [{"member_id": "m-1", "member_protocol": "classic",
+                                      "member_epoch": 2, "state": "unrevoked_partitions",
                                       "target": {"orders": [0]},
                                       "pending_revocation": {"orders": [1]}}]}
         });
@@ -443,7 +444,14 @@ mod tests {
         let cells: Vec<&str> = row.split_whitespace().collect();
         assert_eq!(
             cells,
-            ["m-1", "2", "unrevoked_partitions", "orders[0]", "orders[1]"]
+            [
+                "m-1",
+                "classic",
+                "2",
+                "unrevoked_partitions",
+                "orders[0]",
+                "orders[1]"
+            ]
         );
     }
 }

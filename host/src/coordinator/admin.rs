@@ -62,6 +62,9 @@ pub struct ConsumerDetail {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ConsumerMemberDetail {
     pub member_id: String,
+    /// The protocol it speaks: `consumer` (ConsumerGroupHeartbeat) or `classic` (JoinGroup
+    /// and SyncGroup, in a mixed group).
+    pub member_protocol: &'static str,
     pub member_epoch: i32,
     /// Kafka's `MemberState`: `stable`, `unrevoked_partitions`, `unreleased_partitions`.
     pub state: &'static str,

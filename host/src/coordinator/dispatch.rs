@@ -22,8 +22,11 @@ use super::config::{CoordinatorConfig, GroupConfig};
 use super::consumer::group::{
     ConsumerGroupState, Group as ConsumerGroup, Groups as ConsumerGroups,
 };
-use super::consumer::{describe, heartbeat as consumer_heartbeat, membership, refresh, target};
-use super::context::{Ctx, Env, Parked};
+use super::consumer::{
+    classic as classic_in_consumer, describe, heartbeat as consumer_heartbeat, membership, refresh,
+    target,
+};
+use super::context::{Ctx, Env};
 use super::event::{Effect, Event, RestoredGroup, TimerKey};
 use super::responses;
 use super::view::{StrategiesView, TopicsView};
@@ -263,23 +266,13 @@ fn request_for(
 ) {
     match request {
         GroupRequest::JoinGroup(r) => {
-            match consumers.get(group_id).map(|g| g.members.is_empty()) {
-                // Classic members in a consumer group (Kafka's upgrade path) are not served:
-                // Kafka's answer when a group cannot take a classic member.
-                Some(false) => {
-                    let parked = Parked {
-                        reply_to,
-                        api_version: client.api_version,
-                    };
-                    let member = r.member_id.to_string();
-                    return ctx.join_error(
-                        parked,
-                        &member,
-                        ResponseError::InconsistentGroupProtocol,
-                    );
+            match consumers.get_mut(group_id) {
+                // A classic member in a consumer group (Kafka's mixed groups).
+                Some(group) if !group.members.is_empty() => {
+                    return classic_in_consumer::join(ctx, group, reply_to, client, r);
                 }
                 // An empty consumer group gives way to a classic one, as in Kafka.
-                Some(true) => {
+                Some(_) => {
                     consumers.remove(group_id);
                 }
                 None => {}
@@ -300,13 +293,20 @@ fn request_for(
             };
             ctx.respond(reply_to, GroupResponse::ConsumerGroupDescribe(described));
         }
-        GroupRequest::SyncGroup(r) => {
-            sync_group::handle(ctx, groups, reply_to, group_id, client, r)
-        }
-        GroupRequest::Heartbeat(r) => heartbeat::handle(ctx, groups, reply_to, group_id, r),
-        GroupRequest::LeaveGroup(r) => {
-            leave_group::handle(ctx, groups, reply_to, group_id, client, r)
-        }
+        GroupRequest::SyncGroup(r) => match consumers.get_mut(group_id) {
+            Some(group) => classic_in_consumer::sync(ctx, group, reply_to, client, r),
+            None => sync_group::handle(ctx, groups, reply_to, group_id, client, r),
+        },
+        GroupRequest::Heartbeat(r) => match consumers.get_mut(group_id) {
+            Some(group) => classic_in_consumer::heartbeat(ctx, group, reply_to, r),
+            None => heartbeat::handle(ctx, groups, reply_to, group_id, r),
+        },
+        GroupRequest::LeaveGroup(r) => match consumers.get_mut(group_id) {
+            Some(group) if !group_id.is_empty() => {
+                classic_in_consumer::leave(ctx, group, reply_to, client, r)
+            }
+            _ => leave_group::handle(ctx, groups, reply_to, group_id, client, r),
+        },
         GroupRequest::OffsetCommit(r) => {
             offset_commit::handle(ctx, groups, consumers, reply_to, group_id, client, r)
         }

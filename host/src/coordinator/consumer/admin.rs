@@ -41,6 +41,11 @@ pub(crate) fn group_detail(env: &Env, group: &Group) -> GroupDetail {
         .values()
         .map(|m| ConsumerMemberDetail {
             member_id: m.id.to_string(),
+            member_protocol: if m.classic.is_some() {
+                "classic"
+            } else {
+                "consumer"
+            },
             member_epoch: m.current.epoch,
             state: m.current.state.as_str(),
             rack_id: m.rack_id.clone(),

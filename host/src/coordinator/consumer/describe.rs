@@ -15,6 +15,8 @@ use crate::coordinator::responses::s;
 
 /// `MemberType` of a consumer-protocol member (KIP-1099).
 const CONSUMER_MEMBER: i8 = 1;
+/// `MemberType` of a classic member (JoinGroup / SyncGroup) in a consumer group.
+const CLASSIC_MEMBER: i8 = 0;
 
 /// The described group.
 pub(crate) fn described(ctx: &Ctx<'_>, group: &Group) -> DescribedGroup {
@@ -40,7 +42,11 @@ pub(crate) fn described(ctx: &Ctx<'_>, group: &Group) -> DescribedGroup {
                 .with_subscribed_topic_regex(m.regex.as_ref().map(|r| s(&r.pattern)))
                 .with_assignment(assignment(ctx, &m.current.assigned))
                 .with_target_assignment(assignment(ctx, &m.target))
-                .with_member_type(CONSUMER_MEMBER)
+                .with_member_type(if m.classic.is_some() {
+                    CLASSIC_MEMBER
+                } else {
+                    CONSUMER_MEMBER
+                })
         })
         .collect();
     DescribedGroup::default()

@@ -93,8 +93,8 @@ pub struct Group {
     pub(in crate::coordinator) members: BTreeMap<Arc<str>, Member>,
     pub(in crate::coordinator) static_members: HashMap<Arc<str>, Arc<str>>,
     owners: HashMap<String, HashMap<i32, Arc<str>>>,
-    /// Each subscribed topic's id and partition count when the epoch last moved (Kafka's
-    /// metadata hash): a change moves the epoch again.
+    /// Each subscribed topic's id and partition count as the last target run saw them
+    /// (Kafka's metadata hash): a change moves the epoch again.
     pub(in crate::coordinator) topic_signature: BTreeMap<String, (Uuid, i32)>,
     pub(in crate::coordinator) pending_run: Option<TargetRun>,
     /// How the last target was computed (or the one in flight).
@@ -262,10 +262,11 @@ impl Group {
             .collect()
     }
 
-    /// Moves the group epoch (a new target is then due) and notes why.
+    /// Moves the group epoch (a new target is then due) and notes why. O(1) in the group's
+    /// size: a group of thousands of members joining at once bumps once per join, and the
+    /// topic signature is taken once per target run instead (`target::maybe_start`).
     pub(in crate::coordinator) fn bump(&mut self, ctx: &mut Ctx<'_>, reason: RebalanceReason) {
         self.group_epoch += 1;
-        self.topic_signature = self.signature(&ctx.env.topics);
         tracing::info!(group = %self.id, epoch = self.group_epoch, %reason, "group epoch bumped");
         ctx.notice(Notice::RebalanceStarted {
             group: self.id.clone(),

@@ -243,13 +243,17 @@ pub(crate) fn handle(
         || joined;
     let preferred_before = assignor_changes.then(|| group.preferred_assignor());
     let member = group.members.get_mut(&id).expect("found or added");
-    let before: BTreeSet<String> = member
-        .subscribed_topics()
-        .into_iter()
-        .map(str::to_owned)
-        .collect();
-    let names_before = member.topic_names.clone();
-    let pattern_before = member.regex.as_ref().map(|r| r.pattern.clone());
+    // A classic member that heartbeats with the consumer protocol has upgraded (Kafka clears
+    // its classic metadata the same way).
+    member.classic = None;
+    // Most heartbeats leave the subscription alone (both fields null): no sets to compare.
+    let touches_subscription = request.subscribed_topic_names.is_some() || regex.is_some();
+    let before: Option<(BTreeSet<String>, BTreeSet<String>, Option<String>)> = touches_subscription
+        .then(|| {
+            let topics = member.subscribed_topics().into_iter().map(str::to_owned);
+            let pattern = member.regex.as_ref().map(|r| r.pattern.clone());
+            (topics.collect(), member.topic_names.clone(), pattern)
+        });
     if let Some(instance) = &request.instance_id {
         member.instance_id = Some(Arc::from(instance.as_str()));
     }
@@ -268,16 +272,18 @@ pub(crate) fn handle(
     if let Some(update) = regex {
         member.regex = update;
     }
-    member.client_id = client.client_id.clone();
-    member.client_host = client.client_host.clone();
-    let after: BTreeSet<String> = member
-        .subscribed_topics()
-        .into_iter()
-        .map(str::to_owned)
-        .collect();
-    let subscription_changed = member.topic_names != names_before
-        || member.regex.as_ref().map(|r| &r.pattern) != pattern_before.as_ref()
-        || after != before;
+    if member.client_id != client.client_id {
+        member.client_id = client.client_id.clone();
+    }
+    if member.client_host != client.client_host {
+        member.client_host = client.client_host.clone();
+    }
+    let subscription_changed = before.is_some_and(|(topics, names, pattern)| {
+        let after: BTreeSet<&str> = member.subscribed_topics();
+        member.topic_names != names
+            || member.regex.as_ref().map(|r| &r.pattern) != pattern.as_ref()
+            || !after.iter().copied().eq(topics.iter().map(String::as_str))
+    });
     let assigned_before = member.current.assigned.clone();
     let had_waiting = member.waiting.is_some();
 
@@ -313,6 +319,7 @@ pub(crate) fn handle(
     if wait {
         let waiting = Waiting {
             reply_to,
+            join_version: None,
             for_epoch: group.group_epoch,
             owned,
             subscription_changed,

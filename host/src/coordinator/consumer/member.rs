@@ -1,7 +1,7 @@
 //! One member of a consumer group (Kafka's `ConsumerGroupMember`): identity, subscription,
 //! its epochs and reconciliation state with the partitions it owns ([`Current`]), its target,
-//! and its heartbeat waiting for a target ([`Waiting`]). Every member speaks the consumer
-//! protocol: classic members in a consumer group (Kafka's upgrade path) are not served yet.
+//! and its request waiting for a target ([`Waiting`]). A member speaks the consumer protocol,
+//! or the classic one ([`Classic`]: Kafka's upgrade path, served by `classic.rs`).
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -78,11 +78,26 @@ pub struct Subscription {
     pub matched: BTreeSet<String>,
 }
 
-/// A heartbeat that moved the group epoch, waiting for the group's next target assignment:
+/// What a classic member of a consumer group keeps besides a member's state (Kafka's
+/// `ClassicMemberMetadata`): its JoinGroup's session timeout and protocols. Its assignment
+/// reaches it through SyncGroup, and it learns that the assignment moved from its Heartbeat
+/// answer (REBALANCE_IN_PROGRESS), then rejoins.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Classic {
+    pub session_timeout_ms: i32,
+    /// The protocol names it proposed, in its order; the first is the one its answers name.
+    pub protocols: Vec<String>,
+    /// Its Subscription's embedded-protocol version: its Assignment is written with it.
+    pub version: i16,
+}
+
+/// A request that moved the group epoch, waiting for the group's next target assignment:
 /// answered when the target is installed or when its wait ends (`TimerKey::TargetWait`).
 #[derive(Debug, Clone)]
 pub struct Waiting {
     pub reply_to: ReplyTo,
+    /// A classic member's JoinGroup (its request version) rather than a heartbeat.
+    pub join_version: Option<i16>,
     /// The group epoch the request is waiting for.
     pub for_epoch: i32,
     /// The partitions the request said the member owns (`None`: the field was null).
@@ -114,6 +129,8 @@ pub struct Member {
     /// The epoch the revocation timer was armed at, while it is armed.
     pub(in crate::coordinator) revoking_at: Option<i32>,
     pub(in crate::coordinator) waiting: Option<Waiting>,
+    /// Set for a member that speaks the classic protocol.
+    pub(in crate::coordinator) classic: Option<Classic>,
 }
 
 impl Member {
@@ -133,6 +150,7 @@ impl Member {
             target: Partitions::new(),
             revoking_at: None,
             waiting: None,
+            classic: None,
         }
     }
 

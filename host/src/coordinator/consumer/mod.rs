@@ -17,9 +17,11 @@
 //! `member`, `group`, `reconcile` (the pure `CurrentAssignmentBuilder`), `respond` (applying
 //! reconciliation and the answers), `target` (the module run and its result), `membership`
 //! (fences, static leave and replacement, member timers), `refresh` (catalog and module
-//! changes), then the API: `heartbeat`.
+//! changes), then the APIs: `heartbeat`, and `classic` (JoinGroup, SyncGroup, Heartbeat and
+//! LeaveGroup of classic members in a consumer group: Kafka's mixed groups).
 
 pub(super) mod admin;
+pub(super) mod classic;
 pub(super) mod describe;
 pub(super) mod group;
 pub(super) mod heartbeat;

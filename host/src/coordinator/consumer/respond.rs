@@ -30,6 +30,10 @@ pub(crate) fn reconcile_member(
     let Some(member) = group.members.get(member_id) else {
         return false;
     };
+    // The steady heartbeat: nothing to reconcile (`reconcile` would return it unchanged).
+    if !subscription_changed && member.current.is_reconciled_to(group.assignment_epoch) {
+        return false;
+    }
     let topics = ctx.env.topics.clone();
     let subscribed = |t: &str| member.subscribes_to(t) && topics.contains_key(t);
     let elsewhere = |t: &str, p: i32| group.owned_elsewhere(member_id, t, p);
@@ -143,6 +147,10 @@ pub(crate) fn answer_waiting_up_to(ctx: &mut Ctx<'_>, group: &mut Group, epoch: 
 
 /// Answers a waiting request with the member as it is now.
 fn respond_to(ctx: &mut Ctx<'_>, group: &Group, member_id: &str, waiting: Waiting) {
+    if let Some(api_version) = waiting.join_version {
+        let response = super::classic::join_answer(group, member_id, api_version);
+        return ctx.respond(waiting.reply_to, GroupResponse::JoinGroup(response));
+    }
     let response = heartbeat_answer(
         ctx,
         group,
@@ -164,6 +172,10 @@ pub(crate) fn fail_waiting(
     error: kafka_protocol::ResponseError,
     message: Option<String>,
 ) {
+    if let Some(api_version) = waiting.join_version {
+        let response = responses::join_error(api_version, "", error);
+        return ctx.respond(waiting.reply_to, GroupResponse::JoinGroup(response));
+    }
     ctx.respond(
         waiting.reply_to,
         GroupResponse::ConsumerGroupHeartbeat(responses::consumer_heartbeat_error(error, message)),

@@ -61,6 +61,15 @@ pub(crate) fn maybe_start(ctx: &mut Ctx<'_>, group: &mut Group) {
         group.group_epoch,
         ctx.now,
     );
+    // What this run sees of the catalog: a later change of it moves the epoch again.
+    group.topic_signature = request
+        .topics
+        .iter()
+        .map(|t| {
+            let id = ctx.env.topics.id(&t.name).unwrap_or_default();
+            (t.name.clone(), (id, t.partition_count))
+        })
+        .collect();
     let run = TargetRun {
         run_id: 0,
         epoch: group.group_epoch,
@@ -135,28 +144,33 @@ pub fn build_request(
     now: crate::coordinator::api::Millis,
 ) -> AssignRequest {
     let mut subscribed: std::collections::BTreeSet<&str> = std::collections::BTreeSet::new();
+    // Members with the same subscription share one list, as most members of a group do.
+    let mut shared: Option<(Vec<&str>, Arc<[String]>)> = None;
     let members = group
         .members
         .values()
         .map(|m| {
-            let member_topics: Vec<String> = m
+            let known: Vec<&str> = m
                 .subscribed_topics()
                 .into_iter()
                 .filter(|t| topics.contains_key(*t))
-                .map(str::to_owned)
                 .collect();
-            subscribed.extend(
-                m.subscribed_topics()
-                    .into_iter()
-                    .filter(|t| topics.contains_key(*t)),
-            );
+            let member_topics = match &shared {
+                Some((names, list)) if *names == known => list.clone(),
+                _ => {
+                    subscribed.extend(known.iter().copied());
+                    let list: Arc<[String]> = known.iter().map(|t| (*t).to_owned()).collect();
+                    shared = Some((known, list.clone()));
+                    list
+                }
+            };
             AbiMember {
                 member_id: m.id.to_string(),
                 group_instance_id: m.instance_id.as_ref().map(|i| i.to_string()),
                 client_id: m.client_id.clone(),
                 client_host: m.client_host.clone(),
                 rack_id: m.rack_id.clone(),
-                topics: member_topics.into(),
+                topics: member_topics,
                 owned_partitions: m.current.owned().to_abi(),
                 owned_generation: m.current.epoch,
                 previous_assignment: m.target.to_abi(),

@@ -277,17 +277,6 @@ fn item10_a_classic_group_with_members_is_not_taken_over_and_an_empty_one_is() {
 }
 
 #[test]
-fn host_a_classic_join_into_a_consumer_group_with_members_is_inconsistent_group_protocol() {
-    let mut ctx = consumer_context(CoordinatorConfig::default());
-    ctx.cgh_now(&Hb::join("a", &["t"]));
-    let reply = ctx.join(&crate::coordinator::tests::builders::Join::new(G).member("x"));
-    assert_eq!(
-        ctx.join_response(reply).error_code,
-        code(ResponseError::InconsistentGroupProtocol)
-    );
-}
-
-#[test]
 fn host_list_groups_names_consumer_groups_with_their_type_and_describe_groups_does_not() {
     let mut ctx = consumer_context(CoordinatorConfig::default());
     ctx.cgh_now(&Hb::join("a", &["t"]));

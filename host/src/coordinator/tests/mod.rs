@@ -5,6 +5,7 @@ mod builders;
 mod consumer_context;
 mod consumer_epochs;
 mod consumer_items;
+mod consumer_mixed;
 mod consumer_reconcile;
 pub(crate) mod context;
 mod host;
