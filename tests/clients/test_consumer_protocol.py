@@ -233,3 +233,33 @@ def test_a_mixed_group_of_kafka_python_classic_and_librdkafka_consumer_members(
     assert_never_two_owners(members)
     for m in members:
         assert not m.errors(), m.errors()
+
+
+def test_a_kafka_python_group_is_upgraded_online_when_a_librdkafka_consumer_member_joins(
+        host, consumers):
+    """Kafka's online upgrade: consumers are rolled to `group.protocol=consumer` one at a time.
+    Two kafka-python members form a classic group; a librdkafka consumer-protocol member joins
+    it, the group becomes a consumer group with the kafka-python members in it, and all three
+    end up holding every partition once, never one partition twice."""
+    group = unique("kip848-upgrade")
+    topics = {f"{group}-a": 6}
+    host.create_topics(topics)
+    classic = [consumers.start("kafka-python", group, sorted(topics), ["range"])
+               for _ in range(2)]
+    wait_until(lambda: covered_once(classic, topics), f"{group} assigned as a classic group")
+    assert host.group_detail(group)["group_type"] == "classic"
+
+    members = classic + start(consumers, group, topics, "uniform", 1)
+
+    def spread_over_three():
+        done, seen = covered_once(members, topics)
+        return done and sorted(len(m.current) for m in members) == [2, 2, 2], seen
+
+    wait_until(spread_over_three, f"{group} upgraded and spread over three")
+    detail = host.group_detail(group)
+    assert detail["group_type"] == "consumer", detail
+    protocols = sorted(m["member_protocol"] for m in detail["consumer"]["members"])
+    assert protocols == ["classic", "classic", "consumer"], detail
+    assert_never_two_owners(members)
+    for m in members:
+        assert not m.errors(), m.errors()

@@ -24,7 +24,7 @@ use super::consumer::group::{
 };
 use super::consumer::{
     classic as classic_in_consumer, describe, heartbeat as consumer_heartbeat, membership, refresh,
-    target,
+    target, upgrade,
 };
 use super::context::{Ctx, Env};
 use super::event::{Effect, Event, RestoredGroup, TimerKey};
@@ -356,8 +356,8 @@ fn consumer_timer(ctx: &mut Ctx<'_>, group: &mut ConsumerGroup, key: TimerKey) {
 
 /// ConsumerGroupHeartbeat: the protocol switch and the request checks, then a leave, or a
 /// heartbeat of the group (created by an epoch-0 join; an empty classic group of that id gives
-/// way, a classic group with members does not: GROUP_ID_NOT_FOUND, as Kafka answers when the
-/// online upgrade is not possible).
+/// way, a classic group with members is upgraded in place, or, when it cannot be,
+/// GROUP_ID_NOT_FOUND, as Kafka answers).
 fn consumer_group_heartbeat(
     ctx: &mut Ctx<'_>,
     (groups, consumers): (&mut Groups, &mut ConsumerGroups),
@@ -390,15 +390,28 @@ fn consumer_group_heartbeat(
         if request.member_epoch != 0 {
             return consumer_heartbeat::fail(ctx, reply_to, not_found("not found"));
         }
-        if let Some(classic) = groups.get(group_id) {
-            if !classic.members.is_empty() {
-                let refusal = not_found("is a classic group with members");
-                return consumer_heartbeat::fail(ctx, reply_to, refusal);
+        let group = match groups.get(group_id) {
+            // Kafka's online upgrade: the classic members stay, now in a consumer group.
+            Some(classic) if !classic.members.is_empty() => {
+                match upgrade::from_classic(classic, ctx.env.config.max_group_size) {
+                    Ok(group) => {
+                        // What is stored of the classic group is its Empty shape (its offsets
+                        // stay): after a restart the members rejoin a consumer group.
+                        let mut snapshot = classic.snapshot();
+                        snapshot.members.clear();
+                        ctx.persist(snapshot);
+                        group
+                    }
+                    Err(why) => {
+                        let refusal = not_found(&format!("{why}; it cannot be upgraded"));
+                        return consumer_heartbeat::fail(ctx, reply_to, refusal);
+                    }
+                }
             }
-            groups.remove(group_id);
-        }
-        let id: Arc<str> = Arc::from(group_id);
-        consumers.insert(id.clone(), ConsumerGroup::new(id));
+            _ => ConsumerGroup::new(Arc::from(group_id)),
+        };
+        groups.remove(group_id);
+        consumers.insert(group.id.clone(), group);
     }
     let group = consumers
         .get_mut(group_id)

@@ -16,9 +16,8 @@
 //!   once its owner's rejoin shows it gone, so no partition has two owners.
 //! - **LeaveGroup** fences the members it names.
 //!
-//! Not done, on purpose: a classic group with members does not convert into a consumer group
-//! when a consumer-protocol member arrives (Kafka's online upgrade), and a consumer group never
-//! turns back into a classic one (the downgrade); the classic protocols a member proposes are
+//! Not done, on purpose: a consumer group never turns back into a classic one (Kafka's
+//! downgrade, when the last consumer-protocol member leaves); the classic protocols a member proposes are
 //! not compared with the other classic members' (Kafka checks them only to allow the
 //! downgrade). Kafka's JoinGroup-to-SyncGroup deadline is the session timeout here.
 
@@ -28,20 +27,20 @@ use std::sync::Arc;
 use kafka_protocol::ResponseError;
 use kafka_protocol::messages::leave_group_response::MemberResponse;
 use kafka_protocol::messages::{
-    HeartbeatRequest, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest, SyncGroupRequest,
+    HeartbeatRequest, JoinGroupRequest, LeaveGroupRequest, SyncGroupRequest,
 };
 
 use super::group::Group;
 use super::member::{Classic, Member, MemberState, Waiting};
 use super::membership::{fence, replace};
 use super::partitions::Partitions;
-use super::respond::{answer_waiting, reconcile_member};
+use super::respond::{answer_waiting, join_answer, reconcile_member};
 use super::target;
 use crate::consumer_protocol::{PROTOCOL_TYPE, decode_subscription, encode_assignment};
 use crate::coordinator::api::{GroupResponse, Millis, ReplyTo, RequestContext};
 use crate::coordinator::context::{Ctx, Parked};
 use crate::coordinator::event::{RebalanceReason, RemovalReason};
-use crate::coordinator::responses::{self, JoinOk};
+use crate::coordinator::responses;
 
 /// JoinGroup from a classic member.
 pub(crate) fn join(
@@ -201,29 +200,6 @@ fn find(
             Ok((id, true))
         }
     }
-}
-
-/// The JoinGroup answer of a classic member as it is now: its member epoch as the
-/// generation, its first protocol, no leader (so the client follows) and no members.
-pub(crate) fn join_answer(group: &Group, member_id: &str, api_version: i16) -> JoinGroupResponse {
-    let member = &group.members[member_id];
-    let protocol = member
-        .classic
-        .as_ref()
-        .and_then(|c| c.protocols.first())
-        .map(String::as_str);
-    responses::join_ok(
-        api_version,
-        JoinOk {
-            member_id,
-            generation_id: member.current.epoch,
-            protocol_type: Some(PROTOCOL_TYPE),
-            protocol_name: protocol,
-            leader: "",
-            skip_assignment: false,
-            members: Vec::new(),
-        },
-    )
 }
 
 /// Kafka's `validateConsumerGroupMember` + `throwIfMemberDoesNotUseClassicProtocol` +

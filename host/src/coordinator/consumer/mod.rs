@@ -18,7 +18,9 @@
 //! reconciliation and the answers), `target` (the module run and its result), `membership`
 //! (fences, static leave and replacement, member timers), `refresh` (catalog and module
 //! changes), then the APIs: `heartbeat`, and `classic` (JoinGroup, SyncGroup, Heartbeat and
-//! LeaveGroup of classic members in a consumer group: Kafka's mixed groups).
+//! LeaveGroup of classic members in a consumer group: Kafka's mixed groups), and `upgrade`
+//! (a classic group with members becoming a consumer group when a consumer-protocol member
+//! joins: Kafka's online upgrade).
 
 pub(super) mod admin;
 pub(super) mod classic;
@@ -32,6 +34,7 @@ pub(super) mod reconcile;
 pub(super) mod refresh;
 pub(super) mod respond;
 pub(super) mod target;
+pub(super) mod upgrade;
 
 pub use group::ConsumerGroupState;
 pub use member::MemberState;

@@ -1,20 +1,21 @@
 //! Applying reconciliation to a member of a group and answering it: the one place a member's
 //! current assignment changes after a request (its timers follow its state), the
-//! ConsumerGroupHeartbeat answer, and the answers to requests that waited for a target
-//! (heartbeats that moved the group epoch).
+//! ConsumerGroupHeartbeat answer, a classic member's JoinGroup answer, and the answers to
+//! requests that waited for a target (heartbeats and JoinGroups that moved the group epoch).
 
 use std::sync::Arc;
 
-use kafka_protocol::messages::ConsumerGroupHeartbeatResponse;
 use kafka_protocol::messages::consumer_group_heartbeat_response::{Assignment, TopicPartitions};
+use kafka_protocol::messages::{ConsumerGroupHeartbeatResponse, JoinGroupResponse};
 
 use super::group::Group;
 use super::member::{MemberState, Waiting};
 use super::partitions::Partitions;
 use super::reconcile::{Inputs, reconcile};
+use crate::consumer_protocol::PROTOCOL_TYPE;
 use crate::coordinator::api::{GroupResponse, Millis};
 use crate::coordinator::context::Ctx;
-use crate::coordinator::responses;
+use crate::coordinator::responses::{self, JoinOk};
 
 /// Reconciles `member_id` towards the group's target with what its request said it owns, and
 /// applies the result: ownership moves, the revocation timer is armed on entering
@@ -96,6 +97,29 @@ pub(crate) fn heartbeat_answer(
     response
 }
 
+/// The JoinGroup answer of a classic member as it is now: its member epoch as the
+/// generation, its first protocol, no leader (so the client follows) and no members.
+pub(crate) fn join_answer(group: &Group, member_id: &str, api_version: i16) -> JoinGroupResponse {
+    let member = &group.members[member_id];
+    let protocol = member
+        .classic
+        .as_ref()
+        .and_then(|c| c.protocols.first())
+        .map(String::as_str);
+    responses::join_ok(
+        api_version,
+        JoinOk {
+            member_id,
+            generation_id: member.current.epoch,
+            protocol_type: Some(PROTOCOL_TYPE),
+            protocol_name: protocol,
+            leader: "",
+            skip_assignment: false,
+            members: Vec::new(),
+        },
+    )
+}
+
 /// An assignment on the wire: topics by id, partitions ascending.
 pub(crate) fn assignment(ctx: &Ctx<'_>, partitions: &Partitions) -> Assignment {
     Assignment::default().with_topic_partitions(
@@ -148,7 +172,7 @@ pub(crate) fn answer_waiting_up_to(ctx: &mut Ctx<'_>, group: &mut Group, epoch: 
 /// Answers a waiting request with the member as it is now.
 fn respond_to(ctx: &mut Ctx<'_>, group: &Group, member_id: &str, waiting: Waiting) {
     if let Some(api_version) = waiting.join_version {
-        let response = super::classic::join_answer(group, member_id, api_version);
+        let response = join_answer(group, member_id, api_version);
         return ctx.respond(waiting.reply_to, GroupResponse::JoinGroup(response));
     }
     let response = heartbeat_answer(

@@ -258,9 +258,11 @@ fn host_a_failing_module_keeps_the_previous_target_and_answers_no_error() {
 }
 
 #[test]
-fn item10_a_classic_group_with_members_is_not_taken_over_and_an_empty_one_is() {
+fn item10_a_classic_group_that_cannot_be_upgraded_is_not_taken_over_and_an_empty_one_is() {
     let mut ctx = consumer_context(CoordinatorConfig::default());
-    ctx.stable_group(crate::coordinator::tests::builders::Join::new(G), 1);
+    // Not a consumer group (Kafka's upgrade needs the `consumer` protocol type).
+    let connect = crate::coordinator::tests::builders::Join::new(G).protocol_type("connect");
+    ctx.stable_group(connect, 1);
     let answer = ctx.cgh_now(&Hb::join("a", &["t"]));
     assert_eq!(answer.error_code, code(ResponseError::GroupIdNotFound));
     assert_eq!(ctx.coordinator.consumer_group(G), None);

@@ -1,7 +1,8 @@
 //! Mixed groups (`reference/kip848.md` 3.12, issue 11 item 5): classic members (JoinGroup,
 //! SyncGroup, Heartbeat, LeaveGroup, as kafka-python sends them) in a consumer group beside
 //! consumer-protocol members, all assigned by the group's module, never a partition owned by
-//! two members as the clients themselves see it.
+//! two members as the clients themselves see it; and Kafka's online upgrade of a classic group
+//! with members into a consumer group.
 
 use std::collections::BTreeSet;
 
@@ -331,13 +332,88 @@ fn mixed_a_classic_member_expires_after_its_own_session_timeout() {
 }
 
 #[test]
-fn mixed_a_consumer_heartbeat_to_a_classic_group_with_members_is_still_refused() {
-    // The online upgrade (a classic group converted when a consumer member arrives) is not
-    // done: Kafka's answer when it cannot upgrade.
+fn upgrade_a_stable_classic_group_becomes_a_consumer_group_when_a_consumer_member_joins() {
+    let mut ctx = consumer_context(CoordinatorConfig::default());
+    let (ids, generation) = ctx.stable_group(Join::new(G).session(30_000), 2);
+    let mut classics: Vec<Classic> = ids
+        .iter()
+        .map(|id| {
+            let sync = ctx.sync(&Sync::new(G, id, generation));
+            let owned = assigned(&ctx.sync_response(sync).assignment)
+                .into_iter()
+                .map(|(t, ps)| (t, ps.into_iter().collect::<BTreeSet<i32>>()))
+                .collect();
+            Classic {
+                member_id: id.clone(),
+                generation,
+                owned,
+                topics: vec!["t".into()],
+                session_ms: 30_000,
+            }
+        })
+        .collect();
+    assert_eq!(union_all(&[], &classics), all_partitions(&["t"]));
+
+    let mut consumers = vec![Client::new("a", &["t"])];
+    assert_eq!(consumers[0].poll(&mut ctx), 0, "the join is accepted");
+    assert_eq!(
+        ctx.coordinator.group_state(G),
+        None,
+        "no classic group any more"
+    );
+    let group = ctx
+        .coordinator
+        .consumer_group_ref(G)
+        .expect("a consumer group");
+    assert_eq!(group.members.len(), 3);
+    for c in &classics {
+        let m = &group.members[c.member_id.as_str()];
+        assert!(m.classic.is_some());
+        assert_eq!(
+            m.current.epoch, generation,
+            "Stable at the classic generation"
+        );
+    }
+    assert!(
+        consumers[0].owned.is_empty(),
+        "everything is still the classic members'"
+    );
+    // The classic members stored as an Empty group: after a restart nothing claims them.
+    let stored = ctx.persisted.iter().rev().find_map(|e| match e {
+        crate::coordinator::Effect::PersistGroup(s) if s.group_id == G => Some(s.clone()),
+        _ => None,
+    });
+    assert!(stored.expect("persisted").members.is_empty());
+
+    settle(&mut ctx, &mut consumers, &mut classics);
+    assert_eq!(union_all(&consumers, &classics), all_partitions(&["t"]));
+    assert_eq!(
+        consumers[0]
+            .owned
+            .values()
+            .map(BTreeSet::len)
+            .sum::<usize>(),
+        2
+    );
+}
+
+#[test]
+fn upgrade_a_classic_group_in_a_rebalance_is_refused_with_group_id_not_found() {
     let mut ctx = consumer_context(CoordinatorConfig::default());
     ctx.stable_group(Join::new(G), 1);
+    // A second member's join starts a rebalance.
+    let (_, parked) = ctx.join_dynamic(Join::new(G).client("late"));
+    assert!(!ctx.answered(parked));
     let answer = ctx.cgh_now(&Hb::join("a", &["t"]));
     assert_eq!(answer.error_code, ResponseError::GroupIdNotFound.code());
+    assert!(
+        answer
+            .error_message
+            .as_deref()
+            .is_some_and(|m| m.contains("rebalance")),
+        "{answer:?}"
+    );
+    assert!(ctx.coordinator.group_state(G).is_some(), "still classic");
 }
 
 impl TestContext {
