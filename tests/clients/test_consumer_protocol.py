@@ -6,6 +6,8 @@ a leave; through a scale-out and a scale-in no two consumers' ownership interval
 partition overlap; an assignor name with no module keeps the consumers alive, assigned by the
 fallback."""
 
+import time
+
 from conftest import unique
 from harness.expect import all_partitions, pinned_first_assign, range_assign
 from harness.wait import wait_until
@@ -263,3 +265,59 @@ def test_a_kafka_python_group_is_upgraded_online_when_a_librdkafka_consumer_memb
     assert_never_two_owners(members)
     for m in members:
         assert not m.errors(), m.errors()
+
+
+def test_three_consumers_naming_range_each_hold_what_an_independent_range_gives_them(
+        host, consumers):
+    """`group.remote.assignor=range`: each consumer's own report of its assignment equals
+    Kafka's RangeAssignor computed independently (harness/expect.py) from the member ids."""
+    group = unique("kip848-range")
+    topics = {f"{group}-a": 5, f"{group}-b": 3}
+    host.create_topics(topics)
+    members = start(consumers, group, topics, "range", 3)
+    wait_until(lambda: covered_once(members, topics), f"{group} assigned")
+    subscriptions = {m.member_id: sorted(topics) for m in members}
+    wait_until(lambda: holds(members, range_assign(subscriptions, topics)),
+               f"{group} holds range's answer")
+    assert host.group_detail(group)["strategy"] == "range"
+    for m in members:
+        assert not m.errors(), m.errors()
+
+
+def test_a_module_that_fails_leaves_the_consumers_their_partitions_and_alive(
+        host, consumers):
+    """`pinned-first` fails on a request holding a topic named `*.poison` (its documented
+    rule). Once the consumers hold its answer, such a topic appears in their subscription: the
+    group epoch moves, the module fails, and the host keeps the previous target (Kafka would
+    answer UNKNOWN_SERVER_ERROR, fatal to librdkafka 2.15+). The consumers keep exactly what
+    they had and stay alive."""
+    assert WASM.is_file(), f"{WASM} is missing: tests/clients/run builds it"
+    host.push_module("pinned-first", WASM)
+    group = unique("kip848-fails")
+    topics = {f"{group}-a": 3, f"{group}-b": 4}
+    poison = f"{group}.poison"
+    host.create_topics(topics)
+    members = [consumers.start(CLIENT, group, sorted(topics) + [poison],
+                               group_protocol="consumer", remote_assignor="pinned-first")
+               for _ in range(3)]
+    wait_until(lambda: covered_once(members, topics), f"{group} assigned")
+    subscriptions = {m.member_id: sorted(topics) for m in members}
+    wait_until(lambda: holds(members, pinned_first_assign(subscriptions, topics)),
+               f"{group} holds pinned-first's answer")
+    before = {m.member_id: m.current for m in members}
+    runs_before = host.group_detail(group)["history"]
+
+    host.create_topics({poison: 2})
+
+    def failed_once():
+        last = host.group_detail(group).get("last_run") or {}
+        return (last.get("outcome", {}).get("kind") == "failed", last)
+
+    wait_until(failed_once, f"{group}: pinned-first failed on the poison topic")
+    history = host.group_detail(group)["history"]
+    assert history[-1]["strategy"] == "previous target", (runs_before, history)
+    time.sleep(8)  # more than a heartbeat interval: every consumer heartbeated since
+    for m in members:
+        assert m.current == before[m.member_id], (m.name, before[m.member_id], m.current)
+        assert not m.errors(), m.errors()
+        assert m.proc.poll() is None, f"{m.name} exited"
