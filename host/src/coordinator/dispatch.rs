@@ -24,7 +24,7 @@ use super::consumer::group::{
 };
 use super::consumer::{
     classic as classic_in_consumer, describe, heartbeat as consumer_heartbeat, membership, refresh,
-    target, upgrade,
+    snapshot as consumer_snapshot, target, upgrade,
 };
 use super::context::{Ctx, Env};
 use super::event::{Effect, Event, RestoredGroup, TimerKey};
@@ -70,6 +70,8 @@ impl Coordinator {
             consumers,
         } = self;
         let mut ctx = Ctx::new(now, env);
+        // The consumer group the event touched, whose write is armed once it is handled.
+        let mut touched: Option<Arc<str>> = None;
         match event {
             Event::Request {
                 reply_to,
@@ -77,15 +79,20 @@ impl Coordinator {
                 ctx: client,
                 request,
             } => {
-                let all = (groups, consumers);
+                touched = Some(Arc::from(group_id.as_str()));
+                let all = (&mut *groups, &mut *consumers);
                 request_for(&mut ctx, all, reply_to, &group_id, &client, request)
             }
             Event::TimerFired(key) => match consumers.get_mut(key.group()) {
-                Some(group) => consumer_timer(&mut ctx, group, key),
+                Some(group) => {
+                    touched = Some(key.group().clone());
+                    consumer_timer(&mut ctx, group, key)
+                }
                 None => timer(&mut ctx, groups, key),
             },
             Event::AssignorDone(done) => {
                 if let Some(group) = consumers.get_mut(done.group_id.as_str()) {
+                    touched = Some(group.id.clone());
                     target::on_done(&mut ctx, group, done)
                 } else if let Some(group) = groups.get_mut(done.group_id.as_str()) {
                     assignment::on_done(&mut ctx, group, done)
@@ -111,7 +118,16 @@ impl Coordinator {
                     refresh::check_strategies(&mut ctx, group);
                 }
             }
-            Event::Restore(restored) => restore(&mut ctx, groups, *restored),
+            Event::Restore(restored) => restore(&mut ctx, (groups, consumers), *restored),
+        }
+        match touched.and_then(|id| consumers.get_mut(&id)) {
+            Some(group) => consumer_snapshot::arm(&mut ctx, group),
+            // Catalog and module changes touch every group.
+            None => {
+                for group in consumers.values_mut() {
+                    consumer_snapshot::arm(&mut ctx, group);
+                }
+            }
         }
         ctx.into_effects()
     }
@@ -137,6 +153,8 @@ impl Coordinator {
         }
         for group in self.consumers.values_mut() {
             membership::shutdown(&mut ctx, group);
+            // What changed in the last second is written now.
+            consumer_snapshot::write(&mut ctx, group);
         }
         ctx.into_effects()
     }
@@ -338,7 +356,7 @@ fn timer(ctx: &mut Ctx<'_>, groups: &mut Groups, key: TimerKey) {
         TimerKey::AssignorDeadline { .. } => assignment::deadline(ctx, group),
         TimerKey::FollowUp { .. } => rebalance::follow_up(ctx, group),
         // Consumer-group timers of a group that is gone.
-        TimerKey::Revocation { .. } | TimerKey::TargetWait { .. } => {}
+        TimerKey::Revocation { .. } | TimerKey::TargetWait { .. } | TimerKey::Persist { .. } => {}
     }
 }
 
@@ -349,6 +367,7 @@ fn consumer_timer(ctx: &mut Ctx<'_>, group: &mut ConsumerGroup, key: TimerKey) {
         TimerKey::TargetWait { member, .. } => membership::wait_expired(ctx, group, &member),
         TimerKey::AssignorDeadline { .. } => target::deadline(ctx, group),
         TimerKey::FollowUp { .. } => refresh::follow_up(ctx, group),
+        TimerKey::Persist { .. } => consumer_snapshot::write(ctx, group),
         // Classic timers of a group id that is now a consumer group.
         TimerKey::Join { .. } | TimerKey::Sync { .. } => {}
     }
@@ -419,13 +438,26 @@ fn consumer_group_heartbeat(
     consumer_heartbeat::handle(ctx, group, reply_to, client, request);
 }
 
-/// A group read back from the store: its operator configuration and its metadata (a group
-/// with members resumes Stable, every member with a full session from now), or, for a group
-/// that only holds offsets, an Empty group (the offsets themselves are the driver's).
-fn restore(ctx: &mut Ctx<'_>, groups: &mut Groups, restored: RestoredGroup) {
+/// A group read back from the store: its operator configuration and its metadata (a classic
+/// group with members resumes Stable, every member with a full session from now; a consumer
+/// group resumes at its epochs, `consumer::snapshot`), or, for a group that only holds
+/// offsets, an Empty classic group (the offsets themselves are the driver's).
+fn restore(
+    ctx: &mut Ctx<'_>,
+    (groups, consumers): (&mut Groups, &mut ConsumerGroups),
+    restored: RestoredGroup,
+) {
     let id: Arc<str> = Arc::from(restored.group_id.as_str());
     if let Some(config) = restored.config {
         ctx.env.configs.insert(restored.group_id.clone(), config);
+    }
+    if let Some(snapshot) = &restored.snapshot
+        && let Some(state) = &snapshot.consumer
+    {
+        let group = ConsumerGroup::restore(snapshot, state, &ctx.env.topics);
+        let group = consumers.entry(id).insert_entry(group).into_mut();
+        consumer_snapshot::resume(ctx, group);
+        return;
     }
     if restored.snapshot.is_none() && restored.offsets.is_empty() {
         return;

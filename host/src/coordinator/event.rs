@@ -69,6 +69,8 @@ pub enum TimerKey {
     /// Consumer groups: the end of a request's wait for the next target assignment (a
     /// heartbeat that moved the group epoch); it is then answered with what is there.
     TargetWait { group: Arc<str>, member: Arc<str> },
+    /// Consumer groups: the group changed a while ago and is written now.
+    Persist { group: Arc<str> },
 }
 
 impl TimerKey {
@@ -81,7 +83,8 @@ impl TimerKey {
             | TimerKey::AssignorDeadline { group }
             | TimerKey::FollowUp { group }
             | TimerKey::Revocation { group, .. }
-            | TimerKey::TargetWait { group, .. } => group,
+            | TimerKey::TargetWait { group, .. }
+            | TimerKey::Persist { group } => group,
         }
     }
 }

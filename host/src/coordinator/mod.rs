@@ -72,4 +72,6 @@ pub use event::{
 };
 pub use list_groups::CLASSIC;
 pub use responses::error_response;
-pub use snapshot::{GroupSnapshot, MemberSnapshot, OffsetRecord};
+pub use snapshot::{
+    ConsumerMemberSnapshot, ConsumerSnapshot, GroupSnapshot, MemberSnapshot, OffsetRecord,
+};

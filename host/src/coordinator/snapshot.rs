@@ -28,6 +28,46 @@ pub struct GroupSnapshot {
     /// The recent rebalances, oldest first, at most [`super::classic::HISTORY_LEN`].
     #[serde(default)]
     pub history: Vec<RebalanceRecord>,
+    /// Set for a consumer group (KIP-848), whose state is all here; the classic fields above
+    /// are then left empty. Snapshots written before consumer groups were kept read as none.
+    #[serde(default)]
+    pub consumer: Option<ConsumerSnapshot>,
+}
+
+/// A consumer group's persisted state: its epochs and every member's (Kafka keeps the same in
+/// its `ConsumerGroup*` records), so a restart resumes it without fencing anyone.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConsumerSnapshot {
+    pub group_epoch: i32,
+    pub assignment_epoch: i32,
+    pub members: Vec<ConsumerMemberSnapshot>,
+    /// The subscribed topics as the last target run saw them: `(name, topic id, partition
+    /// count)`. A difference from the catalog at restore moves the epoch, as it would live.
+    pub topics: Vec<(String, uuid::Uuid, i32)>,
+}
+
+/// A consumer-group member's persisted state. Partition sets are `(topic, partitions)`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConsumerMemberSnapshot {
+    pub member_id: String,
+    pub instance_id: Option<String>,
+    pub rack_id: Option<String>,
+    pub client_id: String,
+    pub client_host: String,
+    pub rebalance_timeout_ms: i32,
+    pub topic_names: Vec<String>,
+    pub topic_regex: Option<String>,
+    pub server_assignor: Option<String>,
+    pub member_epoch: i32,
+    pub previous_member_epoch: i32,
+    /// Kafka's `MemberState` name (`stable`, `unrevoked_partitions`, `unreleased_partitions`).
+    pub state: String,
+    pub assigned: Vec<(String, Vec<i32>)>,
+    pub pending_revocation: Vec<(String, Vec<i32>)>,
+    pub target: Vec<(String, Vec<i32>)>,
+    /// A classic member of the group: its session timeout, protocol names and Subscription
+    /// version.
+    pub classic: Option<(i32, Vec<String>, i16)>,
 }
 
 /// A member's persisted state.

@@ -233,6 +233,7 @@ mod tests {
             }],
             last_run: None,
             history: Vec::new(),
+            consumer: None,
         }
     }
 
@@ -316,6 +317,10 @@ mod tests {
         let mut before = serde_json::to_value(snapshot("g", 3)).unwrap();
         let fields = before.as_object_mut().unwrap();
         assert!(fields.remove("last_run").is_some() && fields.remove("history").is_some());
+        assert!(
+            fields.remove("consumer").is_some(),
+            "consumer groups came later too"
+        );
         let bytes = rmp_serde::to_vec_named(&before).unwrap();
         let read: GroupSnapshot = rmp_serde::from_slice(&bytes).unwrap();
         assert_eq!(read, snapshot("g", 3));

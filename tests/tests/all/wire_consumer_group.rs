@@ -299,3 +299,41 @@ async fn the_admin_api_lists_and_describes_a_consumer_group_mid_reconciliation()
     assert!(detail["offsets"].is_array(), "{detail}");
     host.stop().await;
 }
+
+/// A consumer group survives a restart of the host (a clean stop writes it): its member goes
+/// on at its epoch with its partitions, not fenced into a rejoin.
+#[tokio::test]
+async fn a_restart_keeps_a_consumer_group_and_its_member_goes_on_at_its_epoch() {
+    let dir = tempfile::tempdir().unwrap();
+    let in_dir = |dir: std::path::PathBuf| {
+        TestHost::with_config(move |c| {
+            c.data_dir = dir;
+            c.catalog.topics = vec![assignor_host::catalog::TopicSeed {
+                name: "orders".into(),
+                partitions: 4,
+                partition_racks: Vec::new(),
+            }];
+        })
+    };
+    let host = in_dir(dir.path().to_path_buf()).await;
+    let mut client = host.client().await;
+    let joined = call(&mut client, &join("member-a"), 1).await;
+    assert_eq!(joined.error_code, 0, "{:?}", joined.error_message);
+    let epoch = joined.member_epoch;
+    let (topic, owned) = assigned(&joined).expect("an Assignment").remove(0);
+    let acked = call(&mut client, &ack("member-a", epoch, topic, &owned), 1).await;
+    assert_eq!(acked.error_code, 0);
+    drop(client);
+    host.stop().await;
+
+    let host = in_dir(dir.path().to_path_buf()).await;
+    let mut client = host.client().await;
+    let after = call(&mut client, &ack("member-a", epoch, topic, &owned), 1).await;
+    assert_eq!(after.error_code, 0, "not fenced: {:?}", after.error_message);
+    assert_eq!(after.member_epoch, epoch);
+    assert!(
+        assigned(&after).is_none_or(|a| a == vec![(topic, owned.clone())]),
+        "same partitions: {after:?}"
+    );
+    host.stop().await;
+}

@@ -66,6 +66,7 @@ impl Group {
                 .collect(),
             last_run: group.last_run.clone(),
             history: group.history.iter().cloned().collect(),
+            consumer: None,
         }
     }
 

@@ -106,6 +106,9 @@ pub struct Group {
     pub(in crate::coordinator) bumped_at: Millis,
     /// The fallback computed the target being formed (for its history record).
     pub(in crate::coordinator) fallback_used: bool,
+    /// Changed since it was last written (`snapshot.rs`), and whether the write is armed.
+    pub(in crate::coordinator) dirty: bool,
+    pub(in crate::coordinator) persist_armed: bool,
 }
 
 impl Group {
@@ -125,6 +128,8 @@ impl Group {
             bump_reason: None,
             bumped_at: 0,
             fallback_used: false,
+            dirty: false,
+            persist_armed: false,
         }
     }
 
@@ -163,6 +168,7 @@ impl Group {
         }
         let id = member.id.clone();
         let owned = member.current.owned();
+        self.dirty = true;
         self.members.insert(id.clone(), member);
         self.claim(&id, &owned);
     }
@@ -170,6 +176,7 @@ impl Group {
     /// Removes a member; what it owned is free again.
     pub fn remove(&mut self, member_id: &str) -> Option<Member> {
         let member = self.members.remove(member_id)?;
+        self.dirty = true;
         self.release(member_id, &member.current.owned());
         if let Some(instance) = &member.instance_id
             && self.static_members.get(instance).map(|m| &**m) == Some(member_id)
@@ -184,6 +191,7 @@ impl Group {
         let Some(member) = self.members.get_mut(member_id) else {
             return;
         };
+        self.dirty = true;
         let same_ownership = member.current.assigned == next.assigned
             && member.current.pending_revocation == next.pending_revocation;
         if same_ownership {
@@ -267,6 +275,7 @@ impl Group {
     /// topic signature is taken once per target run instead (`target::maybe_start`).
     pub(in crate::coordinator) fn bump(&mut self, ctx: &mut Ctx<'_>, reason: RebalanceReason) {
         self.group_epoch += 1;
+        self.dirty = true;
         tracing::info!(group = %self.id, epoch = self.group_epoch, %reason, "group epoch bumped");
         ctx.notice(Notice::RebalanceStarted {
             group: self.id.clone(),

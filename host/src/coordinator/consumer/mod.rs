@@ -10,14 +10,16 @@
 //! - an assignor name with no module is served by the fallback module (and said so), a failed
 //!   module keeps the previous target; `strict` gives Kafka's UNSUPPORTED_ASSIGNOR and
 //!   UNKNOWN_SERVER_ERROR (`target.rs`);
-//! - consumer groups are not persisted: after a restart every member is answered
-//!   UNKNOWN_MEMBER_ID and rejoins with epoch 0, losing nothing but its epoch.
+//! - a consumer group is written at most once a second, whole (`snapshot`), not as Kafka's
+//!   record per change: a crash can lose the last second, whose members are then fenced and
+//!   rejoin.
 //!
 //! The files, from the bottom of the ladder up: `partitions` (partition sets by topic name),
 //! `member`, `group`, `reconcile` (the pure `CurrentAssignmentBuilder`), `respond` (applying
 //! reconciliation and the answers), `target` (the module run and its result), `membership`
 //! (fences, static leave and replacement, member timers), `refresh` (catalog and module
-//! changes), then the APIs: `heartbeat`, and `classic` (JoinGroup, SyncGroup, Heartbeat and
+//! changes), `snapshot` (the persisted shape, when it is written, and the restore), then the
+//! APIs: `heartbeat`, and `classic` (JoinGroup, SyncGroup, Heartbeat and
 //! LeaveGroup of classic members in a consumer group: Kafka's mixed groups), and `upgrade`
 //! (a classic group with members becoming a consumer group when a consumer-protocol member
 //! joins: Kafka's online upgrade).
@@ -33,6 +35,7 @@ pub(super) mod partitions;
 pub(super) mod reconcile;
 pub(super) mod refresh;
 pub(super) mod respond;
+pub(super) mod snapshot;
 pub(super) mod target;
 pub(super) mod upgrade;
 

@@ -332,6 +332,7 @@ fn next_step(ctx: &mut Ctx<'_>, group: &mut Group, failed: TargetRun, message: S
         };
         group.record(record);
         group.assignment_epoch = failed.epoch;
+        group.dirty = true;
         return after_target(ctx, group, failed.epoch);
     }
     let fallback = ctx
@@ -417,6 +418,7 @@ fn install(
         member.target = target;
     }
     group.assignment_epoch = run.epoch;
+    group.dirty = true;
     let history = RebalanceRecord {
         generation: run.epoch,
         reason: group.bump_reason.take().map(|r| r.to_string()),

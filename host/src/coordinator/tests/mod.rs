@@ -7,6 +7,7 @@ mod consumer_epochs;
 mod consumer_items;
 mod consumer_mixed;
 mod consumer_reconcile;
+mod consumer_restore;
 pub(crate) mod context;
 mod host;
 mod host_admin;
