@@ -30,7 +30,7 @@ use parking_lot::Mutex;
 use tokio::sync::watch;
 use uuid::Uuid;
 
-use crate::coordinator::view::{Topics, TopicsView};
+use crate::coordinator::view::{Topics, TopicsView, derived_id};
 use crate::store::{Store, StoreError};
 
 pub use config::{CatalogConfig, TopicSeed};
@@ -149,12 +149,21 @@ impl Catalog {
         }
     }
 
-    /// Replaces every topic with `topics` (a complete read of the upstream's Metadata), with
-    /// the zero topic id (an upstream read that carries no ids), and publishes only when
+    /// Replaces every topic with `topics` (a complete read of the upstream's Metadata), each
+    /// with the topic id derived from its name ([`derived_id`]), and publishes only when
     /// something changed, so groups rebalance only for a real change. Returns whether it
     /// changed.
+    ///
+    /// The ids are the host's own, not the upstream's (noida-db's are zero): consumer-protocol
+    /// assignments name topics by id, the proxy's Metadata answers carry these
+    /// (`kafka::proxy::rewrite::topic_ids`), and a name always derives the same id, so they
+    /// survive a restart without being stored.
     pub fn mirror_topics(&self, topics: Vec<Topic>) -> bool {
-        self.mirror_topics_with_ids(topics.into_iter().map(|t| (t, Uuid::nil())).collect())
+        let with_ids = topics.into_iter().map(|t| {
+            let id = derived_id(&t.name);
+            (t, id)
+        });
+        self.mirror_topics_with_ids(with_ids.collect())
     }
 
     /// [`Catalog::mirror_topics`] with the upstream's topic ids (Metadata v10+).

@@ -331,6 +331,11 @@ impl Reader {
                 }
             }
         }
+        let frame = if api_key == ApiKey::Metadata as i16 {
+            answer::metadata_request(&proxy, frame, api_version)
+        } else {
+            frame
+        };
         let answered =
             !(api_key == ApiKey::Produce as i16 && answer::acks_zero(&frame, api_version));
         let link = self.link.as_mut().expect("connected above");

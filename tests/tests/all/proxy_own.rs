@@ -6,8 +6,8 @@ use assignor_host_tests::proxy::api_versions;
 use assignor_host_tests::str;
 use kafka_protocol::messages::leave_group_request::MemberIdentity;
 use kafka_protocol::messages::{
-    ApiKey, ApiVersionsResponse, ConsumerGroupHeartbeatRequest, DescribeGroupsRequest,
-    FindCoordinatorRequest, GroupId, LeaveGroupRequest, ListGroupsRequest,
+    ApiKey, ApiVersionsResponse, DescribeGroupsRequest, FindCoordinatorRequest, GroupId,
+    LeaveGroupRequest, ListGroupsRequest, TxnOffsetCommitRequest,
 };
 
 use super::admin_support::Member;
@@ -17,11 +17,12 @@ use super::proxy_support::{GROUP_APIS, commit, commit_codes, fetched_offsets, pr
 /// `kafka/proxy/versions.rs`: data APIs at the upstream's ranges (cut to what the host decodes
 /// where it rewrites), group APIs at the host's (OffsetCommit/OffsetFetch 9, not the fake's 8;
 /// DescribeGroups, ListGroups and OffsetDelete although the fake lists none), FindCoordinator
-/// and ApiVersions at the lower of the two; TxnOffsetCommit (28), ConsumerGroupHeartbeat (68)
-/// and DescribeTopicPartitions (75) left out.
+/// and ApiVersions at the lower of the two; Fetch cut to 12 (v13 names topics by the
+/// upstream's ids); the consumer protocol (68, 69) at the host's; TxnOffsetCommit (28) and
+/// DescribeTopicPartitions (75) left out.
 const MERGED: &[(i16, i16, i16)] = &[
     (0, 3, 11), // Produce
-    (1, 4, 16), // Fetch
+    (1, 4, 12), // Fetch
     (2, 1, 7),  // ListOffsets
     (3, 0, 12), // Metadata
     (8, 2, 9),  // OffsetCommit
@@ -38,6 +39,8 @@ const MERGED: &[(i16, i16, i16)] = &[
     (42, 0, 2), // DeleteGroups
     (47, 0, 0), // OffsetDelete
     (60, 0, 1), // DescribeCluster
+    (68, 0, 1), // ConsumerGroupHeartbeat
+    (69, 0, 1), // ConsumerGroupDescribe
 ];
 
 fn table(response: &ApiVersionsResponse) -> Vec<(i16, i16, i16)> {
@@ -91,7 +94,7 @@ async fn api_versions_is_the_upstreams_table_merged_with_the_hosts_ranges() {
     // A refused API is never passed up: the connection closes instead.
     let mut client = host.broker_client(2).await;
     client
-        .send(&ConsumerGroupHeartbeatRequest::default(), 0)
+        .send(&TxnOffsetCommitRequest::default(), 0)
         .await
         .unwrap();
     assert!(client.is_closed_by_host().await.unwrap());

@@ -6,9 +6,10 @@
 use bytes::{Bytes, BytesMut};
 use kafka_protocol::messages::{
     ApiKey, ApiVersionsResponse, DescribeClusterResponse, FetchResponse, FindCoordinatorResponse,
-    MetadataResponse, ProduceRequest, ProduceResponse, RequestHeader, ResponseHeader,
+    MetadataRequest, MetadataResponse, ProduceRequest, ProduceResponse, RequestHeader,
+    ResponseHeader, TopicName,
 };
-use kafka_protocol::protocol::{Decodable, Encodable};
+use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
 
 use super::{Proxy, rewrite, versions};
 use crate::coordinator::view::TopicsView;
@@ -23,6 +24,45 @@ pub fn acks_zero(frame: &Bytes, api_version: i16) -> bool {
         return false;
     }
     guard::decode::<ProduceRequest>(&rest, api_version).is_ok_and(|r| r.acks == 0)
+}
+
+/// A Metadata request `frame` (header first, no size prefix) for topics by id (v10+: how
+/// librdkafka resolves the topic ids of a consumer-protocol assignment). Those ids are the
+/// host's own (the catalog's, [`rewrite::topic_ids`]), which the upstream does not know, so each
+/// id the catalog has is asked for by its name instead. Any other request, or one that does not
+/// decode, leaves as it came.
+pub fn metadata_request(proxy: &Proxy, frame: Bytes, api_version: i16) -> Bytes {
+    if api_version < 10 {
+        return frame;
+    }
+    let mut rest = frame.clone();
+    let header_version = ApiKey::Metadata.request_header_version(api_version);
+    let Ok(header) = guard::decode_from::<RequestHeader>(&mut rest, header_version) else {
+        return frame;
+    };
+    let Ok(mut request) = guard::decode::<MetadataRequest>(&rest, api_version) else {
+        return frame;
+    };
+    let topics = proxy.catalog.topics();
+    let mut changed = false;
+    for topic in request.topics.iter_mut().flatten() {
+        if let Some(name) = topics.name_of(&topic.topic_id) {
+            topic.name = Some(TopicName(StrBytes::from_string(name.to_owned())));
+            topic.topic_id = uuid::Uuid::nil();
+            changed = true;
+        }
+    }
+    if !changed {
+        return frame;
+    }
+    let mut out = BytesMut::new();
+    match header
+        .encode(&mut out, header_version)
+        .and_then(|()| request.encode(&mut out, api_version))
+    {
+        Ok(()) => out.freeze(),
+        Err(_) => frame,
+    }
 }
 
 /// The upstream's answer `frame` (correlation id first, no size prefix) to a request of `api`
@@ -40,6 +80,7 @@ pub fn rewrite(proxy: &Proxy, api: ApiKey, version: i16, frame: Bytes) -> Result
                 proxy.refresh.notify_one();
             }
             rewrite::metadata(&mut r, proxy);
+            rewrite::topic_ids(&mut r, version, &proxy.catalog.topics());
             Some(encode(&header, header_version, &r, version)?)
         }
         ApiKey::DescribeCluster => {

@@ -11,6 +11,8 @@
 
 use kafka_protocol::messages::describe_cluster_response::DescribeClusterBroker;
 use kafka_protocol::messages::metadata_response::MetadataResponseBroker;
+
+use crate::coordinator::view::Topics;
 use kafka_protocol::messages::{
     BrokerId, DescribeClusterResponse, FetchResponse, FindCoordinatorResponse, MetadataResponse,
     ProduceResponse,
@@ -47,6 +49,23 @@ pub fn metadata(response: &mut MetadataResponse, addresses: &impl Addresses) {
                 .with_host(host)
                 .with_port(port),
         );
+    }
+}
+
+/// Metadata v10+: each topic the catalog knows carries the catalog's topic id, whatever the
+/// upstream's is (noida-db's are zero). Consumer-protocol assignments name topics by id, so
+/// the clients and the coordinator must share one id per topic; the host's are stable and
+/// persisted, and the upstream never sees them (by-id lookups are asked by name,
+/// [`super::answer::metadata_request`], and Fetch stays at versions that name topics,
+/// [`super::versions::merge`]).
+pub fn topic_ids(response: &mut MetadataResponse, version: i16, topics: &Topics) {
+    if version < 10 {
+        return;
+    }
+    for topic in &mut response.topics {
+        if let Some(id) = topic.name.as_ref().and_then(|n| topics.id(n)) {
+            topic.topic_id = id;
+        }
     }
 }
 
@@ -236,5 +255,37 @@ mod tests {
         assert!(produce(&mut hinted, &Ports));
         assert_eq!(hinted.node_endpoints[0].host.as_str(), "proxy");
         assert_eq!(hinted.node_endpoints[0].port, 19_003);
+    }
+
+    #[test]
+    fn metadata_from_v10_carries_the_catalogs_topic_ids_and_before_it_none() {
+        use kafka_protocol::messages::TopicName;
+        use kafka_protocol::messages::metadata_response::MetadataResponseTopic;
+        let mut catalog = std::collections::BTreeMap::new();
+        let orders = assignor_sdk::Topic {
+            name: "orders".into(),
+            partition_count: 3,
+            partition_racks: vec![],
+        };
+        catalog.insert("orders".to_string(), orders);
+        let topics = Topics::with_derived_ids(catalog);
+        let answer = || {
+            MetadataResponse::default().with_topics(vec![
+                MetadataResponseTopic::default()
+                    .with_name(Some(TopicName(StrBytes::from_static_str("orders")))),
+                MetadataResponseTopic::default()
+                    .with_name(Some(TopicName(StrBytes::from_static_str("elsewhere")))),
+            ])
+        };
+        let mut v12 = answer();
+        topic_ids(&mut v12, 12, &topics);
+        assert_eq!(v12.topics[0].topic_id, topics.id("orders").unwrap());
+        assert!(
+            v12.topics[1].topic_id.is_nil(),
+            "unknown to the catalog: untouched"
+        );
+        let mut v9 = answer();
+        topic_ids(&mut v9, 9, &topics);
+        assert!(v9.topics[0].topic_id.is_nil(), "no topic ids before v10");
     }
 }

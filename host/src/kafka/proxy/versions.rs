@@ -26,7 +26,18 @@ pub const SERVED: &[ApiKey] = &[
     ApiKey::ListGroups,
     ApiKey::DeleteGroups,
     ApiKey::OffsetDelete,
+    ApiKey::ConsumerGroupHeartbeat,
+    ApiKey::ConsumerGroupDescribe,
 ];
+
+/// The highest Fetch passed up: v13 names topics by id, and the ids clients know are the
+/// host's (`rewrite::topic_ids`), not the upstream's.
+pub const FETCH_MAX: i16 = 12;
+
+/// Metadata by topic id (librdkafka's lookup of an assignment's topics) needs v12: librdkafka
+/// asserts on a broker whose Metadata stops at 10 or 11, so such a range is cut to 9 (the
+/// client then asks for every topic).
+const METADATA_BY_ID: i16 = 12;
 
 /// APIs passed through whose answers the host decodes (to rewrite broker addresses).
 pub const REWRITTEN: &[ApiKey] = &[
@@ -39,14 +50,12 @@ pub const REWRITTEN: &[ApiKey] = &[
 ];
 
 /// APIs neither passed up nor served: passing them up would bypass the host's coordinator
-/// (the consumer and share group protocols, transactional offset commits, which go to the
-/// group coordinator) or name brokers in answers the host does not rewrite
+/// (the share group protocol, transactional offset commits, which go to the group
+/// coordinator) or name brokers or topic ids in answers the host does not rewrite
 /// (DescribeTopicPartitions, ShareFetch, ShareAcknowledge). Clients do without them, as
 /// against a broker that predates them.
 pub const REFUSED: &[ApiKey] = &[
     ApiKey::TxnOffsetCommit,
-    ApiKey::ConsumerGroupHeartbeat,
-    ApiKey::ConsumerGroupDescribe,
     ApiKey::DescribeTopicPartitions,
     ApiKey::ShareGroupHeartbeat,
     ApiKey::ShareGroupDescribe,
@@ -80,6 +89,12 @@ pub fn merge(upstream: &mut ApiVersionsResponse) {
                 if answered_here && let Some((host_min, host_max)) = host_range(key) {
                     min = min.max(host_min);
                     max = max.min(host_max);
+                }
+                if key == ApiKey::Fetch {
+                    max = max.min(FETCH_MAX);
+                }
+                if key == ApiKey::Metadata && max < METADATA_BY_ID && max >= 10 {
+                    max = 9;
                 }
                 if min <= max {
                     merged.push(entry.with_min_version(min).with_max_version(max));
@@ -134,17 +149,35 @@ mod tests {
         merge(&mut r);
         // Decoded to rewrite: cut to what the host decodes and serves.
         assert_eq!(range(&r, ApiKey::Produce), Some((3, 13)));
-        assert_eq!(range(&r, ApiKey::Fetch), Some((4, 18)));
+        assert_eq!(range(&r, ApiKey::Fetch), Some((4, FETCH_MAX)));
         // Passed through undecoded: the upstream's own range.
         assert_eq!(range(&r, ApiKey::ListOffsets), Some((0, 9)));
         // The host's own, whatever the upstream said (or did not say).
         assert_eq!(range(&r, ApiKey::JoinGroup), Some((0, 9)));
         assert_eq!(range(&r, ApiKey::OffsetDelete), Some((0, 0)));
+        // The consumer protocol is the host's.
+        assert_eq!(range(&r, ApiKey::ConsumerGroupHeartbeat), Some((0, 1)));
         // Never passed up.
-        assert_eq!(range(&r, ApiKey::ConsumerGroupHeartbeat), None);
         assert_eq!(range(&r, ApiKey::TxnOffsetCommit), None);
         // A key newer than the host knows passes through.
         assert!(r.api_keys.iter().any(|v| v.api_key == 9_999));
         assert!(r.api_keys.is_sorted_by_key(|v| v.api_key));
+    }
+
+    #[test]
+    fn metadata_stopping_at_10_or_11_is_cut_to_9_and_12_is_kept() {
+        for (upstream, advertised) in [(11, 9), (10, 9), (12, 12), (9, 9)] {
+            let mut r = ApiVersionsResponse::default().with_api_keys(vec![entry(
+                ApiKey::Metadata as i16,
+                0,
+                upstream,
+            )]);
+            merge(&mut r);
+            assert_eq!(
+                range(&r, ApiKey::Metadata),
+                Some((0, advertised)),
+                "{upstream}"
+            );
+        }
     }
 }
