@@ -93,7 +93,7 @@ pub fn merge(upstream: &mut ApiVersionsResponse) {
                 if key == ApiKey::Fetch {
                     max = max.min(FETCH_MAX);
                 }
-                if key == ApiKey::Metadata && max < METADATA_BY_ID && max >= 10 {
+                if key == ApiKey::Metadata && (10..METADATA_BY_ID).contains(&max) {
                     max = 9;
                 }
                 if min <= max {
