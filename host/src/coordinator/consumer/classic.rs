@@ -391,11 +391,6 @@ pub(crate) fn leave(
 
 /// Re-arms a classic member's session with its own timeout.
 fn schedule_session(ctx: &mut Ctx<'_>, group: &Group, id: &Arc<str>) {
-    let timeout = group.members[id]
-        .classic
-        .as_ref()
-        .map_or(ctx.env.config.consumer_session_timeout_ms, |c| {
-            c.session_timeout_ms
-        });
+    let timeout = group.members[id].session_timeout_ms(ctx.env.config.consumer_session_timeout_ms);
     ctx.schedule_in(group.session_key(id), timeout.max(0) as Millis);
 }

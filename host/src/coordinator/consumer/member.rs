@@ -158,6 +158,14 @@ impl Member {
         self.current.epoch
     }
 
+    /// Its session timeout: a classic member's own (from its JoinGroup), else the consumer
+    /// protocol's `consumer_session_timeout_ms`.
+    pub fn session_timeout_ms(&self, consumer_default: i32) -> i32 {
+        self.classic
+            .as_ref()
+            .map_or(consumer_default, |c| c.session_timeout_ms)
+    }
+
     /// Whether the member subscribes to `topic`, by name or through its regex.
     pub fn subscribes_to(&self, topic: &str) -> bool {
         self.topic_names.contains(topic)

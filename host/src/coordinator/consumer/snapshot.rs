@@ -188,12 +188,7 @@ pub(crate) fn resume(ctx: &mut Ctx<'_>, group: &mut Group) {
     let ids: Vec<Arc<str>> = group.members.keys().cloned().collect();
     for id in &ids {
         let member = group.members.get_mut(id).expect("listed");
-        let session = member
-            .classic
-            .as_ref()
-            .map_or(ctx.env.config.consumer_session_timeout_ms, |c| {
-                c.session_timeout_ms
-            });
+        let session = member.session_timeout_ms(ctx.env.config.consumer_session_timeout_ms);
         let revoking = member.current.state == MemberState::UnrevokedPartitions;
         if revoking {
             member.revoking_at = Some(member.current.epoch);
