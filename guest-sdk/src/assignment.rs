@@ -9,11 +9,10 @@
 
 use std::fmt;
 
-use serde::Serialize;
-use serde::ser::{SerializeSeq, Serializer};
-
 use crate::abi::{AssignRequest, AssignResponse, MemberAssignment, TopicPartitions};
 use crate::hash::FxHashMap;
+
+mod wire;
 
 /// The result of one rebalance, built up partition by partition.
 ///
@@ -76,11 +75,7 @@ impl Assignment {
             a.ids.push_str(&m.member_id);
             a.id_ends.push(a.ids.len() as u32);
         }
-        let sorted = request
-            .members
-            .windows(2)
-            .all(|w| w[0].member_id < w[1].member_id);
-        if !sorted {
+        if !request.member_ids_sorted() {
             let mut map = FxHashMap::default();
             let mut alias = Vec::with_capacity(request.members.len());
             let mut repeats = false;
@@ -291,14 +286,7 @@ impl Assignment {
         let rank = self.topic_rank(false);
         let order: Vec<u32> = self.answered().collect();
         let plan = self.plan(&order, &rank);
-        let view = V2Response {
-            assignment: self,
-            order: &order,
-            plan: &plan,
-        };
-        let mut out = Vec::with_capacity(16 + self.partitions.len() * 2 + order.len() * 8);
-        view.serialize(&mut rmp_serde::Serializer::new(&mut out))?;
-        Ok(out)
+        Ok(wire::write_v2(self, &order, &plan))
     }
 
     /// The first mistake the answer cannot carry: an unknown member id or topic.
@@ -521,84 +509,10 @@ fn take(list: &mut [(u32, Vec<u8>)], slot: u32) -> Option<Vec<u8>> {
         .map(|(_, bytes)| std::mem::take(bytes))
 }
 
-fn find(list: &[(u32, Vec<u8>)], slot: u32) -> Option<&[u8]> {
-    list.iter()
-        .find(|(s, _)| *s == slot)
-        .map(|(_, bytes)| bytes.as_slice())
-}
-
 fn error_response(message: String) -> AssignResponse {
     AssignResponse {
         error: Some(message),
         ..AssignResponse::default()
-    }
-}
-
-/// `AssignResponse` (v2) written from the plan.
-struct V2Response<'a> {
-    assignment: &'a Assignment,
-    order: &'a [u32],
-    plan: &'a Plan,
-}
-
-impl Serialize for V2Response<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut out = s.serialize_seq(Some(3))?;
-        out.serialize_element(&None::<()>)?;
-        out.serialize_element(&V2Assignments(self))?;
-        out.serialize_element(&self.assignment.rebalance_after_ms)?;
-        out.end()
-    }
-}
-
-struct V2Assignments<'a>(&'a V2Response<'a>);
-
-impl Serialize for V2Assignments<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let r = self.0;
-        let mut out = s.serialize_seq(Some(r.order.len()))?;
-        for (place, &slot) in r.order.iter().enumerate() {
-            out.serialize_element(&V2Member {
-                member: slot,
-                groups: r.plan.groups_of(place),
-                partitions: &r.plan.partitions,
-                user_data: find(&r.assignment.user_data, slot),
-                metadata: find(&r.assignment.metadata, slot),
-            })?;
-        }
-        out.end()
-    }
-}
-
-struct V2Member<'a> {
-    member: u32,
-    groups: &'a [Group],
-    partitions: &'a [i32],
-    user_data: Option<&'a [u8]>,
-    metadata: Option<&'a [u8]>,
-}
-
-impl Serialize for V2Member<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut out = s.serialize_seq(Some(4))?;
-        out.serialize_element(&self.member)?;
-        out.serialize_element(&V2Groups(self))?;
-        out.serialize_element(&self.user_data.map(serde_bytes::Bytes::new))?;
-        out.serialize_element(&self.metadata.map(serde_bytes::Bytes::new))?;
-        out.end()
-    }
-}
-
-struct V2Groups<'a>(&'a V2Member<'a>);
-
-impl Serialize for V2Groups<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let m = self.0;
-        let mut out = s.serialize_seq(Some(m.groups.len()))?;
-        for g in m.groups {
-            out.serialize_element(&(g.topic, &m.partitions[g.start as usize..g.end as usize]))?;
-        }
-        out.end()
     }
 }
 

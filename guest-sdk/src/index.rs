@@ -57,6 +57,8 @@ pub(crate) struct IndexData {
     pub(crate) members_of: Vec<Vec<u32>>,
     /// Per topic, the subscriptions that include it, ascending.
     pub(crate) subscriptions_of_topic: Vec<Vec<u32>>,
+    /// Whether member ids are strictly increasing (so unique, and binary-searchable).
+    pub(crate) ids_sorted: bool,
 }
 
 impl IndexData {
@@ -68,7 +70,8 @@ impl IndexData {
         subscriptions: Vec<Vec<u32>>,
         subscription_of: Vec<u32>,
     ) -> IndexData {
-        let kafka_order = kafka_order(members);
+        let ids_sorted = ids_sorted(members);
+        let kafka_order = kafka_order_of(members, ids_sorted);
         let mut members_of = vec![Vec::new(); subscriptions.len()];
         for &m in &kafka_order {
             members_of[subscription_of[m as usize] as usize].push(m);
@@ -88,6 +91,7 @@ impl IndexData {
             kafka_order,
             members_of,
             subscriptions_of_topic,
+            ids_sorted,
         }
     }
 
@@ -101,14 +105,29 @@ impl IndexData {
     }
 }
 
-/// Member positions in Kafka's member order. The host sends members sorted by member id, which
-/// is Kafka's order when no member is static and the ids compare the same in Java; only then is
-/// nothing sorted.
+/// Whether member ids are strictly increasing, byte by byte.
+pub(crate) fn ids_sorted(members: &[Member]) -> bool {
+    members.windows(2).all(|w| w[0].member_id < w[1].member_id)
+}
+
+/// Member positions in Kafka's member order.
 pub(crate) fn kafka_order(members: &[Member]) -> Vec<u32> {
+    kafka_order_of(members, ids_sorted(members))
+}
+
+/// [`kafka_order`] knowing whether the ids are sorted. The host sends members sorted by member
+/// id, which is Kafka's order when no member is static and the ids compare the same in Java
+/// (always for ASCII ids): then nothing is compared again, and nothing sorted.
+fn kafka_order_of(members: &[Member], ids_sorted: bool) -> Vec<u32> {
     let mut order: Vec<u32> = (0..members.len() as u32).collect();
-    let sorted = members
-        .windows(2)
-        .all(|w| kafka_member_order(&w[0], &w[1]) != std::cmp::Ordering::Greater);
+    let as_sent = ids_sorted
+        && members
+            .iter()
+            .all(|m| m.group_instance_id.is_none() && m.member_id.is_ascii());
+    let sorted = as_sent
+        || members
+            .windows(2)
+            .all(|w| kafka_member_order(&w[0], &w[1]) != std::cmp::Ordering::Greater);
     if !sorted {
         order.sort_by(|&a, &b| kafka_member_order(&members[a as usize], &members[b as usize]));
     }

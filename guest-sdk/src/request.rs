@@ -42,6 +42,16 @@ impl AssignRequest {
         self.index.0.is_some()
     }
 
+    /// Whether member ids are strictly increasing (so no id repeats and ids can be binary
+    /// searched): what the host sends. Free for a request decoded from ABI v2, one pass over
+    /// the ids otherwise.
+    pub fn member_ids_sorted(&self) -> bool {
+        match &self.index.0 {
+            Some(data) => data.ids_sorted,
+            None => crate::index::ids_sorted(&self.members),
+        }
+    }
+
     /// The member with this `member_id`, if it is in the group.
     pub fn member(&self, member_id: &str) -> Option<&Member> {
         self.member_index(member_id).map(|i| &self.members[i])

@@ -31,7 +31,7 @@ mod support;
 use std::time::{Duration, Instant};
 
 use assignor_host::sandbox::{
-    CallTag, CompiledModule, PoolConfig, Sandbox, SandboxLimits, check_response,
+    CallTag, CompiledModule, PoolConfig, Sandbox, SandboxLimits, check_positioned,
 };
 use assignor_sdk::{AssignRequest, AssignResponse};
 use support::*;
@@ -258,7 +258,9 @@ impl NativePhases {
     fn run(request: &AssignRequest) -> NativePhases {
         let mut p = NativePhases::default();
         let t = Instant::now();
-        let input = encode_v2(request);
+        let layout = assignor_sdk::abi::v2::Layout::new(request).expect("layout");
+        let input = assignor_sdk::abi::v2::encode_request(request, &layout, Default::default())
+            .expect("encode");
         p.encode = t.elapsed();
         let t = Instant::now();
         let decoded = assignor_sdk::abi::v2::decode_request(&input).expect("decode");
@@ -281,10 +283,10 @@ impl NativePhases {
         drop(decoded);
         p.decode += t.elapsed();
         let t = Instant::now();
-        let response = decode_v2(request, &output);
+        let read = assignor_sdk::abi::v2::read_response(request, &output).expect("canonical");
         p.host_decode = t.elapsed();
         let t = Instant::now();
-        check_response(request, &response, false).expect("valid");
+        check_positioned(request, &read, &layout, false).expect("valid");
         p.checks = t.elapsed();
         p
     }

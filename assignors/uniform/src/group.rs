@@ -8,10 +8,9 @@
 //! member's (groups are usually homogeneous, so the second member onwards costs one slice
 //! comparison each).
 
-use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
-use assignor_sdk::{AssignError, AssignRequest, Member, Topic, kafka_member_order};
+use assignor_sdk::{AssignError, AssignRequest, Member, Topic};
 
 /// "No member": the owner of a partition nobody holds.
 pub const NO_MEMBER: u32 = u32::MAX;
@@ -65,7 +64,7 @@ impl<'a> Group<'a> {
                 request.members.len()
             )));
         }
-        check_unique_members(&request.members)?;
+        check_unique_members(request)?;
         let topics = topic_ids(&request.topics)?;
         let mut offsets = Vec::with_capacity(topics.len() + 1);
         let mut total: u64 = 0;
@@ -82,7 +81,7 @@ impl<'a> Group<'a> {
         offsets.push(total as u32);
         let mut group = Group {
             request,
-            members: member_order(&request.members),
+            members: request.kafka_order().into_owned(),
             topics,
             offsets,
             subscription_of: Vec::new(),
@@ -305,25 +304,15 @@ impl<'a> Group<'a> {
     }
 }
 
-/// Request indices of the members in Kafka's order. The host sends dynamic members sorted by
-/// id, which is that order already; only a group with static members (or a hand-built request)
-/// is sorted.
-fn member_order(members: &[Member]) -> Vec<u32> {
-    let mut order: Vec<u32> = (0..members.len() as u32).collect();
-    let sorted = members
-        .windows(2)
-        .all(|w| kafka_member_order(&w[0], &w[1]) != Ordering::Greater);
-    if !sorted {
-        order.sort_by(|&a, &b| kafka_member_order(&members[a as usize], &members[b as usize]));
-    }
-    order
-}
-
-fn check_unique_members(members: &[Member]) -> Result<(), AssignError> {
-    let duplicate = if members.windows(2).all(|w| w[0].member_id < w[1].member_id) {
+fn check_unique_members(request: &AssignRequest) -> Result<(), AssignError> {
+    let duplicate = if request.member_ids_sorted() {
         None
     } else {
-        let mut ids: Vec<&str> = members.iter().map(|m| m.member_id.as_str()).collect();
+        let mut ids: Vec<&str> = request
+            .members
+            .iter()
+            .map(|m| m.member_id.as_str())
+            .collect();
         ids.sort_unstable();
         ids.windows(2).find(|w| w[0] == w[1]).map(|w| w[0])
     };

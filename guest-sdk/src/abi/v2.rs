@@ -10,11 +10,14 @@
 //! ([`Input`]).
 //!
 //! The structs below *are* the wire format: encoding one with [`rmp_serde::to_vec`] gives the
-//! bytes `docs/abi.md` documents, and `guest-sdk/tests/abi_v2_doc.rs` checks that. The host
-//! encodes requests with [`encode_request`] (which writes the same bytes straight from the
-//! model, without building these structs) and decodes answers with [`decode_response`]; the
-//! SDK's glue decodes requests with [`decode_request`] and encodes answers from an
-//! [`crate::Assignment`].
+//! bytes `docs/abi.md` documents, and `guest-sdk/tests/abi_v2_doc.rs` checks that. The large
+//! messages skip them on the way: the host writes requests with [`encode_request`] straight
+//! from the model (`write`), the SDK's glue reads them with [`decode_request`] straight into
+//! the model (`read`), the SDK writes answers from an [`crate::Assignment`] and the host reads
+//! them with [`read_response`], all in those same bytes. rmp-serde, through these structs,
+//! stays the definition: the direct readers give up to it ([`decode_request_serde`],
+//! [`decode_response`]) on anything but the canonical encoding, and the tests check that the
+//! direct paths agree with it.
 //!
 //! Arrays have exactly the documented length: a later field would be a new ABI version, which
 //! the host would serve beside this one. The one leniency: trailing items documented as
@@ -30,7 +33,6 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use serde::ser::{SerializeSeq, Serializer};
 use serde::{Deserialize, Serialize};
 
 use super::{
@@ -39,6 +41,11 @@ use super::{
     TopicPartitions as ModelPartitions,
 };
 use crate::index::{Index, IndexData};
+
+mod read;
+mod write;
+
+pub use read::{ReadResponse, request as read_request, response as read_response};
 
 /// `AssignRequest` (v2): one rebalance's input.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -346,222 +353,7 @@ pub fn encode_request(
     layout: &Layout,
     extras: Extras<'_>,
 ) -> Result<Vec<u8>, EncodeError> {
-    let racks = extras
-        .inputs
-        .has(Input::Racks)
-        .then(|| RackTable::new(request));
-    let view = RequestView {
-        request,
-        layout,
-        extras,
-        racks: racks.as_ref(),
-    };
-    let mut out = Vec::with_capacity(64 + request.members.len() * 64);
-    view.serialize(&mut rmp_serde::Serializer::new(&mut out))
-        .map_err(|e| EncodeError::Msgpack(e.to_string()))?;
-    Ok(out)
-}
-
-/// Rack names by index, sorted: every member's rack and every replica's.
-struct RackTable<'a> {
-    names: Vec<&'a str>,
-}
-
-impl<'a> RackTable<'a> {
-    fn new(request: &'a AssignRequest) -> RackTable<'a> {
-        let mut names: Vec<&str> = request
-            .members
-            .iter()
-            .filter_map(|m| m.rack_id.as_deref())
-            .chain(
-                request
-                    .topics
-                    .iter()
-                    .flat_map(|t| t.partition_racks.iter().flatten().map(String::as_str)),
-            )
-            .collect();
-        names.sort_unstable();
-        names.dedup();
-        RackTable { names }
-    }
-
-    fn index(&self, rack: &str) -> u32 {
-        self.names.binary_search(&rack).unwrap_or(0) as u32
-    }
-}
-
-struct RequestView<'a> {
-    request: &'a AssignRequest,
-    layout: &'a Layout,
-    extras: Extras<'a>,
-    racks: Option<&'a RackTable<'a>>,
-}
-
-/// A sequence serialized from an iterator of known length.
-struct Seq<I>(std::cell::Cell<Option<I>>, usize);
-
-fn seq<I>(len: usize, items: I) -> Seq<I> {
-    Seq(std::cell::Cell::new(Some(items)), len)
-}
-
-impl<I, T> Serialize for Seq<I>
-where
-    I: Iterator<Item = T>,
-    T: Serialize,
-{
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut out = s.serialize_seq(Some(self.1))?;
-        if let Some(items) = self.0.take() {
-            for item in items {
-                out.serialize_element(&item)?;
-            }
-        }
-        out.end()
-    }
-}
-
-impl Serialize for RequestView<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let r = self.request;
-        let inputs = self.extras.inputs;
-        let mut out = s.serialize_seq(Some(12))?;
-        out.serialize_element(&ABI_V2)?;
-        out.serialize_element(&r.group_id)?;
-        out.serialize_element(&r.generation_id)?;
-        out.serialize_element(&r.protocol_type)?;
-        out.serialize_element(&r.protocol_name)?;
-        out.serialize_element(&r.now_ms)?;
-        out.serialize_element(&r.params)?;
-        out.serialize_element(&seq(
-            r.topics.len(),
-            r.topics.iter().map(|t| TopicView {
-                topic: t,
-                racks: self.racks,
-            }),
-        ))?;
-        out.serialize_element(&self.layout.subscriptions)?;
-        out.serialize_element(&seq(
-            r.members.len(),
-            r.members
-                .iter()
-                .zip(&self.layout.subscription_of)
-                .map(|(m, &subscription)| MemberView {
-                    member: m,
-                    subscription,
-                    topics: &r.topics,
-                    params: &r.params,
-                    inputs,
-                    racks: self.racks,
-                }),
-        ))?;
-        out.serialize_element(&self.racks.map(|t| &t.names))?;
-        let lag = if inputs.has(Input::Lag) {
-            Some(self.extras.lag.unwrap_or(&r.lag))
-        } else {
-            None
-        };
-        out.serialize_element(&lag.map(|lag| {
-            seq(
-                r.topics.len(),
-                (0..r.topics.len()).map(move |t| {
-                    let offsets = lag.get(t);
-                    (
-                        offsets.map_or(&[][..], |o| o.committed.as_slice()),
-                        offsets.map_or(&[][..], |o| o.end.as_slice()),
-                    )
-                }),
-            )
-        }))?;
-        out.end()
-    }
-}
-
-struct TopicView<'a> {
-    topic: &'a ModelTopic,
-    racks: Option<&'a RackTable<'a>>,
-}
-
-impl Serialize for TopicView<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let t = self.topic;
-        let mut out = s.serialize_seq(Some(3))?;
-        out.serialize_element(&t.name)?;
-        out.serialize_element(&t.partition_count)?;
-        match self.racks {
-            Some(racks) => out.serialize_element(&Some(seq(
-                t.partition_racks.len(),
-                t.partition_racks
-                    .iter()
-                    .map(|replicas| seq(replicas.len(), replicas.iter().map(|r| racks.index(r)))),
-            )))?,
-            None => out.serialize_element(&None::<()>)?,
-        }
-        out.end()
-    }
-}
-
-struct MemberView<'a> {
-    member: &'a ModelMember,
-    subscription: u32,
-    topics: &'a [ModelTopic],
-    params: &'a BTreeMap<String, String>,
-    inputs: Inputs,
-    racks: Option<&'a RackTable<'a>>,
-}
-
-impl Serialize for MemberView<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let m = self.member;
-        let inputs = self.inputs;
-        let mut out = s.serialize_seq(Some(12))?;
-        out.serialize_element(&m.member_id)?;
-        out.serialize_element(&m.group_instance_id)?;
-        out.serialize_element(&self.subscription)?;
-        out.serialize_element(&m.owned_generation)?;
-        out.serialize_element(&PartitionsView(self.topics, &m.owned_partitions))?;
-        out.serialize_element(&PartitionsView(self.topics, &m.previous_assignment))?;
-        let rack = self
-            .racks
-            .and_then(|t| m.rack_id.as_deref().map(|r| t.index(r)));
-        out.serialize_element(&rack)?;
-        let client = inputs.has(Input::Client);
-        out.serialize_element(&client.then_some(&m.client_id))?;
-        out.serialize_element(&client.then_some(&m.client_host))?;
-        let user_data = m
-            .user_data
-            .as_deref()
-            .filter(|_| inputs.has(Input::UserData));
-        out.serialize_element(&user_data.map(serde_bytes::Bytes::new))?;
-        let metadata = inputs
-            .has(Input::Metadata)
-            .then(|| serde_bytes::Bytes::new(&m.metadata));
-        out.serialize_element(&metadata)?;
-        let weight = inputs
-            .has(Input::Weights)
-            .then(|| m.weight.unwrap_or_else(|| member_weight(self.params, m)));
-        out.serialize_element(&weight)?;
-        out.end()
-    }
-}
-
-/// Owned partitions or a previous assignment by topic index; entries whose topic is not in
-/// the table are left out (nothing can be assigned from them).
-struct PartitionsView<'a>(&'a [ModelTopic], &'a [ModelPartitions]);
-
-impl Serialize for PartitionsView<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let known = || {
-            self.1
-                .iter()
-                .filter_map(|tp| topic_position(self.0, &tp.topic).map(|t| (t, &tp.partitions)))
-        };
-        let len = known().count();
-        let mut out = s.serialize_seq(Some(len))?;
-        for (topic, partitions) in known() {
-            out.serialize_element(&(topic, partitions))?;
-        }
-        out.end()
-    }
+    write::request(request, layout, extras)
 }
 
 /// A member's weight from the operator's parameters: `weight.instance.<group.instance.id>`
@@ -598,6 +390,16 @@ pub fn decode<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> Result<T, rmp_serde::d
 
 /// The model of a v2 request, with its [`Index`]; the message says what is wrong otherwise.
 pub fn decode_request(bytes: &[u8]) -> Result<AssignRequest, String> {
+    if let Some(request) = read_request(bytes) {
+        return Ok(request);
+    }
+    decode_request_serde(bytes)
+}
+
+/// [`decode_request`] through rmp-serde and the wire structs: what the bytes mean, and the
+/// error when they mean nothing. The fast reader (`read`) gives up to this on anything but the
+/// canonical encoding of a valid request.
+pub fn decode_request_serde(bytes: &[u8]) -> Result<AssignRequest, String> {
     let wire: Request = rmp_serde::from_slice(bytes)
         .map_err(|e| format!("malformed AssignRequest ({} bytes): {e}", bytes.len()))?;
     if wire.abi_version != ABI_V2 {

@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use assignor_host::sandbox::{CheckSummary, PoolConfig, Sandbox, SandboxLimits, check_response};
+use assignor_host::sandbox::{CheckSummary, PoolConfig, Sandbox, SandboxLimits, check_positioned};
 use assignor_sdk::abi::v2;
 use assignor_sdk::{AssignRequest, AssignResponse, Member, Topic};
 
@@ -53,7 +53,8 @@ pub fn grid_group(members: usize, partitions_per_member: usize, topics: usize) -
 /// same output checks. The layout is worked out afresh each call; the sandbox keeps it for the
 /// next rebalance of an unchanged group, so this path does a little more host work.
 pub fn native(name: &str, request: &AssignRequest) -> (AssignResponse, CheckSummary) {
-    let input = encode_v2(request);
+    let layout = v2::Layout::new(request).expect("layout");
+    let input = v2::encode_request(request, &layout, v2::Extras::default()).expect("encode");
     let decoded = v2::decode_request(&input).expect("decode");
     let assignment = match name {
         "range" => assignor_range::assign(&decoded),
@@ -64,9 +65,7 @@ pub fn native(name: &str, request: &AssignRequest) -> (AssignResponse, CheckSumm
     .expect("assign");
     let output = assignment.to_v2_bytes().expect("encode");
     drop(decoded);
-    let response = decode_v2(request, &output);
-    let summary = check_response(request, &response, false).expect("valid");
-    (response, summary)
+    read_and_check(request, &layout, &output)
 }
 
 /// The ABI v2 request bytes the host sends a module that reads no optional input.
@@ -75,9 +74,16 @@ pub fn encode_v2(request: &AssignRequest) -> Vec<u8> {
     v2::encode_request(request, &layout, v2::Extras::default()).expect("encode")
 }
 
-/// An ABI v2 answer to `request`, back in names.
-pub fn decode_v2(request: &AssignRequest, output: &[u8]) -> AssignResponse {
-    v2::response_to_model(request, v2::decode_response(output).expect("decode"))
+/// What the sandbox does with an ABI v2 answer to `request`: read it back into names and
+/// run the output checks by position.
+pub fn read_and_check(
+    request: &AssignRequest,
+    layout: &v2::Layout,
+    output: &[u8],
+) -> (AssignResponse, CheckSummary) {
+    let read = v2::read_response(request, output).expect("a canonical answer");
+    let summary = check_positioned(request, &read, layout, false).expect("valid");
+    (read.response, summary)
 }
 
 /// A sandbox with production settings except limits raised so the largest grid cells fit

@@ -25,7 +25,10 @@
 mod index;
 mod owners;
 
-use assignor_sdk::{AssignRequest, AssignResponse, Member};
+use std::collections::HashMap;
+
+use assignor_sdk::abi::v2::{Layout, ReadResponse};
+use assignor_sdk::{AssignRequest, AssignResponse, MemberAssignment, TopicPartitions};
 
 pub use owners::strip_owned;
 
@@ -98,8 +101,113 @@ pub fn check_response(
 ) -> Result<CheckSummary, OutputError> {
     let topics = topic_index(request);
     let members = MemberIndex::new(&request.members);
+    check(request, response, cooperative, ByName { topics, members })
+}
+
+/// [`check_response`] for an answer read from ABI v2 (`assignor_sdk::abi::v2::read_response`),
+/// whose entries already are positions in the request: `positions` gives them, `layout` the
+/// subscription of each member as topic positions. The same rules and the same errors, with no
+/// name looked up.
+pub fn check_positioned(
+    request: &AssignRequest,
+    read: &ReadResponse,
+    layout: &Layout,
+    cooperative: bool,
+) -> Result<CheckSummary, OutputError> {
+    let resolve = ByPosition {
+        read,
+        layout,
+        next_topic: 0,
+    };
+    check(request, &read.response, cooperative, resolve)
+}
+
+/// How the checks find the request's positions of an answer's members and topics.
+trait Resolve {
+    /// The position of the `i`-th entry's member.
+    fn member(&mut self, i: usize, assignment: &MemberAssignment) -> Result<usize, OutputError>;
+    /// The position of the next topic entry's topic (entries come in answer order).
+    fn topic(&mut self, member: &str, tp: &TopicPartitions) -> Result<usize, OutputError>;
+    /// Whether the member at `m` subscribes to the topic at `t`.
+    fn subscribes(&self, request: &AssignRequest, m: usize, t: usize) -> bool;
+}
+
+struct ByName<'a> {
+    topics: HashMap<&'a str, usize>,
+    members: MemberIndex<'a>,
+}
+
+impl Resolve for ByName<'_> {
+    fn member(&mut self, _: usize, assignment: &MemberAssignment) -> Result<usize, OutputError> {
+        let name = assignment.member_id.as_str();
+        self.members
+            .find(name)
+            .ok_or_else(|| OutputError::UnknownMember {
+                member: name.to_owned(),
+            })
+    }
+
+    fn topic(&mut self, member: &str, tp: &TopicPartitions) -> Result<usize, OutputError> {
+        self.topics
+            .get(tp.topic.as_str())
+            .copied()
+            .ok_or_else(|| OutputError::UnknownTopic {
+                member: member.to_owned(),
+                topic: tp.topic.clone(),
+            })
+    }
+
+    fn subscribes(&self, request: &AssignRequest, m: usize, t: usize) -> bool {
+        let member = &request.members[m];
+        let topic = request.topics[t].name.as_str();
+        if member.topics.is_sorted() {
+            member
+                .topics
+                .binary_search_by(|t| t.as_str().cmp(topic))
+                .is_ok()
+        } else {
+            member.topics.iter().any(|t| t == topic)
+        }
+    }
+}
+
+struct ByPosition<'a> {
+    read: &'a ReadResponse,
+    layout: &'a Layout,
+    next_topic: usize,
+}
+
+impl Resolve for ByPosition<'_> {
+    fn member(&mut self, i: usize, _: &MemberAssignment) -> Result<usize, OutputError> {
+        Ok(self.read.members[i] as usize)
+    }
+
+    fn topic(&mut self, _: &str, _: &TopicPartitions) -> Result<usize, OutputError> {
+        let t = self.read.topics[self.next_topic];
+        self.next_topic += 1;
+        Ok(t as usize)
+    }
+
+    fn subscribes(&self, _: &AssignRequest, m: usize, t: usize) -> bool {
+        let s = self.layout.subscription_of[m] as usize;
+        self.layout.subscriptions[s]
+            .binary_search(&(t as u32))
+            .is_ok()
+    }
+}
+
+fn check(
+    request: &AssignRequest,
+    response: &AssignResponse,
+    cooperative: bool,
+    mut resolve: impl Resolve,
+) -> Result<CheckSummary, OutputError> {
     let owners = if cooperative {
-        Some(Owners::new(request, &topics, &members))
+        Some(Owners::new(
+            request,
+            &topic_index(request),
+            &MemberIndex::new(&request.members),
+        ))
     } else {
         None
     };
@@ -108,27 +216,18 @@ pub fn check_response(
     let mut seen = vec![false; request.members.len()];
     let mut count = 0u64;
 
-    for assignment in &response.assignments {
+    for (i, assignment) in response.assignments.iter().enumerate() {
         let name = assignment.member_id.as_str();
-        let m = members
-            .find(name)
-            .ok_or_else(|| OutputError::UnknownMember {
-                member: name.to_owned(),
-            })?;
+        let m = resolve.member(i, assignment)?;
         if std::mem::replace(&mut seen[m], true) {
             return Err(OutputError::DuplicateMember {
                 member: name.to_owned(),
             });
         }
-        let member = &request.members[m];
-        let sorted_subscription = member.topics.is_sorted();
         for tp in &assignment.partitions {
-            let topic = tp.topic.as_str();
-            let t = *topics.get(topic).ok_or_else(|| OutputError::UnknownTopic {
-                member: name.to_owned(),
-                topic: topic.to_owned(),
-            })?;
-            if !subscribes(member, topic, sorted_subscription) {
+            let t = resolve.topic(name, tp)?;
+            let topic = request.topics[t].name.as_str();
+            if !resolve.subscribes(request, m, t) {
                 return Err(OutputError::NotSubscribed {
                     member: name.to_owned(),
                     topic: topic.to_owned(),
@@ -180,15 +279,4 @@ pub fn check_response(
         assigned_partitions: count,
         unassigned_partitions: total - count,
     })
-}
-
-fn subscribes(member: &Member, topic: &str, sorted: bool) -> bool {
-    if sorted {
-        member
-            .topics
-            .binary_search_by(|t| t.as_str().cmp(topic))
-            .is_ok()
-    } else {
-        member.topics.iter().any(|t| t == topic)
-    }
 }

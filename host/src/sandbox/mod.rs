@@ -42,7 +42,7 @@ use assignor_sdk::{
 };
 use wasmtime::{Engine, InstancePre, Linker, Module};
 
-pub use crate::checks::{CheckSummary, OutputError, check_response};
+pub use crate::checks::{CheckSummary, OutputError, check_positioned, check_response};
 pub use config::SandboxConfig;
 pub use error::{CallError, CallFailure, LoadError};
 pub use limits::{FUEL_PER_MS, Metering, PoolConfig, SandboxLimits, UnknownMetering};
@@ -333,12 +333,12 @@ impl Sandbox {
                 inputs: module.inputs,
                 lag,
             };
-            wire::encode_v2(request, &self.shared.layouts, extras).map(|(bytes, _)| bytes)
+            wire::encode_v2(request, &self.shared.layouts, extras).map(|(b, l)| (b, Some(l)))
         } else {
-            wire::encode_v1(request)
+            wire::encode_v1(request).map(|bytes| (bytes, None))
         };
-        let input = match encoded {
-            Ok(input) => input,
+        let (input, layout) = match encoded {
+            Ok(encoded) => encoded,
             Err(error) => return Err(failure(error, CallStats::default(), Vec::new())),
         };
         let cap = self.limits.max_input_bytes;
@@ -364,16 +364,16 @@ impl Sandbox {
                 return Err(failure(error, stats, Vec::new()));
             }
         };
-        let abi_version = module.abi_version;
-        let result = session.assign(&input, |bytes| {
-            if abi_version == ABI_V2 {
-                wire::decode_v2(request, bytes)
-            } else {
-                assignor_sdk::decode::<AssignResponse>(bytes).map_err(|e| CallError::Malformed {
+        // A v2 answer read by positions comes with the checks' verdict; any other is checked
+        // below by names.
+        let result = session.assign(&input, |bytes| match &layout {
+            Some(layout) => wire::decode_v2(request, layout, bytes, cooperative),
+            None => assignor_sdk::decode::<AssignResponse>(bytes)
+                .map(|response| (response, None))
+                .map_err(|e| CallError::Malformed {
                     what: "AssignResponse",
                     message: e.to_string(),
-                })
-            }
+                }),
         });
         let (stats, log) = session.finish();
         log::emit(
@@ -384,8 +384,8 @@ impl Sandbox {
             &request.group_id,
             request.generation_id,
         );
-        let response = match result {
-            Ok(response) => response,
+        let (response, verdict) = match result {
+            Ok(read) => read,
             Err(error) => return Err(failure(error, stats, log.lines)),
         };
         if let Some(message) = &response.error {
@@ -394,7 +394,8 @@ impl Sandbox {
             };
             return Err(failure(error, stats, log.lines));
         }
-        let summary = match check_response(request, &response, cooperative) {
+        let verdict = verdict.unwrap_or_else(|| check_response(request, &response, cooperative));
+        let summary = match verdict {
             Ok(summary) => summary,
             Err(e) => return Err(failure(CallError::Invalid(e), stats, log.lines)),
         };

@@ -19,7 +19,7 @@ use parking_lot::Mutex;
 use serde::Serialize;
 
 use super::error::CallError;
-use crate::checks::OutputError;
+use crate::checks::{CheckSummary, OutputError};
 
 /// ABI v1's `AssignRequest`: the model's fields under their wire names, with `abi_version`
 /// 1 whatever the model says (the host's model is shared by both versions).
@@ -67,11 +67,21 @@ pub(crate) fn encode_v2(
     Ok((bytes, layout))
 }
 
-/// A v2 answer as the model, every index checked against `request`.
+/// A v2 answer as the model, every index checked against `request`, and the output checks'
+/// verdict on it. The fast reader (`v2::read_response`) and the position-based checks take the
+/// common case; an answer they give up on (an error answer, an index out of range, anything
+/// but the canonical encoding) goes through rmp-serde and the name-based checks, which decide
+/// the same way and word the error.
 pub(crate) fn decode_v2(
     request: &AssignRequest,
+    layout: &Layout,
     bytes: &[u8],
-) -> Result<AssignResponse, CallError> {
+    cooperative: bool,
+) -> Result<(AssignResponse, Option<Result<CheckSummary, OutputError>>), CallError> {
+    if let Some(read) = v2::read_response(request, bytes) {
+        let verdict = crate::checks::check_positioned(request, &read, layout, cooperative);
+        return Ok((read.response, Some(verdict)));
+    }
     let response = v2::decode_response(bytes).map_err(|e| CallError::Malformed {
         what: "AssignResponse (ABI v2)",
         message: e.to_string(),
@@ -79,7 +89,7 @@ pub(crate) fn decode_v2(
     if response.error.is_none() {
         check_indices(request, &response).map_err(CallError::Invalid)?;
     }
-    Ok(v2::response_to_model(request, response))
+    Ok((v2::response_to_model(request, response), None))
 }
 
 /// Every member and topic index of `response` is inside `request`.

@@ -354,11 +354,11 @@ async fn local_simulate_runs_a_module_file_with_no_host() {
     assert!(report["usage"]["fuel"].as_u64().unwrap() > 0);
 
     // The host's limits apply, and can be changed as on the host: here a fuel budget enough
-    // to load the module (`assignor_describe`) but not to assign.
+    // to load the module (`assignor_describe`, under 4,000) but not to assign (about 16,000).
     let starved = run(
         nowhere,
         &args,
-        &[("ASSIGNOR_HOST_SANDBOX__LIMITS__FUEL", "20000")],
+        &[("ASSIGNOR_HOST_SANDBOX__LIMITS__FUEL", "8000")],
     )
     .await;
     assert_eq!(starved.status.code(), Some(1));

@@ -453,7 +453,8 @@ fn a_builtin_on_the_bump_allocator_past_the_memory_cap_ends_in_memory_cap() {
     let names: Vec<String> = (0..20).map(|t| format!("t{t:02}")).collect();
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
     let mut group = request();
-    group.members = (0..4_000)
+    // 20,000 members: about 0.5 MB of request, and several MiB once decoded.
+    group.members = (0..20_000)
         .map(|i| member(&format!("member-{i:05}"), &names))
         .collect();
     group.topics = names.iter().map(|t| topic(t, 100)).collect();

@@ -1,0 +1,165 @@
+//! An [`Assignment`]'s ABI v2 answer, written byte by byte from its plan.
+//!
+//! The bytes are exactly rmp-serde's encoding of the `abi::v2::Response` the plan describes
+//! (the same markers, the smallest integer forms, `bin` for bytes), so the host's readers
+//! treat them as any other canonical answer; `tests` checks that re-encoding the decoded
+//! answer gives the same bytes. Written directly because this is the largest thing a module
+//! writes: 100,000 partitions are 100,000 integers, and serde's per-value calls cost several
+//! times the bytes themselves inside wasm.
+
+use super::{Assignment, Plan};
+
+/// The v2 answer: `[nil, [[member, [[topic, [partition...]]...], user_data, metadata]...],
+/// rebalance_after_ms]`, members as in `order`.
+pub(super) fn write_v2(assignment: &Assignment, order: &[u32], plan: &Plan) -> Vec<u8> {
+    let mut out = Vec::with_capacity(16 + plan.partitions.len() * 2 + order.len() * 12);
+    let user_data = by_slot(&assignment.user_data);
+    let metadata = by_slot(&assignment.metadata);
+    array(&mut out, 3);
+    out.push(NIL);
+    array(&mut out, order.len());
+    for (place, &slot) in order.iter().enumerate() {
+        array(&mut out, 4);
+        uint(&mut out, u64::from(slot));
+        let groups = plan.groups_of(place);
+        array(&mut out, groups.len());
+        for g in groups {
+            array(&mut out, 2);
+            uint(&mut out, u64::from(g.topic));
+            let partitions = &plan.partitions[g.start as usize..g.end as usize];
+            array(&mut out, partitions.len());
+            for &p in partitions {
+                partition(&mut out, p);
+            }
+        }
+        bytes(&mut out, find(&user_data, slot));
+        bytes(&mut out, find(&metadata, slot));
+    }
+    match assignment.rebalance_after_ms {
+        Some(ms) => uint(&mut out, ms),
+        None => out.push(NIL),
+    }
+    out
+}
+
+const NIL: u8 = 0xc0;
+
+/// A partition number in rmp's smallest form, the common widths inline (rmp's `write_sint`
+/// picks the same markers: positive fixint, then `uint 8`, then `uint 16`).
+#[inline]
+fn partition(out: &mut Vec<u8>, p: i32) {
+    match p {
+        0..=127 => out.push(p as u8),
+        128..=255 => out.extend_from_slice(&[0xcc, p as u8]),
+        256..=65535 => out.extend_from_slice(&[0xcd, (p >> 8) as u8, p as u8]),
+        _ => sint(out, i64::from(p)),
+    }
+}
+
+// Writing into a `Vec` cannot fail, so rmp's `io::Error`s are never there to ignore. The
+// one-byte forms (fixarray, positive fixint) are written inline: they are nearly every array
+// and index of an answer.
+#[inline]
+fn array(out: &mut Vec<u8>, len: usize) {
+    if len < 16 {
+        out.push(0x90 | len as u8);
+    } else {
+        let _ = rmp::encode::write_array_len(out, len as u32);
+    }
+}
+
+#[inline]
+fn uint(out: &mut Vec<u8>, v: u64) {
+    if v < 128 {
+        out.push(v as u8);
+    } else {
+        let _ = rmp::encode::write_uint(out, v);
+    }
+}
+
+fn sint(out: &mut Vec<u8>, v: i64) {
+    let _ = rmp::encode::write_sint(out, v);
+}
+
+#[inline]
+fn bytes(out: &mut Vec<u8>, value: Option<&[u8]>) {
+    match value {
+        Some(b) => {
+            let _ = rmp::encode::write_bin(out, b);
+        }
+        None => out.push(NIL),
+    }
+}
+
+/// Per-member bytes sorted by slot, so each member's lookup is a binary search (a strategy
+/// may set user data for every member of a large group).
+fn by_slot(list: &[(u32, Vec<u8>)]) -> Vec<(u32, &[u8])> {
+    let mut sorted: Vec<(u32, &[u8])> = list.iter().map(|(s, b)| (*s, b.as_slice())).collect();
+    sorted.sort_by_key(|&(s, _)| s);
+    sorted
+}
+
+fn find<'a>(sorted: &[(u32, &'a [u8])], slot: u32) -> Option<&'a [u8]> {
+    sorted
+        .binary_search_by_key(&slot, |&(s, _)| s)
+        .ok()
+        .map(|i| sorted[i].1)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::super::Assignment;
+    use crate::abi::v2;
+    use crate::abi::{AssignRequest, Member, Topic};
+
+    fn request(members: usize, partitions: i32) -> AssignRequest {
+        let topics: Arc<[String]> = vec!["a".to_owned(), "b".to_owned()].into();
+        AssignRequest {
+            members: (0..members)
+                .map(|i| Member {
+                    member_id: format!("m{i:03}"),
+                    topics: topics.clone(),
+                    ..Member::default()
+                })
+                .collect(),
+            topics: ["a", "b"]
+                .iter()
+                .map(|n| Topic {
+                    name: (*n).into(),
+                    partition_count: partitions,
+                    partition_racks: Vec::new(),
+                })
+                .collect(),
+            ..AssignRequest::default()
+        }
+    }
+
+    /// The written bytes are canonical: decoding them with rmp-serde and encoding the result
+    /// again gives the same bytes. Partition numbers and counts cross every integer width.
+    #[test]
+    fn the_answer_is_rmp_serdes_encoding() {
+        for (members, partitions) in [(0, 0), (1, 1), (3, 200), (40, 70_000)] {
+            let request = request(members, partitions);
+            let mut a = Assignment::new(&request);
+            for p in 0..partitions {
+                let m = (p as usize * 7) % members.max(1);
+                a.assign_indexed(m, (p % 2) as usize, p);
+            }
+            if members > 1 {
+                a.set_user_data("m001", vec![1; 300]);
+                a.set_metadata("m000", vec![2; 70_000]);
+                a.rebalance_after_ms(u64::from(u32::MAX) + 1);
+            }
+            let bytes = a.to_v2_bytes().unwrap();
+            let decoded: v2::Response = v2::decode(&bytes).unwrap();
+            assert_eq!(decoded.assignments.len(), members);
+            assert_eq!(
+                v2::encode(&decoded).unwrap(),
+                bytes,
+                "{members} x {partitions}"
+            );
+        }
+    }
+}
