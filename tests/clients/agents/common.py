@@ -68,6 +68,8 @@ def parse_args():
     parser.add_argument("--rebalance-timeout-ms", type=int, default=None,
                         help="JoinGroup's rebalance timeout (librdkafka: max.poll.interval.ms; "
                              "confluent-kafka, classic protocol only)")
+    parser.add_argument("--rack", default=None,
+                        help="client.rack, sent in Subscription v3 (confluent-kafka only)")
     parser.add_argument("--remote-assignor", default=None,
                         help="librdkafka's group.remote.assignor (consumer protocol only)")
     parser.add_argument("--report-records", action="store_true",

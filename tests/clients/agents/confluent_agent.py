@@ -47,6 +47,8 @@ def main():
         conf["client.id"] = args.client_id
     if args.instance_id:
         conf["group.instance.id"] = args.instance_id
+    if args.rack:
+        conf["client.rack"] = args.rack
     consumer = Consumer(conf)
 
     # librdkafka hands `on_assign` the whole assignment under an eager protocol and only the

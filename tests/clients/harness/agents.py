@@ -257,14 +257,15 @@ class KcatAgent(Agent):
 
 def spawn(client, name, bootstrap, group, topics, strategies=(), client_id=None,
           records=False, commit_on_revoke=False, group_protocol=None, remote_assignor=None,
-          instance_id=None, rebalance_timeout_ms=None):
+          instance_id=None, rebalance_timeout_ms=None, rack=None):
     """Starts one consumer of `client` in `group`, subscribed to `topics`. `records`: report
     every record consumed (proxy mode); `commit_on_revoke`: commit the consumed positions of
     revoked partitions in the revoke callback (the Python agents only; kcat commits by itself,
     librdkafka's auto commit, and kafkajs has no revoke callback); `group_protocol` and
     `remote_assignor`: librdkafka's `group.protocol` and `group.remote.assignor`, `instance_id`
     its `group.instance.id`, `rebalance_timeout_ms` JoinGroup's rebalance timeout
-    (`max.poll.interval.ms`; confluent-kafka only)."""
+    (`max.poll.interval.ms`; confluent-kafka only), `rack` its `client.rack` (confluent-kafka
+    only: librdkafka sends it in Subscription v3, KIP-881)."""
     if client == "kcat":
         argv = ["kcat", "-b", bootstrap, "-G", group,
                 "-X", "session.timeout.ms=6000", "-X", "heartbeat.interval.ms=500"]
@@ -300,6 +301,10 @@ def spawn(client, name, bootstrap, group, topics, strategies=(), client_id=None,
         if client != "confluent-kafka":
             raise ValueError(f"{client}: the rebalance timeout is set for confluent-kafka only")
         common += ["--rebalance-timeout-ms", str(rebalance_timeout_ms)]
+    if rack is not None:
+        if client != "confluent-kafka":
+            raise ValueError(f"{client}: client.rack is tested with confluent-kafka")
+        common += ["--rack", rack]
     if client == "kafkajs":
         return Agent(name, client, ["node", str(NODE / "agent.js")] + common)
     script = AGENTS / PYTHON_AGENTS[client]

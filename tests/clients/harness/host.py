@@ -145,6 +145,17 @@ class Host:
         for future in futures.values():
             future.result(timeout=30)
 
+    def create_topic_with_racks(self, name, racks):
+        """`POST /v1/topics` with the replicas' racks, one list per partition: standalone,
+        the catalog is where the host learns replica placement."""
+        body = json.dumps({"name": name, "partitions": len(racks), "racks": racks}).encode()
+        request = urllib.request.Request(f"{self.admin_url}/v1/topics", data=body,
+                                         method="POST",
+                                         headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=30) as r:
+            assert r.status == 201, f"create {name}: {r.status}"
+            return json.loads(r.read())
+
     def create_partitions(self, topic, total):
         futures = self.admin.create_partitions([NewPartitions(topic, total)],
                                                operation_timeout=30)

@@ -4,7 +4,9 @@ use std::time::{Duration, Instant};
 
 use kafka_protocol::ResponseError;
 
-use super::support::{Noida, client_threads, free_port, instances, instances_alone};
+use super::support::{
+    Noida, client_threads, client_threads_once_exited, free_port, instances, instances_alone,
+};
 use super::{cluster, parts, record};
 use crate::upstream::client::{ClientError, ClientSettings, EndOffset, UpstreamClient};
 
@@ -165,7 +167,7 @@ async fn the_client_runs_a_poller_and_librdkafkas_threads_and_dropping_it_ends_t
     let _alone = instances_alone().await;
     let noida = Noida::start();
     assert_eq!(
-        client_threads(),
+        client_threads_once_exited(),
         Vec::<String>::new(),
         "another instance is alive"
     );
@@ -193,7 +195,7 @@ async fn the_client_runs_a_poller_and_librdkafkas_threads_and_dropping_it_ends_t
     );
     drop(clone);
     assert_eq!(
-        client_threads(),
+        client_threads_once_exited(),
         Vec::<String>::new(),
         "threads left after the drop"
     );

@@ -246,6 +246,21 @@ fn call<R: Request>(addr: SocketAddr, request: &R, version: i16) -> R::Response 
 }
 
 /// The names of this process's librdkafka threads (`rdk:*`) and upstream pollers.
+/// The client threads left once exiting ones are gone: `pthread_join` returns when the kernel
+/// clears a thread's id, a moment before it removes the thread from `/proc/self/task`, so a
+/// thread `rd_kafka_destroy` has just joined can still be listed. Waits up to 10 s for the list
+/// to empty, then returns it as it is.
+pub fn client_threads_once_exited() -> Vec<String> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let names = client_threads();
+        if names.is_empty() || std::time::Instant::now() >= deadline {
+            return names;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
 pub fn client_threads() -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir("/proc/self/task")
         .expect("/proc/self/task")

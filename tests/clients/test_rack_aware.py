@@ -1,0 +1,81 @@
+"""Issue 13: rack-aware assignment (KIP-881) for real confluent-kafka (librdkafka) consumers.
+Each consumer sets `client.rack`, which librdkafka sends in Subscription v3; the replicas'
+racks come from the catalog (standalone, `POST /v1/topics` with `racks`). The host's `range`
+and `cooperative-sticky` modules read both (ABI input `racks`) and give each consumer the
+partitions with a replica in its rack where the balance allows.
+
+The topic has 6 partitions whose single replica sits on rack r0, r1, r2, r0, r1, r2. Three
+consumers on racks r0, r1 and r2 must each get exactly the two partitions of their own rack,
+which is not what either strategy gives without racks (range: 0-1, 2-3, 4-5); a control group
+on the same topic whose consumers send no rack shows that split. A fourth consumer on a rack
+with no replica still gets its share: balance first, racks where they agree with it."""
+
+import pytest
+
+from conftest import unique
+from harness.expect import all_partitions
+from harness.wait import wait_until
+
+RACKS = ["r0", "r1", "r2"]
+
+
+def stable_split(host, group, agents, topics):
+    """Waits until `group` is Stable with exactly `agents`, each agent holding what the host
+    says it holds, every partition owned once; returns {client_id: partitions}."""
+    def check():
+        d = host.describe(group)
+        seen = f"{d}\n" + "\n".join(a.summary() for a in agents)
+        if d["state"] != "Stable" or set(d["members"]) != {a.member_id for a in agents}:
+            return False, seen
+        if any(a.current != d["members"][a.member_id]["assignment"] for a in agents):
+            return False, seen
+        if sorted(tp for a in agents for tp in a.current) != all_partitions(topics):
+            return False, seen
+        return True, d
+    d = wait_until(check, f"{group}: stable and covered once", timeout_s=60)[1]
+    for a in agents:
+        assert not a.errors(), f"{a.name} reported errors: {a.errors()}"
+    return {d["members"][a.member_id]["client_id"]: a.current for a in agents}
+
+
+def rack_topic(host, name):
+    """A 6-partition topic, partition p's one replica on rack r(p mod 3)."""
+    host.create_topic_with_racks(name, [[RACKS[p % 3]] for p in range(6)])
+    return {name: 6}
+
+
+@pytest.mark.parametrize("strategy", ["range", "cooperative-sticky"])
+def test_each_consumer_gets_the_partitions_of_its_rack(host, consumers, strategy):
+    group = unique(f"rack-{strategy}")
+    topics = rack_topic(host, f"{group}-orders")
+    topic = next(iter(topics))
+    agents = [consumers.start("confluent-kafka", group, sorted(topics), [strategy],
+                              client_id=f"on-{rack}", rack=rack)
+              for rack in RACKS]
+    split = stable_split(host, group, agents, topics)
+    assert split == {f"on-{r}": [[topic, p], [topic, p + 3]] for p, r in enumerate(RACKS)}, \
+        split
+    assert host.group_detail(group)["strategy"] == strategy
+
+    # The control: the same topic, consumers without a rack, the strategy's plain split.
+    control = unique(f"norack-{strategy}")
+    plain = [consumers.start("confluent-kafka", control, sorted(topics), [strategy],
+                             client_id=f"plain-{i}")
+             for i in range(3)]
+    plain_split = stable_split(host, control, plain, topics)
+    assert sorted(plain_split.values()) != sorted(split.values()), plain_split
+
+
+def test_a_consumer_on_a_rack_without_replicas_still_gets_its_share(host, consumers):
+    group = unique("rack-share")
+    topics = rack_topic(host, f"{group}-orders")
+    topic = next(iter(topics))
+    agents = [consumers.start("confluent-kafka", group, sorted(topics), ["range"],
+                              client_id=f"on-{rack}", rack=rack)
+              for rack in ["r0", "r1", "elsewhere"]]
+    split = stable_split(host, group, agents, topics)
+    assert sorted(len(p) for p in split.values()) == [2, 2, 2], split
+    # The two consumers whose rack holds replicas get only partitions of their rack.
+    assert all(p % 3 == 0 for _, p in split["on-r0"]), split
+    assert all(p % 3 == 1 for _, p in split["on-r1"]), split
+    assert {t for t, _ in split["on-elsewhere"]} == {topic}, split
