@@ -123,6 +123,13 @@ pub struct AssignRequest {
     /// not declare the input; see [`AssignRequest::lag`].
     #[serde(skip)]
     pub lag: Vec<TopicOffsets>,
+    /// Input [`Input::State`] (ABI v2 only): the `state` this module's last answer for this
+    /// group kept, as it returned it; `None` in the group's first rebalance under this module,
+    /// after an answer that kept none, or without the input. The host keeps it with the group
+    /// (across restarts) and drops it when the group's strategy changes; an answer the host
+    /// refused, or a round the fallback assigned, leaves it as it was.
+    #[serde(skip)]
+    pub state: Option<Vec<u8>>,
     /// Lookups that came with the request (ABI v2): each member's subscription, members in
     /// Kafka's order, subscribers by topic. Filled when the SDK decodes a v2 request, empty in
     /// a request built by hand, where the helpers compute what they need instead; a clone
@@ -246,9 +253,19 @@ pub struct AssignResponse {
     #[serde(default)]
     pub assignments: Vec<MemberAssignment>,
     /// Ask the host to start another rebalance this many milliseconds after this one completes.
+    /// A later generation's answer replaces the request: one without it cancels a follow-up
+    /// not yet started.
     #[serde(default)]
     pub rebalance_after_ms: Option<u64>,
+    /// ABI v2, input [`Input::State`]: bytes for the host to keep with the group and send back
+    /// in the next request ([`AssignRequest::state`]); `None` keeps nothing. At most
+    /// [`MAX_STATE_BYTES`]. Opaque to the host.
+    #[serde(skip)]
+    pub state: Option<Vec<u8>>,
 }
+
+/// The largest [`AssignResponse::state`] the host keeps; a larger one refuses the answer.
+pub const MAX_STATE_BYTES: usize = 4 << 20;
 
 /// One member's share of the assignment.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -302,17 +319,21 @@ pub enum Input {
     Lag,
     /// Each member's weight from the operator's parameters ([`Member::weight`]).
     Weights,
+    /// The bytes this module's last answer for the group kept ([`AssignRequest::state`],
+    /// [`AssignResponse::state`]): what a strategy remembers between rebalances.
+    State,
 }
 
 impl Input {
     /// Every input, in wire order.
-    pub const ALL: [Input; 6] = [
+    pub const ALL: [Input; 7] = [
         Input::Client,
         Input::Racks,
         Input::UserData,
         Input::Metadata,
         Input::Lag,
         Input::Weights,
+        Input::State,
     ];
 
     /// The name in `assignor_describe`'s `inputs` and in the attribute's `inputs = "..."`.
@@ -324,6 +345,7 @@ impl Input {
             Input::Metadata => "metadata",
             Input::Lag => "lag",
             Input::Weights => "weights",
+            Input::State => "state",
         }
     }
 

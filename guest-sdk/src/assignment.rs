@@ -53,6 +53,7 @@ pub struct Assignment {
     user_data: Vec<(u32, Vec<u8>)>,
     metadata: Vec<(u32, Vec<u8>)>,
     rebalance_after_ms: Option<u64>,
+    state: Option<Vec<u8>>,
 }
 
 /// `partitions[start..end]` of topic slot `topic` to member slot `member`.
@@ -182,6 +183,18 @@ impl Assignment {
         self.rebalance_after_ms = Some(ms);
     }
 
+    /// Bytes for the host to keep with the group and hand back in the next request
+    /// ([`AssignRequest::state`]): what the strategy remembers between rebalances. Needs
+    /// `inputs = "state"` in `#[assignor]`; at most [`crate::MAX_STATE_BYTES`].
+    pub fn set_state(&mut self, state: Vec<u8>) {
+        self.state = Some(state);
+    }
+
+    /// The bytes set with [`Self::set_state`].
+    pub fn state(&self) -> Option<&[u8]> {
+        self.state.as_deref()
+    }
+
     /// The follow-up rebalance delay set with [`Self::rebalance_after_ms`].
     pub fn requested_rebalance_after_ms(&self) -> Option<u64> {
         self.rebalance_after_ms
@@ -271,6 +284,7 @@ impl Assignment {
             error: None,
             assignments,
             rebalance_after_ms: self.rebalance_after_ms,
+            state: self.state,
         }
     }
 

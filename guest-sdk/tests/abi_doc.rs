@@ -93,6 +93,7 @@ fn example_response() -> AssignResponse {
         error: None,
         assignments: vec![share("m-1", vec![0, 1]), share("m-2", vec![2])],
         rebalance_after_ms: None,
+        state: None,
     }
 }
 
@@ -368,6 +369,7 @@ fn the_message_tables_say_what_the_types_write_and_read() {
         error: Some("no members".into()),
         assignments: vec![assignment.clone()],
         rebalance_after_ms: Some(30_000),
+        state: None,
     };
     let info = AssignorInfo {
         name: "range".into(),

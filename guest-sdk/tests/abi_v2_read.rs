@@ -32,81 +32,85 @@ fn group() -> impl Strategy<Value = AssignRequest> {
         0..6,
     );
     let params = prop::collection::btree_map("[a-z.]{1,8}", "[a-z0-9:]{0,6}", 0..3);
-    (topics, members, params, any::<i64>()).prop_map(|(topics, members, params, now_ms)| {
-        let topics: Vec<Topic> = topics
-            .into_iter()
-            .map(|(name, (count, racked))| Topic {
-                partition_racks: if racked {
-                    (0..count.min(3))
-                        .map(|p| vec![format!("r{}", p % 3)])
-                        .collect()
-                } else {
-                    Vec::new()
-                },
-                name,
-                partition_count: count,
-            })
-            .collect();
-        let name = |i: usize| {
-            topics
-                .get(i)
-                .map_or_else(|| "unknown".to_owned(), |t| t.name.clone())
-        };
-        let mut seen = std::collections::BTreeSet::new();
-        let mut members: Vec<Member> = members
-            .into_iter()
-            .filter(|m| seen.insert(m.0.clone()))
-            .map(
-                |(id, instance, subs, generation, owned, rack, user_data, weight)| {
-                    let subscription: Arc<[String]> = subs.into_iter().map(name).collect();
-                    let owned: Vec<TopicPartitions> = owned
-                        .into_iter()
-                        .map(|(t, partitions)| TopicPartitions {
-                            topic: name(t),
-                            partitions,
-                        })
-                        .collect();
-                    Member {
-                        client_id: format!("client-{id}"),
-                        client_host: "/10.0.0.1".into(),
-                        member_id: id,
-                        group_instance_id: instance,
-                        rack_id: rack,
-                        topics: subscription,
-                        previous_assignment: owned.clone(),
-                        owned_partitions: owned,
-                        owned_generation: generation,
-                        metadata: user_data.clone().unwrap_or_default(),
-                        user_data,
-                        weight,
-                    }
-                },
-            )
-            .collect();
-        members.sort_by(|a, b| a.member_id.cmp(&b.member_id));
-        let lag = topics
-            .iter()
-            .map(|t| TopicOffsets {
-                committed: (0..t.partition_count.min(3) as i64).collect(),
-                end: (0..t.partition_count.min(3) as i64)
-                    .map(|o| o * 7)
-                    .collect(),
-            })
-            .collect();
-        AssignRequest {
-            abi_version: 2,
-            group_id: "g".into(),
-            generation_id: 3,
-            protocol_type: "consumer".into(),
-            protocol_name: "range".into(),
-            now_ms,
-            params,
-            members,
-            topics,
-            lag,
-            ..AssignRequest::default()
-        }
-    })
+    let state = prop::option::of(prop::collection::vec(any::<u8>(), 0..6));
+    (topics, members, params, any::<i64>(), state).prop_map(
+        |(topics, members, params, now_ms, state)| {
+            let topics: Vec<Topic> = topics
+                .into_iter()
+                .map(|(name, (count, racked))| Topic {
+                    partition_racks: if racked {
+                        (0..count.min(3))
+                            .map(|p| vec![format!("r{}", p % 3)])
+                            .collect()
+                    } else {
+                        Vec::new()
+                    },
+                    name,
+                    partition_count: count,
+                })
+                .collect();
+            let name = |i: usize| {
+                topics
+                    .get(i)
+                    .map_or_else(|| "unknown".to_owned(), |t| t.name.clone())
+            };
+            let mut seen = std::collections::BTreeSet::new();
+            let mut members: Vec<Member> = members
+                .into_iter()
+                .filter(|m| seen.insert(m.0.clone()))
+                .map(
+                    |(id, instance, subs, generation, owned, rack, user_data, weight)| {
+                        let subscription: Arc<[String]> = subs.into_iter().map(name).collect();
+                        let owned: Vec<TopicPartitions> = owned
+                            .into_iter()
+                            .map(|(t, partitions)| TopicPartitions {
+                                topic: name(t),
+                                partitions,
+                            })
+                            .collect();
+                        Member {
+                            client_id: format!("client-{id}"),
+                            client_host: "/10.0.0.1".into(),
+                            member_id: id,
+                            group_instance_id: instance,
+                            rack_id: rack,
+                            topics: subscription,
+                            previous_assignment: owned.clone(),
+                            owned_partitions: owned,
+                            owned_generation: generation,
+                            metadata: user_data.clone().unwrap_or_default(),
+                            user_data,
+                            weight,
+                        }
+                    },
+                )
+                .collect();
+            members.sort_by(|a, b| a.member_id.cmp(&b.member_id));
+            let lag = topics
+                .iter()
+                .map(|t| TopicOffsets {
+                    committed: (0..t.partition_count.min(3) as i64).collect(),
+                    end: (0..t.partition_count.min(3) as i64)
+                        .map(|o| o * 7)
+                        .collect(),
+                })
+                .collect();
+            AssignRequest {
+                abi_version: 2,
+                group_id: "g".into(),
+                generation_id: 3,
+                protocol_type: "consumer".into(),
+                protocol_name: "range".into(),
+                now_ms,
+                params,
+                members,
+                topics,
+                lag,
+                state,
+                ..AssignRequest::default()
+            }
+        },
+    )
 }
 
 /// Every optional input, or none.
@@ -184,12 +188,16 @@ fn answer(members: u32, topics: u32) -> impl Strategy<Value = v2::Response> {
         prop::option::weighted(0.1, "[a-z ]{0,10}"),
         prop::collection::vec(entry, 0..5),
         prop::option::of(0u64..u64::MAX),
+        prop::option::of(prop::collection::vec(any::<u8>(), 0..6)),
     )
-        .prop_map(|(error, assignments, rebalance_after_ms)| v2::Response {
-            error,
-            assignments,
-            rebalance_after_ms,
-        })
+        .prop_map(
+            |(error, assignments, rebalance_after_ms, state)| v2::Response {
+                error,
+                assignments,
+                rebalance_after_ms,
+                state,
+            },
+        )
 }
 
 proptest! {

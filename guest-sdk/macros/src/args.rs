@@ -18,13 +18,14 @@ const REQUIRED: usize = 4;
 /// The optional inputs of ABI v2 (`assignor_sdk::abi::Input`): the name an author writes and
 /// the variant. A variant missing from the SDK fails the expansion's compile, so the two lists
 /// cannot drift apart unnoticed.
-const INPUTS: [(&str, &str); 6] = [
+const INPUTS: [(&str, &str); 7] = [
     ("client", "Client"),
     ("racks", "Racks"),
     ("user_data", "UserData"),
     ("metadata", "Metadata"),
     ("lag", "Lag"),
     ("weights", "Weights"),
+    ("state", "State"),
 ];
 
 /// Validated arguments.

@@ -20,8 +20,10 @@
 //! direct paths agree with it.
 //!
 //! Arrays have exactly the documented length: a later field would be a new ABI version, which
-//! the host would serve beside this one. The one leniency: trailing items documented as
-//! optional may be left out of an answer.
+//! the host would serve beside this one. Two leniencies: trailing items documented as
+//! optional may be left out of an answer, and the request's last item (`state`) is there only
+//! when there is a state for a module that declared the input, so no module that does not
+//! read it ever sees a 13-item request.
 
 // The wire structs' fields are the model's (`crate::abi`), documented there field by field and
 // in docs/abi.md's v2 tables; only what differs (indices, inputs) is documented again here.
@@ -70,6 +72,10 @@ pub struct Request {
     pub racks: Option<Vec<String>>,
     /// Input `lag`: one entry per topic of `topics`; else nil.
     pub lag: Option<Vec<TopicOffsets>>,
+    /// Input `state`: the bytes the module's last answer kept. The one item that may be
+    /// absent: the request has 13 items when there is a state to send, 12 otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "serde_bytes")]
+    pub state: Option<Vec<u8>>,
 }
 
 /// `Topic` (v2).
@@ -132,6 +138,10 @@ pub struct Response {
     pub assignments: Vec<MemberAssignment>,
     #[serde(default)]
     pub rebalance_after_ms: Option<u64>,
+    /// Input `state`: what the host keeps for the next request; left out (or nil) keeps
+    /// nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "serde_bytes")]
+    pub state: Option<Vec<u8>>,
 }
 
 /// `MemberAssignment` (v2): what the member at index `member` of the request gets.
@@ -516,6 +526,7 @@ pub fn into_model(wire: Request) -> Result<AssignRequest, String> {
         members,
         topics,
         lag,
+        state: wire.state,
         index: Index(Some(Arc::new(index))),
     })
 }
@@ -543,5 +554,6 @@ pub fn response_to_model(request: &AssignRequest, response: Response) -> AssignR
             })
             .collect(),
         rebalance_after_ms: response.rebalance_after_ms,
+        state: response.state,
     }
 }

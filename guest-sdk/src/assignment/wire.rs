@@ -10,12 +10,12 @@
 use super::{Assignment, Plan};
 
 /// The v2 answer: `[nil, [[member, [[topic, [partition...]]...], user_data, metadata]...],
-/// rebalance_after_ms]`, members as in `order`.
+/// rebalance_after_ms, state]`, members as in `order`, `state` only when there is one.
 pub(super) fn write_v2(assignment: &Assignment, order: &[u32], plan: &Plan) -> Vec<u8> {
     let mut out = Vec::with_capacity(16 + plan.partitions.len() * 2 + order.len() * 12);
     let user_data = by_slot(&assignment.user_data);
     let metadata = by_slot(&assignment.metadata);
-    array(&mut out, 3);
+    array(&mut out, if assignment.state.is_some() { 4 } else { 3 });
     out.push(NIL);
     array(&mut out, order.len());
     for (place, &slot) in order.iter().enumerate() {
@@ -38,6 +38,9 @@ pub(super) fn write_v2(assignment: &Assignment, order: &[u32], plan: &Plan) -> V
     match assignment.rebalance_after_ms {
         Some(ms) => uint(&mut out, ms),
         None => out.push(NIL),
+    }
+    if let Some(state) = &assignment.state {
+        bytes(&mut out, Some(state));
     }
     out
 }
@@ -151,6 +154,7 @@ mod tests {
                 a.set_user_data("m001", vec![1; 300]);
                 a.set_metadata("m000", vec![2; 70_000]);
                 a.rebalance_after_ms(u64::from(u32::MAX) + 1);
+                a.set_state(vec![3; members * 1000]);
             }
             let bytes = a.to_v2_bytes().unwrap();
             let decoded: v2::Response = v2::decode(&bytes).unwrap();

@@ -28,7 +28,9 @@ mod owners;
 use std::collections::HashMap;
 
 use assignor_sdk::abi::v2::{Layout, ReadResponse};
-use assignor_sdk::{AssignRequest, AssignResponse, MemberAssignment, TopicPartitions};
+use assignor_sdk::{
+    AssignRequest, AssignResponse, MAX_STATE_BYTES, MemberAssignment, TopicPartitions,
+};
 
 pub use owners::strip_owned;
 
@@ -81,6 +83,11 @@ pub enum OutputError {
         owner: String,
         assignee: String,
     },
+    #[error(
+        "the answer's state is {bytes} bytes; the host keeps at most {max} bytes per group \
+         (keep less: what the strategy needs to remember, not a copy of the request)"
+    )]
+    StateTooLarge { bytes: usize, max: usize },
 }
 
 /// What the checks learned about a valid assignment.
@@ -202,6 +209,16 @@ fn check(
     cooperative: bool,
     mut resolve: impl Resolve,
 ) -> Result<CheckSummary, OutputError> {
+    if let Some(state) = response
+        .state
+        .as_ref()
+        .filter(|s| s.len() > MAX_STATE_BYTES)
+    {
+        return Err(OutputError::StateTooLarge {
+            bytes: state.len(),
+            max: MAX_STATE_BYTES,
+        });
+    }
     let owners = if cooperative {
         Some(Owners::new(
             request,

@@ -73,5 +73,6 @@ pub use event::{
 pub use list_groups::CLASSIC;
 pub use responses::error_response;
 pub use snapshot::{
-    ConsumerMemberSnapshot, ConsumerSnapshot, GroupSnapshot, MemberSnapshot, OffsetRecord,
+    ConsumerMemberSnapshot, ConsumerSnapshot, GroupSnapshot, MemberSnapshot, ModuleState,
+    OffsetRecord,
 };

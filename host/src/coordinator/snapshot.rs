@@ -32,6 +32,26 @@ pub struct GroupSnapshot {
     /// are then left empty. Snapshots written before consumer groups were kept read as none.
     #[serde(default)]
     pub consumer: Option<ConsumerSnapshot>,
+    /// What the group's module asked the host to keep (ABI v2 input `state`), with the
+    /// strategy it belongs to. Snapshots written before it was kept read as none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub module_state: Option<ModuleState>,
+}
+
+/// A module's kept bytes for one group (ABI v2 `state`), sent back only to the strategy that
+/// returned them: a group whose strategy changes starts the new one without state.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModuleState {
+    /// The strategy name (the module) whose answer kept the bytes.
+    pub strategy: String,
+    pub bytes: serde_bytes::ByteBuf,
+}
+
+impl ModuleState {
+    /// The bytes, if they belong to `strategy`.
+    pub fn for_strategy(&self, strategy: &str) -> Option<&[u8]> {
+        (self.strategy == strategy).then_some(self.bytes.as_slice())
+    }
 }
 
 /// A consumer group's persisted state: its epochs and every member's (Kafka keeps the same in

@@ -296,6 +296,8 @@ pub fn smoke_request(protocol_name: &str) -> AssignRequest {
     AssignRequest {
         abi_version: assignor_sdk::ABI_VERSION,
         lag: Vec::new(),
+        // The smoke group has no history: a module keeping state sees its first round.
+        state: None,
         index: Default::default(),
         group_id: "assignor-host-smoke".to_owned(),
         generation_id: 1,

@@ -38,7 +38,7 @@ use std::time::{Duration, Instant};
 use assignor_sdk::abi::v2::{Extras, Inputs};
 use assignor_sdk::{
     ABI_V1, ABI_V2, ABI_VERSIONS, AssignRequest, AssignResponse, AssignorInfo, EXPORT_ABI_VERSION,
-    TopicOffsets,
+    Input, TopicOffsets,
 };
 use wasmtime::{Engine, InstancePre, Linker, Module};
 
@@ -384,10 +384,14 @@ impl Sandbox {
             &request.group_id,
             request.generation_id,
         );
-        let (response, verdict) = match result {
+        let (mut response, verdict) = match result {
             Ok(read) => read,
             Err(error) => return Err(failure(error, stats, log.lines)),
         };
+        if !module.inputs.has(Input::State) {
+            // Kept only for a module that reads it back: nothing else would ever see it.
+            response.state = None;
+        }
         if let Some(message) = &response.error {
             let error = CallError::Guest {
                 message: message.clone(),

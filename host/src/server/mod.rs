@@ -8,6 +8,7 @@
 //! [`Server::shutdown`] stops it.
 
 mod assignors;
+mod lag;
 mod offsets;
 mod proxy;
 
@@ -139,13 +140,15 @@ impl Server {
             Arc::new(offsets) as Arc<dyn crate::driver::RemoteOffsets>
         });
         // Lag for modules that read it: standalone, committed offsets from the store (no end
-        // offsets). Proxy mode's upstream client knows both; until it implements
-        // `driver::LagSource` there, such modules get every offset unknown.
-        let lag = match &remote_offsets {
-            None => Some(Arc::new(crate::driver::StoreLag::new(store.clone()))
-                as Arc<dyn crate::driver::LagSource>),
-            Some(_) => None,
+        // offsets); in proxy mode both, from the upstream cluster.
+        let lag: Arc<dyn crate::driver::LagSource> = match &upstream {
+            None => Arc::new(crate::driver::StoreLag::new(store.clone())),
+            Some(client) => Arc::new(lag::UpstreamLag {
+                client: client.clone(),
+                runtime: tokio::runtime::Handle::current(),
+            }),
         };
+        let lag = Some(lag);
         let listen = config.kafka.listen;
         let socket = TcpListener::bind(listen)
             .await

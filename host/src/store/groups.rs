@@ -205,7 +205,7 @@ fn slot<'a>(groups: &'a mut BTreeMap<String, RestoredGroup>, id: &str) -> &'a mu
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::coordinator::MemberSnapshot;
+    use crate::coordinator::{MemberSnapshot, ModuleState};
 
     fn snapshot(id: &str, generation: i32) -> GroupSnapshot {
         GroupSnapshot {
@@ -234,6 +234,10 @@ mod tests {
             last_run: None,
             history: Vec::new(),
             consumer: None,
+            module_state: Some(ModuleState {
+                strategy: "range".into(),
+                bytes: serde_bytes::ByteBuf::from(vec![9, 8, 7]),
+            }),
         }
     }
 
@@ -321,9 +325,17 @@ mod tests {
             fields.remove("consumer").is_some(),
             "consumer groups came later too"
         );
+        assert!(
+            fields.remove("module_state").is_some(),
+            "and modules' kept state later still"
+        );
         let bytes = rmp_serde::to_vec_named(&before).unwrap();
         let read: GroupSnapshot = rmp_serde::from_slice(&bytes).unwrap();
-        assert_eq!(read, snapshot("g", 3));
+        let expected = GroupSnapshot {
+            module_state: None,
+            ..snapshot("g", 3)
+        };
+        assert_eq!(read, expected);
         assert!(read.last_run.is_none() && read.history.is_empty());
     }
 }

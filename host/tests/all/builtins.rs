@@ -375,3 +375,67 @@ fn composite_modules_answer_what_they_answer_natively() {
         assert_eq!(count, expected_count, "{name}: {m2:?}");
     }
 }
+
+/// `hold-departed` in wasm remembers through the kept state as it does natively: its answer's
+/// `state`, sent back with the next request (input `state`), holds a departed member's
+/// partitions.
+#[test]
+fn hold_departed_remembers_through_the_kept_state_in_wasm() {
+    let engine = Engine::default();
+    let b = builtin("hold-departed").unwrap();
+    let inputs: v2::Inputs = [abi::Input::Client, abi::Input::State]
+        .into_iter()
+        .collect();
+    let call = |request: &AssignRequest| {
+        let layout = Layout::new(request).unwrap();
+        let extras = Extras {
+            inputs,
+            ..Extras::default()
+        };
+        let bytes = v2::encode_request(request, &layout, extras).unwrap();
+        let output = call_assign(&engine, "hold-departed", b.wasm, &bytes);
+        v2::response_to_model(request, v2::decode_response(&output).unwrap())
+    };
+    let first = small_group();
+    let answer = call(&first);
+    assert_eq!(
+        answer,
+        assignor_hold_departed::assign(&first)
+            .unwrap()
+            .into_response()
+    );
+    let kept = answer.state.clone().expect("the module keeps state");
+    let m3: Vec<(String, i32)> = answer
+        .assignments
+        .iter()
+        .filter(|a| a.member_id == "m3")
+        .flat_map(|a| a.partitions.iter())
+        .flat_map(|tp| tp.partitions.iter().map(|&p| (tp.topic.clone(), p)))
+        .collect();
+    assert!(!m3.is_empty());
+
+    // m3 is gone: its partitions are held, the others keep theirs, a follow-up is asked for.
+    let mut second = small_group();
+    second.members.retain(|m| m.member_id != "m3");
+    second.now_ms = 1_000;
+    second.state = Some(kept);
+    let answer = call(&second);
+    assert_eq!(
+        answer,
+        assignor_hold_departed::assign(&second)
+            .unwrap()
+            .into_response()
+    );
+    assert_eq!(answer.rebalance_after_ms, Some(30_000));
+    for a in &answer.assignments {
+        for tp in &a.partitions {
+            for &p in &tp.partitions {
+                assert!(
+                    !m3.contains(&(tp.topic.clone(), p)),
+                    "{}-{p} held",
+                    tp.topic
+                );
+            }
+        }
+    }
+}

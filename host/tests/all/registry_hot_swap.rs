@@ -57,6 +57,7 @@ fn a_module_written_without_the_sdk_runs() {
             marked_entry("m3", vec![], 0),
         ],
         rebalance_after_ms: None,
+        state: None,
     };
     assert_eq!(report.response, expected);
     assert_eq!(report.unassigned_partitions, 0);

@@ -41,6 +41,7 @@ fn valid_v2() -> v2::Response {
             give2(2, vec![tp2(1, &[1])]),
         ],
         rebalance_after_ms: None,
+        state: None,
     }
 }
 
@@ -230,4 +231,45 @@ fn a_v2_error_answer_fails_the_call_with_its_message() {
         CallError::Guest { message } => assert_eq!(message, "cannot assign this group"),
         other => panic!("expected the guest's error, got {other:?}"),
     }
+}
+
+/// A v2 answer whose `state` is one byte over the 4 MiB the host keeps is refused with its own
+/// error. The module writes only the header: `[nil, [], nil, bin32 of 4 MiB + 1]`, the bytes
+/// themselves being the zeroed memory after it.
+#[test]
+fn a_state_over_the_cap_is_refused() {
+    let len = assignor_sdk::MAX_STATE_BYTES as u32 + 1;
+    let mut header = vec![0x94, 0xc0, 0x90, 0xc0, 0xc6];
+    header.extend_from_slice(&len.to_be_bytes());
+    let module = abi_module(
+        2,
+        &format!(
+            r#"(data (i32.const 0) "{header}")
+  (func (export "assignor_assign") (param $ptr i32) (param $len i32) (result i64)
+    (drop (memory.grow (i32.const 80)))
+    (i64.const {total}))"#,
+            header = data_string(&header),
+            total = header.len() as u64 + u64::from(len),
+        ),
+    );
+    let sandbox = sandbox();
+    let module = sandbox.load(&wasm(&module)).unwrap();
+    let failure = sandbox
+        .assign(&module, TAG, &request(), false)
+        .expect_err("the answer is refused");
+    assert_eq!(
+        failure.error,
+        CallError::Invalid(OutputError::StateTooLarge {
+            bytes: len as usize,
+            max: assignor_sdk::MAX_STATE_BYTES,
+        })
+    );
+    assert!(
+        failure
+            .error
+            .to_string()
+            .contains("keeps at most 4194304 bytes per group"),
+        "{}",
+        failure.error
+    );
 }

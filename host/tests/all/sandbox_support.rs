@@ -95,6 +95,7 @@ pub fn valid_response() -> AssignResponse {
             give("m3", vec![tp("b", &[1])]),
         ],
         rebalance_after_ms: None,
+        state: None,
     }
 }
 

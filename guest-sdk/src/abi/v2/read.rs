@@ -224,7 +224,10 @@ impl<'a> Reader<'a> {
 /// decide (see the module documentation).
 pub fn request(bytes: &[u8]) -> Option<AssignRequest> {
     let mut r = Reader { rest: bytes };
-    r.fields(12)?;
+    let items = r.array()?;
+    if !(12..=13).contains(&items) {
+        return None;
+    }
     if r.u32()? != ABI_V2 {
         return None;
     }
@@ -352,6 +355,7 @@ pub fn request(bytes: &[u8]) -> Option<AssignRequest> {
         }
         lag
     };
+    let state = if items == 13 { r.opt_bin()? } else { None };
 
     let index = IndexData::new(&members, topic_count, subscriptions, subscription_of);
     Some(AssignRequest {
@@ -365,6 +369,7 @@ pub fn request(bytes: &[u8]) -> Option<AssignRequest> {
         members,
         topics,
         lag,
+        state,
         index: Index(Some(Arc::new(index))),
     })
 }
@@ -402,7 +407,7 @@ pub struct ReadResponse {
 pub fn response(request: &AssignRequest, bytes: &[u8]) -> Option<ReadResponse> {
     let mut r = Reader { rest: bytes };
     let items = r.array()?;
-    if items > 3 {
+    if items > 4 {
         return None;
     }
     let mut out = ReadResponse::default();
@@ -447,8 +452,11 @@ pub fn response(request: &AssignRequest, bytes: &[u8]) -> Option<ReadResponse> {
             out.members.push(m);
         }
     }
-    if items == 3 && !r.nil() {
+    if items >= 3 && !r.nil() {
         out.response.rebalance_after_ms = Some(r.u64()?);
+    }
+    if items == 4 {
+        out.response.state = r.opt_bin()?;
     }
     Some(out)
 }

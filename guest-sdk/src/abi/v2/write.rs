@@ -21,8 +21,12 @@ pub(super) fn request(
 ) -> Result<Vec<u8>, EncodeError> {
     let inputs = extras.inputs;
     let racks = inputs.has(Input::Racks).then(|| RackTable::new(request));
+    let state = request
+        .state
+        .as_deref()
+        .filter(|_| inputs.has(Input::State));
     let mut w = Writer(Vec::with_capacity(64 + request.members.len() * 64));
-    w.array(12)?;
+    w.array(if state.is_some() { 13 } else { 12 })?;
     w.uint(u64::from(ABI_V2));
     w.str(&request.group_id)?;
     w.sint(i64::from(request.generation_id));
@@ -91,6 +95,9 @@ pub(super) fn request(
         }
     } else {
         w.nil();
+    }
+    if state.is_some() {
+        w.opt_bin(state)?;
     }
     Ok(w.0)
 }

@@ -118,6 +118,11 @@ pub fn build_request(
             .iter()
             .filter_map(|t| topics.get(t).cloned())
             .collect(),
+        state: group
+            .module_state
+            .as_ref()
+            .and_then(|s| s.for_strategy(strategy))
+            .map(<[u8]>::to_vec),
         ..AssignRequest::default()
     };
     (request, versions, counts)

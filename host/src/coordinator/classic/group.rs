@@ -18,6 +18,7 @@ use crate::coordinator::api::Millis;
 use crate::coordinator::context::{Ctx, Parked};
 use crate::coordinator::event::{Notice, RebalanceReason, TimerKey};
 use crate::coordinator::record::{RebalanceRecord, RunRecord};
+use crate::coordinator::snapshot::ModuleState;
 use crate::coordinator::view::StrategiesView;
 
 /// The synthetic leader id the host names in JoinGroup responses when it computes the
@@ -95,6 +96,9 @@ pub struct Group {
     pub(in crate::coordinator) history: VecDeque<RebalanceRecord>,
     /// Fallback used for the generation being formed (for the history record).
     pub(in crate::coordinator) fallback_used: bool,
+    /// What the module's last answer asked to keep (ABI v2 `state`), sent back in the next
+    /// request to the same strategy.
+    pub(in crate::coordinator) module_state: Option<ModuleState>,
 }
 
 impl Group {
@@ -123,6 +127,7 @@ impl Group {
             last_run: None,
             history: VecDeque::new(),
             fallback_used: false,
+            module_state: None,
         }
     }
 

@@ -18,6 +18,7 @@ use crate::coordinator::context::Ctx;
 use crate::coordinator::event::{Notice, TimerKey};
 use crate::coordinator::record::{RebalanceRecord, RunRecord};
 use crate::coordinator::responses;
+use crate::coordinator::snapshot::ModuleState;
 
 /// Installs a checked assignment of the host's: encodes every member's Assignment (with the
 /// member's Subscription version; raw bytes for other protocol types), counts the partitions
@@ -78,15 +79,24 @@ pub(crate) fn install_assigned(
     }
     let strategy = record.module.clone();
     let version = record.version;
+    if !pending.fallback && strategy == pending.strategy {
+        // The selected module answered: what it keeps replaces what it kept. A fallback's
+        // round leaves the module's state as it was, for the module's next round.
+        group.module_state = response.state.map(|bytes| ModuleState {
+            strategy: strategy.clone(),
+            bytes: serde_bytes::ByteBuf::from(bytes),
+        });
+    }
     group.last_run = Some(record);
+    // Before the snapshot `stabilize` writes, so the kept state is persisted with it.
     stabilize(ctx, group, Some(strategy), version, moved);
-    if let Some(after) = response.rebalance_after_ms {
-        ctx.schedule_in(
-            TimerKey::FollowUp {
-                group: group.id.clone(),
-            },
-            after,
-        );
+    let follow_up = TimerKey::FollowUp {
+        group: group.id.clone(),
+    };
+    match response.rebalance_after_ms {
+        Some(after) => ctx.schedule_in(follow_up, after),
+        // This generation's answer replaces the last one's request.
+        None => ctx.cancel(follow_up),
     }
     tracing::info!(group = %group.id, generation = group.generation_id, module = %pending.strategy,
         partitions_moved = moved, "assignment installed");

@@ -55,5 +55,6 @@ pub fn native_range(request: &AssignRequest) -> AssignResponse {
             })
             .collect(),
         rebalance_after_ms: None,
+        state: None,
     }
 }

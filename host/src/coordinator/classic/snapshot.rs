@@ -67,6 +67,7 @@ impl Group {
             last_run: group.last_run.clone(),
             history: group.history.iter().cloned().collect(),
             consumer: None,
+            module_state: group.module_state.clone(),
         }
     }
 
@@ -86,6 +87,7 @@ impl Group {
         };
         group.topic_counts = this.topic_counts.iter().cloned().collect();
         group.last_run = this.last_run.clone();
+        group.module_state = this.module_state.clone();
         let skip = this.history.len().saturating_sub(HISTORY_LEN);
         group.history = this.history.iter().skip(skip).cloned().collect();
         for m in &this.members {

@@ -106,6 +106,9 @@ pub struct Group {
     pub(in crate::coordinator) bumped_at: Millis,
     /// The fallback computed the target being formed (for its history record).
     pub(in crate::coordinator) fallback_used: bool,
+    /// What the target module's last answer asked to keep (ABI v2 `state`), sent back in
+    /// the next request to the same strategy.
+    pub(in crate::coordinator) module_state: Option<crate::coordinator::snapshot::ModuleState>,
     /// Changed since it was last written (`snapshot.rs`), and whether the write is armed.
     pub(in crate::coordinator) dirty: bool,
     pub(in crate::coordinator) persist_armed: bool,
@@ -128,6 +131,7 @@ impl Group {
             bump_reason: None,
             bumped_at: 0,
             fallback_used: false,
+            module_state: None,
             dirty: false,
             persist_armed: false,
         }

@@ -102,6 +102,7 @@ impl Group {
                     .map(|(name, (id, count))| (name.clone(), *id, *count))
                     .collect(),
             }),
+            module_state: self.module_state.clone(),
         }
     }
 
@@ -112,6 +113,7 @@ impl Group {
         group.group_epoch = state.group_epoch;
         group.assignment_epoch = state.assignment_epoch;
         group.last_run = snapshot.last_run.clone();
+        group.module_state = snapshot.module_state.clone();
         group.topic_signature = state
             .topics
             .iter()

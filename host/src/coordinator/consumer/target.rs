@@ -31,6 +31,7 @@ use crate::coordinator::classic::native_range::native_range;
 use crate::coordinator::classic::{RebalanceRecord, RunRecord};
 use crate::coordinator::context::Ctx;
 use crate::coordinator::event::{AssignorDone, AssignorRun, Effect, Notice, RunOutcome, TimerKey};
+use crate::coordinator::snapshot::ModuleState;
 
 /// Starts the computation of the group's next target when one is due (the group epoch moved
 /// past the target's) and none is in flight. A group without members needs none: its target
@@ -193,6 +194,11 @@ pub fn build_request(
             .into_iter()
             .filter_map(|t| topics.get(t).cloned())
             .collect(),
+        state: group
+            .module_state
+            .as_ref()
+            .and_then(|s| s.for_strategy(strategy))
+            .map(<[u8]>::to_vec),
         ..AssignRequest::default()
     }
 }
@@ -439,14 +445,22 @@ fn install(
     });
     tracing::info!(group = %group.id, epoch = run.epoch, module = %record.module,
         partitions_moved = moved, "target assignment installed");
+    if !run.fallback && record.module == run.strategy {
+        // The selected module answered: what it keeps replaces what it kept; a fallback's
+        // target leaves the module's state for its next run.
+        group.module_state = response.state.map(|bytes| ModuleState {
+            strategy: record.module.clone(),
+            bytes: serde_bytes::ByteBuf::from(bytes),
+        });
+    }
     group.last_run = Some(record);
-    if let Some(after) = response.rebalance_after_ms {
-        ctx.schedule_in(
-            TimerKey::FollowUp {
-                group: group.id.clone(),
-            },
-            after,
-        );
+    let follow_up = TimerKey::FollowUp {
+        group: group.id.clone(),
+    };
+    match response.rebalance_after_ms {
+        Some(after) => ctx.schedule_in(follow_up, after),
+        // This target's answer replaces the last one's request.
+        None => ctx.cancel(follow_up),
     }
     after_target(ctx, group, run.epoch);
 }

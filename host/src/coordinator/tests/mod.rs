@@ -16,5 +16,6 @@ mod items_join;
 mod items_offsets;
 mod items_static;
 mod items_sync;
+mod module_state;
 mod offset_delete;
 mod simulation;
