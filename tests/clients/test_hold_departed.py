@@ -117,3 +117,46 @@ def test_a_consumer_that_does_not_return_has_its_partitions_spread_at_the_window
         assert set(map(tuple, before[n])) <= set(map(tuple, agents[n].current)), \
             agents[n].summary()
     assert sorted(len(agents[n].current) for n in "ac") == [3, 3]
+
+
+def test_eager_kafka_python_consumers_get_the_same_partitions_back(host, consumers):
+    """kafka-python (eager `range`, `group_instance_id`): eager clients revoke everything at
+    every rebalance, so the window cannot spare them the pause; what it keeps is the
+    assignment. After b's session expires a and c get exactly their partitions back and b's
+    wait; b, back inside the window, gets exactly its own."""
+    group = unique("hold-eager")
+    topics = {f"{group}-orders": 6}
+    host.create_topics(topics)
+    status, answer = host.set_group_config(group, "hold-departed", {"window_ms": "60000"})
+    assert status == 200, answer
+    agents = {name: consumers.start("kafka-python", group, sorted(topics), ["range"],
+                                    client_id=f"app-{name}", instance_id=name)
+              for name in ["a", "b", "c"]}
+
+    def split():
+        d = host.describe(group)
+        held = {n: a.current for n, a in agents.items()}
+        seen = f"{d}\n" + "\n".join(a.summary() for a in agents.values())
+        ok = (d["state"] == "Stable" and len(d["members"]) == 3
+              and sorted(tp for h in held.values() for tp in (h or [])) == all_partitions(topics))
+        return ok, (held if ok else seen)
+    before = wait_until(split, f"{group}: three consumers, every partition once",
+                        timeout_s=60)[1]
+    assert sorted(len(p) for p in before.values()) == [2, 2, 2], before
+    agents["b"].kill()
+    wait_without_b(host, group, agents, before)
+    for n in "ac":
+        wait_until(lambda n=n: (agents[n].current == before[n], agents[n].summary()),
+                   f"{group}: {n} holds its own again", timeout_s=30)
+
+    back = consumers.start("kafka-python", group, sorted(topics), ["range"],
+                           client_id="app-b", instance_id="b")
+
+    def returned():
+        d = host.describe(group)
+        ok = (d["state"] == "Stable" and len(d["members"]) == 3
+              and back.current == before["b"]
+              and all(agents[n].current == before[n] for n in "ac"))
+        return ok, f"{d}\n{back.summary()}"
+    wait_until(returned, f"{group}: b back with its partitions, a and c with theirs",
+               timeout_s=60)

@@ -64,7 +64,7 @@ def parse_args():
                         help="librdkafka's group.protocol: consumer is KIP-848's "
                              "(ConsumerGroupHeartbeat)")
     parser.add_argument("--instance-id", default=None,
-                        help="group.instance.id: a static member (confluent-kafka only)")
+                        help="group.instance.id: a static member (confluent-kafka, kafka-python)")
     parser.add_argument("--rebalance-timeout-ms", type=int, default=None,
                         help="JoinGroup's rebalance timeout (librdkafka: max.poll.interval.ms; "
                              "confluent-kafka, classic protocol only)")

@@ -65,6 +65,8 @@ def main():
     strategies = [BUILT_IN.get(name) or host_assigned(name)
                   for name in (args.strategy or ["range", "roundrobin"])]
     extra = {"client_id": args.client_id} if args.client_id else {}
+    if args.instance_id:
+        extra["group_instance_id"] = args.instance_id
     consumer = KafkaConsumer(
         bootstrap_servers=args.bootstrap,
         group_id=args.group,

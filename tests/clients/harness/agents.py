@@ -262,10 +262,12 @@ def spawn(client, name, bootstrap, group, topics, strategies=(), client_id=None,
     every record consumed (proxy mode); `commit_on_revoke`: commit the consumed positions of
     revoked partitions in the revoke callback (the Python agents only; kcat commits by itself,
     librdkafka's auto commit, and kafkajs has no revoke callback); `group_protocol` and
-    `remote_assignor`: librdkafka's `group.protocol` and `group.remote.assignor`, `instance_id`
-    its `group.instance.id`, `rebalance_timeout_ms` JoinGroup's rebalance timeout
-    (`max.poll.interval.ms`; confluent-kafka only), `rack` its `client.rack` (confluent-kafka
-    only: librdkafka sends it in Subscription v3, KIP-881)."""
+    `remote_assignor`: librdkafka's `group.protocol` and `group.remote.assignor`,
+    `instance_id` its `group.instance.id` (kafka-python's `group_instance_id` too),
+    `rebalance_timeout_ms` JoinGroup's rebalance timeout (`max.poll.interval.ms`;
+    confluent-kafka only), `rack` its `client.rack` (confluent-kafka only: librdkafka sends it
+    in Subscription v3, KIP-881; kafka-python 3.0's `client_rack` never reaches its
+    Subscription)."""
     if client == "kcat":
         argv = ["kcat", "-b", bootstrap, "-G", group,
                 "-X", "session.timeout.ms=6000", "-X", "heartbeat.interval.ms=500"]
@@ -294,8 +296,9 @@ def spawn(client, name, bootstrap, group, topics, strategies=(), client_id=None,
         if remote_assignor:
             common += ["--remote-assignor", remote_assignor]
     if instance_id:
-        if client != "confluent-kafka":
-            raise ValueError(f"{client}: static members are tested with confluent-kafka")
+        if client not in ("confluent-kafka", "kafka-python"):
+            raise ValueError(f"{client}: static members are tested with confluent-kafka "
+                             "and kafka-python")
         common += ["--instance-id", instance_id]
     if rebalance_timeout_ms is not None:
         if client != "confluent-kafka":
