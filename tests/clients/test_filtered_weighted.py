@@ -9,29 +9,7 @@ what `assignor-host group set G --strategy S --param k=v` sends), so the host as
 - `weighted` 1:2:3 on one topic of 12 partitions: 2, 4 and 6 partitions."""
 
 from conftest import unique
-from harness.expect import all_partitions
-from harness.wait import wait_until
-
-
-def stable_split(host, group, agents, topics):
-    """Waits until the group is Stable with exactly `agents`, each agent's own report equal to
-    what the host says it holds, and the partitions covered once; returns
-    {client_id: partitions}."""
-    def check():
-        d = host.describe(group)
-        seen = f"{d}\n" + "\n".join(a.summary() for a in agents)
-        if d["state"] != "Stable" or set(d["members"]) != {a.member_id for a in agents}:
-            return False, seen
-        if any(a.current != d["members"][a.member_id]["assignment"] for a in agents):
-            return False, seen
-        union = sorted(tp for a in agents for tp in a.current)
-        if union != all_partitions(topics):
-            return False, seen
-        return True, d
-    d = wait_until(check, f"{group}: stable and covered once", timeout_s=60)[1]
-    for a in agents:
-        assert not a.errors(), f"{a.name} reported errors: {a.errors()}"
-    return {d["members"][a.member_id]["client_id"]: a.current for a in agents}
+from harness.expect import stable_split
 
 
 def test_filtered_white_list_gives_only_the_listed_consumers_partitions(host, consumers):

@@ -13,29 +13,9 @@ with no replica still gets its share: balance first, racks where they agree with
 import pytest
 
 from conftest import unique
-from harness.expect import all_partitions
-from harness.wait import wait_until
+from harness.expect import stable_split
 
 RACKS = ["r0", "r1", "r2"]
-
-
-def stable_split(host, group, agents, topics):
-    """Waits until `group` is Stable with exactly `agents`, each agent holding what the host
-    says it holds, every partition owned once; returns {client_id: partitions}."""
-    def check():
-        d = host.describe(group)
-        seen = f"{d}\n" + "\n".join(a.summary() for a in agents)
-        if d["state"] != "Stable" or set(d["members"]) != {a.member_id for a in agents}:
-            return False, seen
-        if any(a.current != d["members"][a.member_id]["assignment"] for a in agents):
-            return False, seen
-        if sorted(tp for a in agents for tp in a.current) != all_partitions(topics):
-            return False, seen
-        return True, d
-    d = wait_until(check, f"{group}: stable and covered once", timeout_s=60)[1]
-    for a in agents:
-        assert not a.errors(), f"{a.name} reported errors: {a.errors()}"
-    return {d["members"][a.member_id]["client_id"]: a.current for a in agents}
 
 
 def rack_topic(host, name):

@@ -103,6 +103,26 @@ impl Inner {
     }
 }
 
+/// Refuses a parameter `strategy` does not read (most likely a misspelling), naming the ones
+/// it does: *unknown parameter `exlude`: filtered reads `exclude`, `include`, `inner`*.
+pub fn check_params(
+    params: &BTreeMap<String, String>,
+    strategy: &str,
+    known: &[&str],
+) -> Result<(), AssignError> {
+    match params.keys().find(|k| !known.contains(&k.as_str())) {
+        Some(key) => Err(AssignError::new(format!(
+            "unknown parameter `{key}`: {strategy} reads {}",
+            known
+                .iter()
+                .map(|p| format!("`{p}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// The request restricted to the members for which `keep(position)` holds, everything else
 /// (topics, lag, params, generation) unchanged: what the inner strategy sees of the group.
 pub fn subgroup(request: &AssignRequest, keep: impl Fn(usize) -> bool) -> AssignRequest {

@@ -80,16 +80,7 @@ pub struct Filter {
 impl Filter {
     /// Reads the parameters of `request`; any mistake is an error naming the parameter.
     pub fn from_params(request: &AssignRequest) -> Result<Filter, AssignError> {
-        if let Some(key) = request
-            .params
-            .keys()
-            .find(|k| !PARAMS.contains(&k.as_str()))
-        {
-            return Err(AssignError::new(format!(
-                "unknown parameter `{key}`: filtered reads {}",
-                PARAMS.map(|p| format!("`{p}`")).join(", ")
-            )));
-        }
+        assignor_inner::check_params(&request.params, "filtered", &PARAMS)?;
         let list = |key: &str| {
             request
                 .params

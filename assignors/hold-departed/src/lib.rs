@@ -256,16 +256,7 @@ pub struct Params {
 impl Params {
     /// Reads `window_ms` and `inner`; any mistake is an error saying what to write instead.
     pub fn from_request(request: &AssignRequest) -> Result<Params, AssignError> {
-        if let Some(key) = request
-            .params
-            .keys()
-            .find(|k| !PARAMS.contains(&k.as_str()))
-        {
-            return Err(AssignError::new(format!(
-                "unknown parameter `{key}`: hold-departed reads {}",
-                PARAMS.map(|p| format!("`{p}`")).join(", ")
-            )));
-        }
+        assignor_inner::check_params(&request.params, "hold-departed", &PARAMS)?;
         let window_ms = match request.params.get("window_ms") {
             None => DEFAULT_WINDOW_MS,
             Some(value) => value

@@ -93,6 +93,19 @@ impl<'a> Ctx<'a> {
         self.effect(Effect::CancelTimer { key });
     }
 
+    /// A module's answer for `group` was installed: its `rebalance_after_ms` arms the
+    /// follow-up, and an answer without one cancels a follow-up an earlier answer asked for
+    /// (the latest answer's request is the one that stands).
+    pub fn follow_up(&mut self, group: &Arc<str>, after_ms: Option<u64>) {
+        let key = TimerKey::FollowUp {
+            group: group.clone(),
+        };
+        match after_ms {
+            Some(after) => self.schedule_in(key, after),
+            None => self.cancel(key),
+        }
+    }
+
     pub fn notice(&mut self, notice: Notice) {
         self.effect(Effect::Notice(notice));
     }

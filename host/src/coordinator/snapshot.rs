@@ -52,6 +52,21 @@ impl ModuleState {
     pub fn for_strategy(&self, strategy: &str) -> Option<&[u8]> {
         (self.strategy == strategy).then_some(self.bytes.as_slice())
     }
+
+    /// What a group's next request to `strategy` carries of `kept`.
+    pub fn request_bytes(kept: Option<&ModuleState>, strategy: &str) -> Option<Vec<u8>> {
+        kept.and_then(|s| s.for_strategy(strategy))
+            .map(<[u8]>::to_vec)
+    }
+
+    /// What the group keeps after an answer of `strategy` carrying `state`: the new bytes
+    /// replace the old, and an answer without any keeps nothing.
+    pub fn from_answer(strategy: &str, state: Option<Vec<u8>>) -> Option<ModuleState> {
+        state.map(|bytes| ModuleState {
+            strategy: strategy.to_owned(),
+            bytes: serde_bytes::ByteBuf::from(bytes),
+        })
+    }
 }
 
 /// A consumer group's persisted state: its epochs and every member's (Kafka keeps the same in

@@ -47,9 +47,13 @@ impl LagSource for UpstreamLag {
                 }
             })
             .collect();
+        let position: std::collections::HashMap<&str, usize> = topics
+            .iter()
+            .enumerate()
+            .map(|(t, &(name, _))| (name, t))
+            .collect();
         let slot = |topic: &str, partition: i32| {
-            let t = topics.iter().position(|&(name, _)| name == topic)?;
-            Some((t, usize::try_from(partition).ok()?))
+            Some((*position.get(topic)?, usize::try_from(partition).ok()?))
         };
         for c in committed.iter().filter(|c| c.error == 0 && c.offset >= 0) {
             if let Some((t, p)) = slot(&c.topic, c.partition)

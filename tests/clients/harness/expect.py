@@ -75,6 +75,28 @@ def all_partitions(partition_counts, topics=None):
                   if topics is None or t in topics for p in range(n))
 
 
+def stable_split(host, group, agents, partition_counts, timeout_s=60):
+    """Waits until `group` is Stable with exactly `agents`, each agent's own report equal to
+    what the host says it holds, and every partition held once; returns
+    {client_id: partitions}. For strategies without a reference here (the operator-selected
+    built-ins), whose own promise the test then checks."""
+    def check():
+        d = host.describe(group)
+        seen = f"{d}\n" + "\n".join(a.summary() for a in agents)
+        if d["state"] != "Stable" or set(d["members"]) != {a.member_id for a in agents}:
+            return False, seen
+        if any(a.current != d["members"][a.member_id]["assignment"] for a in agents):
+            return False, seen
+        union = sorted(tp for a in agents for tp in a.current)
+        if union != all_partitions(partition_counts):
+            return False, seen
+        return True, d
+    d = wait_until(check, f"{group}: stable and covered once", timeout_s=timeout_s)[1]
+    for a in agents:
+        assert not a.errors(), f"{a.name} reported errors: {a.errors()}"
+    return {d["members"][a.member_id]["client_id"]: a.current for a in agents}
+
+
 def check_group(host, group, agents, strategy, partition_counts):
     """One look at the group: `(True, expected)` when the host reports a Stable group whose
     members are exactly `agents`, and every agent's current assignment equals the reference

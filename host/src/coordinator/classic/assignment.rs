@@ -33,6 +33,7 @@ use crate::coordinator::api::Millis;
 use crate::coordinator::context::Ctx;
 use crate::coordinator::event::{AssignorDone, AssignorRun, Effect, Notice, RunOutcome, TimerKey};
 use crate::coordinator::record::RunRecord;
+use crate::coordinator::snapshot::ModuleState;
 
 /// Builds the request a rebalance of `group` would send now, with each member's Subscription
 /// version (`None` when its metadata is not a Subscription: it then subscribes to nothing).
@@ -118,11 +119,7 @@ pub fn build_request(
             .iter()
             .filter_map(|t| topics.get(t).cloned())
             .collect(),
-        state: group
-            .module_state
-            .as_ref()
-            .and_then(|s| s.for_strategy(strategy))
-            .map(<[u8]>::to_vec),
+        state: ModuleState::request_bytes(group.module_state.as_ref(), strategy),
         ..AssignRequest::default()
     };
     (request, versions, counts)

@@ -15,7 +15,7 @@ use super::state::GroupState;
 use crate::consumer_protocol::{self, encode_assignment};
 use crate::coordinator::api::{GroupResponse, Millis};
 use crate::coordinator::context::Ctx;
-use crate::coordinator::event::{Notice, TimerKey};
+use crate::coordinator::event::Notice;
 use crate::coordinator::record::{RebalanceRecord, RunRecord};
 use crate::coordinator::responses;
 use crate::coordinator::snapshot::ModuleState;
@@ -82,22 +82,12 @@ pub(crate) fn install_assigned(
     if !pending.fallback && strategy == pending.strategy {
         // The selected module answered: what it keeps replaces what it kept. A fallback's
         // round leaves the module's state as it was, for the module's next round.
-        group.module_state = response.state.map(|bytes| ModuleState {
-            strategy: strategy.clone(),
-            bytes: serde_bytes::ByteBuf::from(bytes),
-        });
+        group.module_state = ModuleState::from_answer(&strategy, response.state);
     }
     group.last_run = Some(record);
     // Before the snapshot `stabilize` writes, so the kept state is persisted with it.
     stabilize(ctx, group, Some(strategy), version, moved);
-    let follow_up = TimerKey::FollowUp {
-        group: group.id.clone(),
-    };
-    match response.rebalance_after_ms {
-        Some(after) => ctx.schedule_in(follow_up, after),
-        // This generation's answer replaces the last one's request.
-        None => ctx.cancel(follow_up),
-    }
+    ctx.follow_up(&group.id, response.rebalance_after_ms);
     tracing::info!(group = %group.id, generation = group.generation_id, module = %pending.strategy,
         partitions_moved = moved, "assignment installed");
 }

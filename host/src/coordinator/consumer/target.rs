@@ -194,11 +194,7 @@ pub fn build_request(
             .into_iter()
             .filter_map(|t| topics.get(t).cloned())
             .collect(),
-        state: group
-            .module_state
-            .as_ref()
-            .and_then(|s| s.for_strategy(strategy))
-            .map(<[u8]>::to_vec),
+        state: ModuleState::request_bytes(group.module_state.as_ref(), strategy),
         ..AssignRequest::default()
     }
 }
@@ -448,20 +444,10 @@ fn install(
     if !run.fallback && record.module == run.strategy {
         // The selected module answered: what it keeps replaces what it kept; a fallback's
         // target leaves the module's state for its next run.
-        group.module_state = response.state.map(|bytes| ModuleState {
-            strategy: record.module.clone(),
-            bytes: serde_bytes::ByteBuf::from(bytes),
-        });
+        group.module_state = ModuleState::from_answer(&record.module, response.state);
     }
     group.last_run = Some(record);
-    let follow_up = TimerKey::FollowUp {
-        group: group.id.clone(),
-    };
-    match response.rebalance_after_ms {
-        Some(after) => ctx.schedule_in(follow_up, after),
-        // This target's answer replaces the last one's request.
-        None => ctx.cancel(follow_up),
-    }
+    ctx.follow_up(&group.id, response.rebalance_after_ms);
     after_target(ctx, group, run.epoch);
 }
 
