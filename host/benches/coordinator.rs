@@ -256,7 +256,7 @@ fn rejoin_bench(members: usize, topics: usize, partitions: i32) -> (f64, f64) {
     assert!(all_answered);
     let assignor_us = h
         .coordinator
-        .group_detail(G)
+        .group_detail(h.now, G)
         .and_then(|d| d.last_run)
         .map_or(0, |r| r.duration_us);
     (elapsed, assignor_us as f64 / 1e3)

@@ -55,6 +55,7 @@ import pytest
 
 from conftest import Consumers, unique
 from harness.expect import all_partitions
+from harness.ownership import ownership
 from harness.wait import wait_until
 from test_client_leader_fallback import settled
 from test_proxy_failures import restart
@@ -130,23 +131,6 @@ def read_committed(agent, partitions):
     agent.send(cmd="committed", partitions=partitions)
     e = answer(agent, since, {"fetched"}, ("committed:",))
     return {(t, p): o for t, p, o in e["offsets"]} if e["event"] == "fetched" else None
-
-
-def ownership(agent, dead_ns):
-    """[((t, p), start_ns, end_ns)] from the agent's callbacks; the end of what it still held
-    is its death (`dead_ns`), or None while it lives."""
-    held, spans = {}, []
-    for e in list(agent.events):
-        kind = e.get("event")
-        if kind == "assigned":
-            for tp in e["added"]:
-                held.setdefault(tuple(tp), e["since_ns"])
-        elif kind == "revoked":
-            for tp in e["partitions"]:
-                if tuple(tp) in held:
-                    spans.append((tuple(tp), held.pop(tuple(tp)), e["at_ns"]))
-    spans += [(tp, start, dead_ns) for tp, start in held.items()]
-    return spans
 
 
 def overlaps(group, dead_ns):

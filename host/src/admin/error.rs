@@ -170,7 +170,9 @@ impl From<AdminError> for ApiError {
                 ApiError::new(StatusCode::CONFLICT, "group_empty", message)
             }
             AdminError::UnknownStrategy(_) => ApiError::not_found("module_not_found", message),
-            AdminError::PinWithoutStrategy => ApiError::bad_request(message),
+            AdminError::PinWithoutStrategy | AdminError::BadStabilize(_) => {
+                ApiError::bad_request(message)
+            }
             AdminError::Storage(_) => ApiError::internal(message),
         }
     }

@@ -1,6 +1,7 @@
 //! `/v1/groups`: list, describe (members, assignment, strategy and module version, last
 //! assignor run, recent rebalances), set the operator configuration (strategy override,
-//! optionally pinned to a module version, and parameters), trigger a rebalance.
+//! optionally pinned to a module version, parameters, rebalance stabilisation), trigger a
+//! rebalance.
 //!
 //! A configuration change applies at the group's next rebalance; only
 //! `POST .../rebalance` starts one.
@@ -60,6 +61,11 @@ struct ConfigBody {
     pinned_version: Option<u32>,
     #[serde(default)]
     params: BTreeMap<String, String>,
+    /// Rebalance stabilisation: defer a Stable group's rebalance until membership has been
+    /// quiet this long.
+    stabilize_ms: Option<u64>,
+    /// The longest the deferral may last from the first change (default 5 x `stabilize_ms`).
+    stabilize_max_ms: Option<u64>,
 }
 
 #[tracing::instrument(skip_all, fields(group, module, version))]
@@ -108,6 +114,8 @@ async fn set_config(
         strategy,
         pinned_version: body.pinned_version,
         params: body.params,
+        stabilize_ms: body.stabilize_ms,
+        stabilize_max_ms: body.stabilize_max_ms,
     };
     driver.set_group_config(&group, config.clone()).await?;
     tracing::info!("group configuration set");

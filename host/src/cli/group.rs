@@ -39,6 +39,14 @@ pub enum GroupCommand {
         /// A parameter for the module (`AssignRequest.params`); `k=` removes `k`. Repeatable.
         #[arg(long = "param", value_name = "KEY=VALUE", value_parser = parse_param)]
         params: Vec<(String, String)>,
+        /// Rebalance stabilisation: a Stable group starts its rebalance only once membership
+        /// has been quiet this long (0 switches it off).
+        #[arg(long, value_name = "MS")]
+        stabilize_ms: Option<u64>,
+        /// The longest that wait may last from the first change (0: the default, 5 x
+        /// --stabilize-ms).
+        #[arg(long, value_name = "MS")]
+        stabilize_max_ms: Option<u64>,
         /// Drop the current configuration first (with no other option: remove it).
         #[arg(long)]
         clear: bool,
@@ -75,11 +83,21 @@ impl GroupArgs {
                 strategy,
                 version,
                 params,
+                stabilize_ms,
+                stabilize_max_ms,
                 clear,
             } => {
-                if !clear && strategy.is_none() && version.is_none() && params.is_empty() {
+                if !clear
+                    && strategy.is_none()
+                    && version.is_none()
+                    && params.is_empty()
+                    && stabilize_ms.is_none()
+                    && stabilize_max_ms.is_none()
+                {
                     return Err(CliError::Usage(
-                        "nothing to set: give --strategy, --version, --param or --clear".into(),
+                        "nothing to set: give --strategy, --version, --param, --stabilize-ms, \
+                         --stabilize-max-ms or --clear"
+                            .into(),
                     ));
                 }
                 let mut config = if clear {
@@ -114,6 +132,16 @@ impl GroupArgs {
                     }
                 }
                 config["params"] = json!(merged);
+                for (key, value) in [
+                    ("stabilize_ms", stabilize_ms),
+                    ("stabilize_max_ms", stabilize_max_ms),
+                ] {
+                    match value {
+                        Some(0) => config[key] = Value::Null,
+                        Some(ms) => config[key] = json!(ms),
+                        None => {}
+                    }
+                }
                 let path = format!("/v1/groups/{}/config", segment(&group));
                 (
                     client.call(Method::PUT, &path, Body::Json(config)).await?.1,
@@ -236,7 +264,15 @@ fn render_describe(v: &Value) -> String {
                 params.join(", ")
             },
         ),
+        ("stabilize", stabilize_text(config)),
     ]);
+    if let Some(d) = v["deferred_rebalance"].as_object() {
+        out.push_str(&format!(
+            "rebalance       deferred for {} ms ({} joined, {} left), starts in {} ms unless \
+             membership changes\n",
+            d["waited_ms"], d["joined"], d["left"], d["starts_in_ms"]
+        ));
+    }
     if let Some(run) = v["last_run"].as_object() {
         let outcome = &run["outcome"];
         let outcome = match outcome["detail"].as_str() {
@@ -333,8 +369,24 @@ fn render_set(v: &Value) -> String {
                     params.join(", ")
                 }
             ),
+            ("stabilize", stabilize_text(config)),
         ])
     )
+}
+
+/// `quiet 8000 ms, at most 40000 ms`, or `off`.
+fn stabilize_text(config: &Value) -> String {
+    match (
+        config["stabilize_ms"].as_u64(),
+        config["stabilize_max_ms"].as_u64(),
+    ) {
+        (Some(ms), Some(max)) => format!("quiet {ms} ms, at most {max} ms"),
+        (Some(ms), None) => format!(
+            "quiet {ms} ms, at most {} ms",
+            ms * crate::coordinator::DEFAULT_STABILIZE_MAX_FACTOR
+        ),
+        _ => "off".into(),
+    }
 }
 
 fn render_rebalance(v: &Value) -> String {
@@ -453,5 +505,30 @@ mod tests {
                 "orders[1]"
             ]
         );
+    }
+
+    #[test]
+    fn describe_shows_stabilisation_and_a_deferred_rebalance() {
+        let detail = json!({
+            "group_id": "g", "state": "Stable", "generation": 3,
+            "config": {"params": {}, "stabilize_ms": 6000},
+            "deferred_rebalance": {"joined": 2, "left": 1, "waited_ms": 4000,
+                                   "starts_in_ms": 2000},
+            "members": [], "history": []
+        });
+        let text = render_describe(&detail);
+        assert!(
+            text.contains("stabilize       quiet 6000 ms, at most 30000 ms\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "rebalance       deferred for 4000 ms (2 joined, 1 left), starts in 2000 ms \
+                 unless membership changes\n"
+            ),
+            "{text}"
+        );
+        let off = render_describe(&json!({"group_id": "g", "config": {}, "members": []}));
+        assert!(off.contains("stabilize       off\n"), "{off}");
     }
 }

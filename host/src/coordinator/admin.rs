@@ -11,7 +11,7 @@ use super::api::Millis;
 use super::classic::group::Groups;
 use super::classic::rebalance;
 use super::classic::{GroupState, Mode, RebalanceRecord, RunRecord, build_request};
-use super::config::GroupConfig;
+use super::config::{GroupConfig, MAX_STABILIZE_MS};
 use super::context::{Ctx, Env};
 use super::event::{Effect, RebalanceReason};
 use super::list_groups::CLASSIC;
@@ -43,6 +43,20 @@ pub struct GroupDetail {
     /// A consumer group's epochs, assignor choice and each member's reconciliation.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub consumer: Option<ConsumerDetail>,
+    /// A classic group's rebalance deferred by stabilisation (`stabilize_ms`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deferred_rebalance: Option<DeferredDetail>,
+}
+
+/// A rebalance that waits for membership to settle: what changed, for how long, and when it
+/// starts unless membership changes again. Members that joined are in `members` with no
+/// assignment; members that left are gone already.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DeferredDetail {
+    pub joined: usize,
+    pub left: usize,
+    pub waited_ms: Millis,
+    pub starts_in_ms: Millis,
 }
 
 /// What a consumer group (KIP-848) has beyond a classic one: its epochs, which module
@@ -113,13 +127,21 @@ pub enum AdminError {
     UnknownStrategy(String),
     #[error("a pinned version needs a strategy override")]
     PinWithoutStrategy,
+    /// `stabilize_ms` / `stabilize_max_ms` out of their bounds; says what to write instead.
+    #[error("{0}")]
+    BadStabilize(String),
     /// Set by the driver when the change could not be stored.
     #[error("the change was applied but could not be stored: {0}")]
     Storage(String),
 }
 
 /// The detail of one group.
-pub(crate) fn group_detail(env: &Env, groups: &Groups, group_id: &str) -> Option<GroupDetail> {
+pub(crate) fn group_detail(
+    env: &Env,
+    groups: &Groups,
+    group_id: &str,
+    now: Millis,
+) -> Option<GroupDetail> {
     let group = groups.get(group_id)?;
     let key = group.protocol_key.as_deref().unwrap_or("");
     let consumer = group.protocol_type.as_deref() == Some(consumer_protocol::PROTOCOL_TYPE);
@@ -173,6 +195,12 @@ pub(crate) fn group_detail(env: &Env, groups: &Groups, group_id: &str) -> Option
         last_run: group.last_run.clone(),
         history: group.history.iter().cloned().collect(),
         consumer: None,
+        deferred_rebalance: group.stabilizing.as_ref().map(|w| DeferredDetail {
+            joined: w.joined,
+            left: w.left,
+            waited_ms: now.saturating_sub(w.since),
+            starts_in_ms: w.due.saturating_sub(now),
+        }),
     })
 }
 
@@ -206,6 +234,7 @@ pub(crate) fn set_group_config(
     if config.pinned_version.is_some() && config.strategy.is_none() {
         return Err(AdminError::PinWithoutStrategy);
     }
+    check_stabilize(&config)?;
     let config = match &config.strategy {
         Some(s) => {
             let canonical = env
@@ -225,6 +254,30 @@ pub(crate) fn set_group_config(
         group_id: group_id.to_string(),
         config,
     }])
+}
+
+/// `stabilize_ms` within 1 ms..[`MAX_STABILIZE_MS`], and `stabilize_max_ms` only with it and
+/// not below it.
+fn check_stabilize(config: &GroupConfig) -> Result<(), AdminError> {
+    let bad = |m: String| Err(AdminError::BadStabilize(m));
+    match (config.stabilize_ms, config.stabilize_max_ms) {
+        (None, None) => Ok(()),
+        (None, Some(_)) => {
+            bad("stabilize_max_ms bounds the wait of stabilize_ms: set stabilize_ms too".into())
+        }
+        (Some(0), _) => {
+            bad("stabilize_ms must be at least 1; leave it out to rebalance at once".into())
+        }
+        (Some(ms), _) if ms > MAX_STABILIZE_MS => bad(format!(
+            "stabilize_ms {ms} is over the limit of {MAX_STABILIZE_MS} (10 minutes): a \
+             departed member's partitions have no owner for the whole wait"
+        )),
+        (Some(ms), Some(max)) if max < ms => bad(format!(
+            "stabilize_max_ms {max} is below stabilize_ms {ms}: the longest wait cannot be \
+             shorter than the quiet window"
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// Starts a rebalance of a group with members (members learn of it from Heartbeat).

@@ -109,4 +109,34 @@ pub struct GroupConfig {
     pub pinned_version: Option<u32>,
     /// Handed to the module as `AssignRequest.params` on every run for this group.
     pub params: BTreeMap<String, String>,
+    /// Rebalance stabilisation (`classic::stabilize`): a Stable classic group starts its
+    /// rebalance only once membership has been quiet this long. `None`: every change
+    /// rebalances at once, as Kafka does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stabilize_ms: Option<Millis>,
+    /// The longest a rebalance waits for quiet, from the first change; `None` is
+    /// [`DEFAULT_STABILIZE_MAX_FACTOR`] times `stabilize_ms`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stabilize_max_ms: Option<Millis>,
+}
+
+/// `stabilize_max_ms` when only `stabilize_ms` is set: enough for a rolling restart of a few
+/// consumers spaced by less than the quiet window, short enough that continuous churn still
+/// rebalances.
+pub const DEFAULT_STABILIZE_MAX_FACTOR: Millis = 5;
+
+/// The longest quiet window an operator may set (10 minutes): each parked JoinGroup is
+/// answered within half of its member's rebalance timeout whatever is set, and a departed
+/// member's partitions are unowned for the whole wait.
+pub const MAX_STABILIZE_MS: Millis = 600_000;
+
+impl GroupConfig {
+    /// `(quiet window, longest wait)` when stabilisation is on for the group.
+    pub fn stabilize(&self) -> Option<(Millis, Millis)> {
+        let quiet = self.stabilize_ms.filter(|ms| *ms > 0)?;
+        let max = self
+            .stabilize_max_ms
+            .unwrap_or(quiet.saturating_mul(DEFAULT_STABILIZE_MAX_FACTOR));
+        Some((quiet, max.max(quiet)))
+    }
 }

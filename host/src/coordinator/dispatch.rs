@@ -16,7 +16,7 @@ use super::api::GroupResponse;
 use super::api::{GroupRequest, Millis, ReplyTo, RequestContext};
 use super::classic::group::{Group, Groups};
 use super::classic::{
-    GroupState, assignment, heartbeat, join_group, leave_group, rebalance, sync_group,
+    GroupState, assignment, heartbeat, join_group, leave_group, rebalance, stabilize, sync_group,
 };
 use super::config::{CoordinatorConfig, GroupConfig};
 use super::consumer::group::{
@@ -218,11 +218,12 @@ impl Coordinator {
         list_groups::list(&self.groups, &self.consumers, states_filter, types_filter)
     }
 
-    /// The detail of one group (the admin API's view).
-    pub fn group_detail(&self, group_id: &str) -> Option<GroupDetail> {
+    /// The detail of one group (the admin API's view) at `now` (the shard's clock, for how
+    /// long a deferred rebalance has waited).
+    pub fn group_detail(&self, now: Millis, group_id: &str) -> Option<GroupDetail> {
         match self.consumers.get(group_id) {
             Some(group) => Some(super::consumer::admin::group_detail(&self.env, group)),
-            None => admin::group_detail(&self.env, &self.groups, group_id),
+            None => admin::group_detail(&self.env, &self.groups, group_id, now),
         }
     }
 
@@ -355,6 +356,7 @@ fn timer(ctx: &mut Ctx<'_>, groups: &mut Groups, key: TimerKey) {
         TimerKey::Sync { .. } => rebalance::sync_expired(ctx, group),
         TimerKey::AssignorDeadline { .. } => assignment::deadline(ctx, group),
         TimerKey::FollowUp { .. } => rebalance::follow_up(ctx, group),
+        TimerKey::Stabilize { .. } => rebalance::stabilized(ctx, group),
         // Consumer-group timers of a group that is gone.
         TimerKey::Revocation { .. } | TimerKey::TargetWait { .. } | TimerKey::Persist { .. } => {}
     }
@@ -369,7 +371,7 @@ fn consumer_timer(ctx: &mut Ctx<'_>, group: &mut ConsumerGroup, key: TimerKey) {
         TimerKey::FollowUp { .. } => refresh::follow_up(ctx, group),
         TimerKey::Persist { .. } => consumer_snapshot::write(ctx, group),
         // Classic timers of a group id that is now a consumer group.
-        TimerKey::Join { .. } | TimerKey::Sync { .. } => {}
+        TimerKey::Join { .. } | TimerKey::Sync { .. } | TimerKey::Stabilize { .. } => {}
     }
 }
 
@@ -468,6 +470,11 @@ fn restore(
     };
     for member in group.members.values() {
         group.reschedule_heartbeat(&member.id, member.session_timeout_ms.max(0) as Millis, ctx);
+    }
+    if let Some(deferred) = restored.snapshot.as_ref().and_then(|s| s.deferred)
+        && group.is(GroupState::Stable)
+    {
+        stabilize::resume(ctx, &mut group, deferred);
     }
     rebalance::check_topics(ctx, &mut group);
     groups.insert(id, group);

@@ -63,6 +63,9 @@ pub enum TimerKey {
     AssignorDeadline { group: Arc<str> },
     /// A module asked for another rebalance (`rebalance_after_ms`).
     FollowUp { group: Arc<str> },
+    /// Rebalance stabilisation: membership has been quiet long enough (or the wait reached
+    /// its bound); the deferred rebalance starts.
+    Stabilize { group: Arc<str> },
     /// Consumer groups: the rebalance timeout of a member that must revoke partitions; the
     /// member is fenced if it has not revoked them by then.
     Revocation { group: Arc<str>, member: Arc<str> },
@@ -82,6 +85,7 @@ impl TimerKey {
             | TimerKey::Sync { group }
             | TimerKey::AssignorDeadline { group }
             | TimerKey::FollowUp { group }
+            | TimerKey::Stabilize { group }
             | TimerKey::Revocation { group, .. }
             | TimerKey::TargetWait { group, .. }
             | TimerKey::Persist { group } => group,
@@ -267,6 +271,13 @@ pub enum RebalanceReason {
     /// A consumer-protocol member joined a classic group, which became a consumer group
     /// (KIP-848's online upgrade).
     Upgraded { member: Arc<str> },
+    /// Rebalance stabilisation: the rebalance deferred while `joined` members joined and
+    /// `left` left (or expired) over `waited_ms` starts now.
+    Stabilized {
+        joined: usize,
+        left: usize,
+        waited_ms: Millis,
+    },
 }
 
 impl RebalanceReason {
@@ -291,6 +302,7 @@ impl RebalanceReason {
             RebalanceReason::ModuleAvailable { .. } => "module_available",
             RebalanceReason::RevocationExpired { .. } => "revocation_expired",
             RebalanceReason::Upgraded { .. } => "upgraded",
+            RebalanceReason::Stabilized { .. } => "stabilized",
         }
     }
 }
@@ -358,6 +370,14 @@ impl std::fmt::Display for RebalanceReason {
             RebalanceReason::Upgraded { member } => write!(
                 f,
                 "consumer-protocol member {member} joined: upgraded to a consumer group"
+            ),
+            RebalanceReason::Stabilized {
+                joined,
+                left,
+                waited_ms,
+            } => write!(
+                f,
+                "membership settled after {waited_ms} ms ({joined} joined, {left} left)"
             ),
         }
     }

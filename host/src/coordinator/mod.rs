@@ -57,14 +57,14 @@ pub mod view;
 #[cfg(test)]
 pub(crate) mod tests;
 
-pub use admin::{AdminError, GroupDetail, GroupSummary, MemberDetail};
+pub use admin::{AdminError, DeferredDetail, GroupDetail, GroupSummary, MemberDetail};
 pub use api::{
     ConsumerGroupDescribe, DeleteGroup, DescribeGroup, GroupCall, GroupRequest, GroupResponse,
     Millis, OffsetFetchQuery, OffsetFetchResult, PartitionOffset, ReplyTo, RequestContext,
 };
 pub use classic::{GroupState, HOST_LEADER, RebalanceRecord, RunRecord};
 pub use committed::{Committed, OffsetTable};
-pub use config::{CoordinatorConfig, GroupConfig};
+pub use config::{CoordinatorConfig, DEFAULT_STABILIZE_MAX_FACTOR, GroupConfig, MAX_STABILIZE_MS};
 pub use dispatch::Coordinator;
 pub use event::{
     AssignorDone, AssignorFailure, AssignorOutput, AssignorRun, Effect, Event, Notice,
@@ -73,6 +73,6 @@ pub use event::{
 pub use list_groups::CLASSIC;
 pub use responses::error_response;
 pub use snapshot::{
-    ConsumerMemberSnapshot, ConsumerSnapshot, GroupSnapshot, MemberSnapshot, ModuleState,
-    OffsetRecord,
+    ConsumerMemberSnapshot, ConsumerSnapshot, DeferredRebalance, GroupSnapshot, MemberSnapshot,
+    ModuleState, OffsetRecord,
 };

@@ -36,6 +36,19 @@ pub struct GroupSnapshot {
     /// strategy it belongs to. Snapshots written before it was kept read as none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub module_state: Option<ModuleState>,
+    /// A classic group's rebalance deferred by stabilisation: membership changed since this
+    /// generation (members left; the members parked in JoinGroup are not written, their
+    /// clients join again), so the restored group waits for quiet again and then rebalances,
+    /// rather than resume an assignment that leaves partitions without an owner.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deferred: Option<DeferredRebalance>,
+}
+
+/// What a deferred rebalance had seen when its group was written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeferredRebalance {
+    pub joined: usize,
+    pub left: usize,
 }
 
 /// A module's kept bytes for one group (ABI v2 `state`), sent back only to the strategy that

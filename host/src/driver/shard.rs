@@ -171,7 +171,7 @@ impl Shard {
                 let _ = reply.send(self.coordinator.list_groups(&states, &types));
             }
             Command::Describe { group_id, reply } => {
-                let _ = reply.send(self.coordinator.group_detail(&group_id));
+                let _ = reply.send(self.coordinator.group_detail(self.now(), &group_id));
             }
             Command::Groups { reply } => {
                 let _ = reply.send(self.coordinator.group_summaries());

@@ -193,6 +193,15 @@ fn reason_categories_follow_the_coordinators_wording() {
             "operator request",
             "operator",
         ),
+        (
+            RebalanceReason::Stabilized {
+                joined: 6,
+                left: 6,
+                waited_ms: 21_000,
+            },
+            "membership settled after 21000 ms (6 joined, 6 left)",
+            "stabilized",
+        ),
     ];
     for (reason, text, category) in cases {
         assert_eq!(reason.to_string(), text);

@@ -238,6 +238,7 @@ mod tests {
                 strategy: "range".into(),
                 bytes: serde_bytes::ByteBuf::from(vec![9, 8, 7]),
             }),
+            deferred: None,
         }
     }
 

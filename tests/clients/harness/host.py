@@ -175,10 +175,11 @@ class Host:
             f"module push failed ({out.returncode}): {out.stderr}{out.stdout}"
         return json.loads(out.stdout)
 
-    def set_group_config(self, group, strategy, params):
+    def set_group_config(self, group, strategy, params, **settings):
         """`PUT /v1/groups/{group}/config`, as `assignor-host group set G --strategy S --param
-        k=v` does: the group's strategy and its parameters. Returns (HTTP status, answer)."""
-        body = json.dumps({"strategy": strategy, "params": params}).encode()
+        k=v` does: the group's strategy (None: the members' vote) and its parameters, and
+        `settings` (`stabilize_ms`, `stabilize_max_ms`). Returns (HTTP status, answer)."""
+        body = json.dumps({"strategy": strategy, "params": params, **settings}).encode()
         request = urllib.request.Request(f"{self.admin_url}/v1/groups/{group}/config",
                                          data=body, method="PUT",
                                          headers={"Content-Type": "application/json"})

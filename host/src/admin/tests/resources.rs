@@ -253,3 +253,27 @@ async fn parameters_a_module_refuses_are_refused_when_set() {
     assert_eq!(status, StatusCode::OK, "{set}");
     assert_eq!(set["config"]["params"]["exclude"], "laptop-*");
 }
+
+/// `group set --stabilize-ms`: the stabilisation settings are stored and shown back; out of
+/// bounds they are refused with 400 and what to write instead, and nothing changes.
+#[tokio::test]
+async fn stabilisation_settings_are_stored_and_bad_ones_refused() {
+    let api = Api::new(state_with_builtins(&["range"]));
+    let config = |body| api.json(Method::PUT, "/v1/groups/g/config", body);
+    let (status, set) = config(json!({"stabilize_ms": 6000, "stabilize_max_ms": 30000})).await;
+    assert_eq!(status, StatusCode::OK, "{set}");
+    assert_eq!(set["config"]["stabilize_ms"], 6000);
+    assert_eq!(set["config"]["stabilize_max_ms"], 30000);
+    let answer = config(json!({"stabilize_ms": 6000, "stabilize_max_ms": 1000})).await;
+    assert_eq!(answer.0, StatusCode::BAD_REQUEST, "{}", answer.1);
+    assert_eq!(
+        answer.1["error"]["message"],
+        "stabilize_max_ms 1000 is below stabilize_ms 6000: the longest wait cannot be shorter \
+         than the quiet window"
+    );
+    let answer = config(json!({"stabilize_max_ms": 1000})).await;
+    assert_eq!(answer.0, StatusCode::BAD_REQUEST, "{}", answer.1);
+    let (status, set) = config(json!({})).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(set["config"].get("stabilize_ms").is_none(), "{set}");
+}

@@ -46,6 +46,18 @@ pub enum Mode {
     Relay,
 }
 
+/// A rebalance deferred by stabilisation (`stabilize.rs` keeps it): when membership first changed, the latest it may start, and what
+/// changed (for the history's reason).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stabilizing {
+    pub(in crate::coordinator) since: Millis,
+    pub(in crate::coordinator) latest: Millis,
+    /// When the timer is armed for now: the end of the quiet window, or `latest`.
+    pub(in crate::coordinator) due: Millis,
+    pub(in crate::coordinator) joined: usize,
+    pub(in crate::coordinator) left: usize,
+}
+
 /// The assignor run in flight for the current generation.
 #[derive(Debug, Clone)]
 pub struct PendingRun {
@@ -99,6 +111,8 @@ pub struct Group {
     /// What the module's last answer asked to keep (ABI v2 `state`), sent back in the next
     /// request to the same strategy.
     pub(in crate::coordinator) module_state: Option<ModuleState>,
+    /// A rebalance deferred by stabilisation (`stabilize`): set only while Stable.
+    pub(in crate::coordinator) stabilizing: Option<Stabilizing>,
 }
 
 impl Group {
@@ -128,6 +142,7 @@ impl Group {
             history: VecDeque::new(),
             fallback_used: false,
             module_state: None,
+            stabilizing: None,
         }
     }
 

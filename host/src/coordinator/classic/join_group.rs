@@ -12,6 +12,7 @@ use super::group::{Group, Groups, Mode, vote_key};
 use super::member::Member;
 use super::protocol;
 use super::rebalance::{self, join_response_for};
+use super::stabilize;
 use super::state::GroupState;
 use crate::coordinator::api::{GroupResponse, Millis, ReplyTo, RequestContext};
 use crate::coordinator::context::{Ctx, Parked};
@@ -187,6 +188,10 @@ fn join_existing_member(ctx: &mut Ctx<'_>, group: &mut Group, join: Join<'_>) {
         .get_key_value(member_id.as_str())
         .expect("validated");
     let (id, same) = (id.clone(), member.matches(&join.protocols));
+    if stabilize::is_parked(group, &member_id) {
+        // A member parked by stabilisation resent its JoinGroup: it waits on the new one.
+        return repark(ctx, group, join);
+    }
     match group.state {
         GroupState::PreparingRebalance => {
             let reason = RebalanceReason::MemberJoinedDuringRebalance { member: id };
@@ -249,8 +254,32 @@ fn add_member_then_rebalance(ctx: &mut Ctx<'_>, group: &mut Group, id: Arc<str>,
     });
     // A new member cannot heartbeat before its first answer; drop it if the join never ends.
     group.reschedule_heartbeat(&id, ctx.env.config.new_member_join_timeout_ms, ctx);
+    if stabilize::defer_join(ctx, group, &id) {
+        return;
+    }
     let reason = RebalanceReason::MemberAdded { member: id };
     rebalance::maybe_prepare_or_complete(ctx, group, reason);
+}
+
+/// A parked member's resent JoinGroup replaces the earlier one, which is answered
+/// REBALANCE_IN_PROGRESS (the client abandoned it); the deferral goes on.
+fn repark(ctx: &mut Ctx<'_>, group: &mut Group, join: Join<'_>) {
+    let parked = join.parked();
+    if let Some(previous) = group.take_join(&join.member_id) {
+        ctx.join_error(
+            previous,
+            &join.member_id,
+            ResponseError::RebalanceInProgress,
+        );
+    }
+    group.update_member(
+        &join.member_id,
+        join.protocols,
+        join.keys,
+        join.rebalance_timeout_ms,
+        join.session_timeout_ms,
+        Some(parked),
+    );
 }
 
 fn update_member_then_rebalance(

@@ -24,13 +24,15 @@
 //! - **Host-started rebalances** (`rebalance.rs`): a subscribed topic's partition count
 //!   changing, a topic the group subscribes to appearing, a module's `rebalance_after_ms`, an
 //!   operator trigger.
+//! - **Rebalance stabilisation** (`stabilize.rs`, an operator option): a Stable group defers
+//!   the rebalance of a membership change until membership has been quiet for a while.
 //! - Parked requests superseded by a resent JoinGroup or SyncGroup are answered
 //!   REBALANCE_IN_PROGRESS (Kafka drops them), so the driver never holds a dead reply.
 //!
 //! The files, from the bottom of the ladder up: `state`, `member`, `group` (with `snapshot`,
 //! its persisted shape), `protocol` (the vote), `install` (installing a generation),
-//! `assignment` (the assignor run and its fallbacks), `rebalance` (the join phase, timers,
-//! removals), then one file per API: `join_group`, `sync_group`, `heartbeat`, `leave_group`.
+//! `assignment` (the assignor run and its fallbacks), `stabilize` (the deferral window),
+//! `rebalance` (the join phase, timers, removals), then one file per API: `join_group`, `sync_group`, `heartbeat`, `leave_group`.
 
 pub(super) mod assignment;
 pub(super) mod group;
@@ -43,6 +45,7 @@ pub(super) mod native_range;
 pub(super) mod protocol;
 pub(super) mod rebalance;
 pub(super) mod snapshot;
+pub(super) mod stabilize;
 pub mod state;
 pub(super) mod sync_group;
 

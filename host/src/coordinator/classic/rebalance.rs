@@ -11,6 +11,7 @@ use kafka_protocol::messages::JoinGroupResponse;
 use super::assignment;
 use super::group::{Group, HOST_LEADER, Mode};
 use super::protocol;
+use super::stabilize;
 use super::state::GroupState;
 use crate::coordinator::api::{GroupResponse, Millis};
 use crate::coordinator::context::Ctx;
@@ -63,6 +64,7 @@ pub(crate) fn prepare(ctx: &mut Ctx<'_>, group: &mut Group, reason: RebalanceRea
         group: group.id.clone(),
     });
     group.pending_sync_members.clear();
+    stabilize::end(ctx, group);
 
     let initial = group.is(GroupState::Empty);
     group.transition(GroupState::PreparingRebalance, ctx);
@@ -340,9 +342,16 @@ pub(crate) fn member_removed(
     });
 }
 
-/// After members left: rebalance a settled group, or finish a join phase that was waiting only
-/// for them.
+/// After members left: rebalance a settled group (or defer it, `stabilize`), or finish a join
+/// phase that was waiting only for them.
 pub(crate) fn after_removal(ctx: &mut Ctx<'_>, group: &mut Group, reason: RebalanceReason) {
+    let left = match &reason {
+        RebalanceReason::MembersLeft { members } => members.len(),
+        _ => 1,
+    };
+    if stabilize::defer_removal(ctx, group, left) {
+        return;
+    }
     if group.is(GroupState::Stable) || group.is(GroupState::CompletingRebalance) {
         prepare(ctx, group, reason);
     } else if group.is(GroupState::PreparingRebalance) && group.has_all_members_joined() {
@@ -406,6 +415,17 @@ pub(crate) fn check_topics(ctx: &mut Ctx<'_>, group: &mut Group) {
             before,
             after,
         };
+        prepare(ctx, group, reason);
+    }
+}
+
+/// The stabilisation window ended: the rebalance it deferred starts.
+pub(crate) fn stabilized(ctx: &mut Ctx<'_>, group: &mut Group) {
+    if !group.is(GroupState::Stable) {
+        stabilize::end(ctx, group);
+        return;
+    }
+    if let Some(reason) = stabilize::due(ctx, group) {
         prepare(ctx, group, reason);
     }
 }

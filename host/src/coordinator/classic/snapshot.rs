@@ -1,6 +1,7 @@
 //! A classic group to and from its persisted shape ([`GroupSnapshot`]): written at each
 //! installed generation and when the group becomes Empty; read back at start, when a group
-//! with members resumes Stable at its generation (heartbeat timers re-armed by the caller).
+//! with members resumes Stable at its generation (heartbeat timers re-armed by the caller,
+//! a deferred rebalance resumed by `stabilize::resume`).
 
 use std::sync::Arc;
 
@@ -10,7 +11,7 @@ use bytes::Bytes;
 use super::group::{Group, HISTORY_LEN, Mode, vote_key};
 use super::member::Member;
 use super::state::GroupState;
-use crate::coordinator::snapshot::{GroupSnapshot, MemberSnapshot};
+use crate::coordinator::snapshot::{DeferredRebalance, GroupSnapshot, MemberSnapshot};
 use crate::coordinator::view::StrategiesView;
 
 impl Group {
@@ -25,6 +26,8 @@ impl Group {
             } => (Some(strategy.clone()), *pinned_version, *cooperative),
             Mode::Relay => (None, None, false),
         };
+        // Members parked by stabilisation are not written: they never had this generation.
+        let parked = |m: &&Member| group.stabilizing.is_some() && m.awaiting_join.is_some();
         GroupSnapshot {
             group_id: group.id.to_string(),
             generation_id: group.generation_id,
@@ -42,6 +45,7 @@ impl Group {
             members: group
                 .members
                 .values()
+                .filter(|m| !parked(m))
                 .map(|m| MemberSnapshot {
                     member_id: m.id.to_string(),
                     group_instance_id: m.group_instance_id.as_ref().map(|i| i.to_string()),
@@ -68,6 +72,10 @@ impl Group {
             history: group.history.iter().cloned().collect(),
             consumer: None,
             module_state: group.module_state.clone(),
+            deferred: group.stabilizing.as_ref().map(|w| DeferredRebalance {
+                joined: w.joined,
+                left: w.left,
+            }),
         }
     }
 

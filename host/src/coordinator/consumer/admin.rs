@@ -75,6 +75,7 @@ pub(crate) fn group_detail(env: &Env, group: &Group) -> GroupDetail {
             assignor_missing: group.assignor.missing,
             members: reconciliation,
         }),
+        deferred_rebalance: None,
     }
 }
 

@@ -103,6 +103,7 @@ impl Group {
                     .collect(),
             }),
             module_state: self.module_state.clone(),
+            deferred: None,
         }
     }
 

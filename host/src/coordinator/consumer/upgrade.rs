@@ -31,6 +31,13 @@ pub(crate) fn from_classic(classic: &ClassicGroup, max_size: usize) -> Result<Gr
             classic.state.as_str()
         ));
     }
+    if classic.stabilizing.is_some() {
+        return Err(
+            "is a classic group waiting for its membership to settle before a \
+             rebalance (stabilize_ms); it can be upgraded once that rebalance has run"
+                .to_owned(),
+        );
+    }
     if classic.protocol_type.as_deref() != Some(PROTOCOL_TYPE) {
         return Err("is a classic group of another protocol type than consumer".to_owned());
     }

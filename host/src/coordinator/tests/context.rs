@@ -582,14 +582,14 @@ pub fn encodes<T: Encodable>(message: &T, version: i16) -> bool {
 impl TestContext {
     /// Whether `member` is the relay-mode leader (it received the member list).
     pub fn is_relay_leader(&self, member: &str) -> bool {
-        self.coordinator.group_detail(G).is_some_and(|d| {
+        self.coordinator.group_detail(self.now, G).is_some_and(|d| {
             d.mode == "relay" && self.coordinator.leader_of(G).as_deref() == Some(member)
         })
     }
 
     pub fn has_member(&self, group: &str, member: &str) -> bool {
         self.coordinator
-            .group_detail(group)
+            .group_detail(self.now, group)
             .is_some_and(|d| d.members.iter().any(|m| m.member_id == member))
     }
 

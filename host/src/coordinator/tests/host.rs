@@ -142,7 +142,10 @@ fn host_relays_a_client_leader_when_no_module_serves_the_common_protocol() {
             .any(|r| r.leader == r.member_id && r.members.len() == 2)
     );
     assert!(ctx.runs.is_empty(), "no assignor runs in relay mode");
-    assert_eq!(ctx.coordinator.group_detail(G).unwrap().mode, "relay");
+    assert_eq!(
+        ctx.coordinator.group_detail(ctx.now, G).unwrap().mode,
+        "relay"
+    );
 }
 
 #[test]
@@ -259,7 +262,7 @@ fn host_failing_module_is_answered_by_the_fallback() {
         )
     );
     assert_eq!(runs[1], ("range".into(), RunOutcome::Ok, true));
-    let detail = ctx.coordinator.group_detail(G).unwrap();
+    let detail = ctx.coordinator.group_detail(ctx.now, G).unwrap();
     assert!(detail.history.last().unwrap().fallback_used);
     // Still the member's own protocol name, whatever computed the assignment.
     assert!(

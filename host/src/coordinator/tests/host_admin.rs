@@ -78,7 +78,7 @@ fn host_a_persisted_stable_group_resumes_without_a_rebalance() {
 fn host_admin_detail_trigger_and_simulate_request() {
     let mut ctx = TestContext::new();
     let (ids, generation) = ctx.stable_group(Join::new(G), 2);
-    let detail = ctx.coordinator.group_detail(G).unwrap();
+    let detail = ctx.coordinator.group_detail(ctx.now, G).unwrap();
     assert_eq!(detail.mode, "host");
     assert_eq!(detail.strategy.as_deref(), Some("range"));
     assert_eq!(detail.generation, generation);

@@ -147,7 +147,7 @@ fn host_cooperative_current_owner_keeps_a_partition_a_stale_member_still_claims(
         notices_of_run(&ctx).last().unwrap(),
         &("cooperative-sticky".to_string(), RunOutcome::Ok, false)
     );
-    let detail = ctx.coordinator.group_detail(G).unwrap();
+    let detail = ctx.coordinator.group_detail(ctx.now, G).unwrap();
     assert!(!detail.history.last().unwrap().fallback_used);
 }
 
@@ -206,7 +206,7 @@ fn host_cooperative_check_refuses_a_direct_hand_over_and_strips_the_fallback() {
     );
     assert_eq!(outcomes.last().unwrap().0, "range", "the fallback assigned");
     // No partition one member owned was handed to the other in this generation.
-    let detail = ctx.coordinator.group_detail(G).unwrap();
+    let detail = ctx.coordinator.group_detail(ctx.now, G).unwrap();
     for (id, own) in &owned {
         let now = &detail
             .members

@@ -19,3 +19,4 @@ mod items_sync;
 mod module_state;
 mod offset_delete;
 mod simulation;
+mod stabilize;

@@ -338,7 +338,7 @@ fn simulation_hundreds_of_members_churn_and_the_group_converges() {
     let members: BTreeSet<String> = sim
         .ctx
         .coordinator
-        .group_detail(G)
+        .group_detail(sim.ctx.now, G)
         .unwrap()
         .members
         .into_iter()
