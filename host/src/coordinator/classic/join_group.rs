@@ -261,8 +261,9 @@ fn add_member_then_rebalance(ctx: &mut Ctx<'_>, group: &mut Group, id: Arc<str>,
     rebalance::maybe_prepare_or_complete(ctx, group, reason);
 }
 
-/// A parked member's resent JoinGroup replaces the earlier one, which is answered
-/// REBALANCE_IN_PROGRESS (the client abandoned it); the deferral goes on.
+/// A member's JoinGroup is parked with its protocols and timeouts; a JoinGroup it parked
+/// earlier is answered REBALANCE_IN_PROGRESS (a client that resent JoinGroup abandoned it).
+/// On its own, for a member parked by stabilisation: the deferral goes on.
 fn repark(ctx: &mut Ctx<'_>, group: &mut Group, join: Join<'_>) {
     let parked = join.parked();
     if let Some(previous) = group.take_join(&join.member_id) {
@@ -288,27 +289,7 @@ fn update_member_then_rebalance(
     join: Join<'_>,
     reason: RebalanceReason,
 ) {
-    let parked = join.parked();
-    if let Some(previous) = group
-        .members
-        .get(join.member_id.as_str())
-        .and_then(|m| m.awaiting_join)
-    {
-        // A client that resent JoinGroup abandoned the earlier one.
-        ctx.join_error(
-            previous,
-            &join.member_id,
-            ResponseError::RebalanceInProgress,
-        );
-    }
-    group.update_member(
-        &join.member_id,
-        join.protocols,
-        join.keys,
-        join.rebalance_timeout_ms,
-        join.session_timeout_ms,
-        Some(parked),
-    );
+    repark(ctx, group, join);
     rebalance::maybe_prepare_or_complete(ctx, group, reason);
 }
 
