@@ -14,10 +14,10 @@
 //! - [`coordinator`]: sans-io group state machine, `handle(now, Event) -> Vec<Effect>`.
 //! - [`driver`]: the tokio side: shards, timers, effects, the assignor pool.
 //! - [`sandbox`]: wasmtime engine, per-call store with limits, ABI marshalling; runs the checks.
-//! - [`checks`]: what a valid assignment is (and who owns a partition, for cooperative groups),
-//!   defined once for the sandbox and the coordinator; neither wasmtime nor tokio.
-//! - [`consumer_protocol`]: Kafka's consumer Subscription and Assignment bytes, one codec for
-//!   the whole host.
+//! - `assignor_wire` (its own crate, below every part): the decoders of what clients, modules
+//!   and authors send (framing, requests, the consumer Subscription and Assignment, scenario
+//!   files) and the output checks, with neither wasmtime nor tokio, so the fuzz targets build
+//!   without them.
 //! - [`registry`]: modules by protocol name: upload checks, versions, hot swap, built-ins.
 //! - [`builtins`]: the built-in strategies, compiled to wasm at build time and embedded.
 //! - [`kafka`]: the wire: frame codec, connections, listener, one file per Kafka API.
@@ -39,15 +39,15 @@
 pub mod admin;
 pub mod builtins;
 pub mod catalog;
-pub mod checks;
 pub mod cli;
 pub mod config;
-pub mod consumer_protocol;
 pub mod coordinator;
 pub mod driver;
 pub mod duration;
 pub mod kafka;
 pub mod metrics;
+#[cfg(test)]
+mod mutate;
 pub mod registry;
 pub mod sandbox;
 pub mod server;

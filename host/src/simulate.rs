@@ -14,14 +14,13 @@
 //! counters or quarantine (it is not a rebalance).
 
 mod report;
-mod scenario;
 
 use std::path::Path;
 
 use assignor_sdk::{AssignRequest, LogLevel, RebalanceProtocol};
 
+pub use assignor_wire::scenario::{Scenario, ScenarioError, ScenarioMember, ScenarioTopic};
 pub use report::{Balance, MemberReport, Movement, SimulationReport, Usage};
-pub use scenario::{Scenario, ScenarioError, ScenarioMember, ScenarioTopic};
 
 use crate::sandbox::{
     CallError, CallTag, CompiledModule, GuestLogLine, LoadError, Metering, PoolConfig, Sandbox,

@@ -15,7 +15,7 @@ use super::config::{GroupConfig, MAX_STABILIZE_MS};
 use super::context::{Ctx, Env};
 use super::event::{Effect, RebalanceReason};
 use super::list_groups::CLASSIC;
-use crate::consumer_protocol::{self, decode_assignment, decode_subscription};
+use assignor_wire::consumer_protocol::{self, decode_assignment, decode_subscription};
 
 /// One group in detail.
 #[derive(Debug, Clone, PartialEq, Serialize)]

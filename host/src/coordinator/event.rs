@@ -13,7 +13,7 @@ use super::classic::state::GroupState;
 use super::config::GroupConfig;
 use super::snapshot::{GroupSnapshot, OffsetRecord};
 use super::view::{StrategiesView, TopicsView};
-use crate::checks::OutputError;
+use assignor_wire::checks::OutputError;
 
 /// An input to [`super::Coordinator::handle`].
 #[derive(Debug, Clone)]
@@ -183,7 +183,7 @@ pub struct AssignorDone {
 /// A successful call: a response the coordinator installs without checking it again.
 ///
 /// Whoever runs the assignor guarantees it: `response.error` is `None` and the response passed
-/// [`crate::checks::check_response`] against the run's `request` with the run's `cooperative`
+/// [`assignor_wire::checks::check_response`] against the run's `request` with the run's `cooperative`
 /// flag. The registry's runner gets both from the sandbox, which checks every module call
 /// (off the shards, on the blocking pool); test runners apply the same function. Checking once,
 /// where a module's answer enters the host, keeps a second pass over a 10,000-member output

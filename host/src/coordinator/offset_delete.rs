@@ -36,7 +36,8 @@ pub(crate) fn handle(
         return refuse(ctx, ResponseError::GroupIdNotFound);
     };
     let empty = group.is(GroupState::Empty);
-    let consumer = group.protocol_type.as_deref() == Some(crate::consumer_protocol::PROTOCOL_TYPE);
+    let consumer =
+        group.protocol_type.as_deref() == Some(assignor_wire::consumer_protocol::PROTOCOL_TYPE);
     if !empty && !consumer {
         return refuse(ctx, ResponseError::NonEmptyGroup);
     }

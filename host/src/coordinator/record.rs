@@ -43,7 +43,7 @@ pub enum RunOutcome {
     TimedOut,
     /// The result came back for a generation that is gone; it was dropped.
     Stale,
-    /// The module's output failed the output checks ([`crate::checks`]); the text names the
+    /// The module's output failed the output checks ([`assignor_wire::checks`]); the text names the
     /// culprit.
     Refused(String),
 }

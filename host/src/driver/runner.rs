@@ -11,7 +11,7 @@ use crate::coordinator::{AssignorFailure, AssignorOutput};
 
 /// Runs one strategy on one request. Blocking; called off the shards.
 pub trait AssignorRunner: Send + Sync + 'static {
-    /// An `Ok` output has no `error` and passed [`crate::checks::check_response`] on `request`
+    /// An `Ok` output has no `error` and passed [`assignor_wire::checks::check_response`] on `request`
     /// with `cooperative` (the KIP-429 rule: no partition to a new owner while another member
     /// still owns it); an output that failed the checks is a failure with `invalid_output`.
     /// `lag` is where the group's offsets come from, asked only if the module that runs reads

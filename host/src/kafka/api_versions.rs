@@ -1,7 +1,8 @@
 //! ApiVersions (key 18): the table of APIs and versions the host serves, and its answer.
 //!
-//! [`SUPPORTED`] is the single source of truth: the request decoder refuses anything outside
-//! it, and ApiVersions advertises exactly it. The floors are `kafka-protocol`'s (Kafka 4.0
+//! [`SUPPORTED`] (in `assignor_wire::versions`, beside the request decoder) is the single source
+//! of truth: the request decoder refuses anything outside it, and ApiVersions advertises exactly
+//! it. The floors are `kafka-protocol`'s (Kafka 4.0
 //! removed the older versions, KIP-896); every client studied negotiates inside them. Two
 //! ceilings are lower than the crate's on purpose: Fetch stops at 12 (later versions address
 //! topics by id, which the host's fetch path does not resolve; clients fetch by name below
@@ -16,40 +17,7 @@ use kafka_protocol::error::ResponseError;
 use kafka_protocol::messages::api_versions_response::ApiVersion;
 use kafka_protocol::messages::{ApiKey, ApiVersionsRequest, ApiVersionsResponse};
 
-/// `(api, min, max)` for every API the host serves, by key.
-pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
-    (ApiKey::Produce, 3, 13),
-    (ApiKey::Fetch, 4, 12),
-    (ApiKey::ListOffsets, 1, 10),
-    (ApiKey::Metadata, 0, 13),
-    (ApiKey::OffsetCommit, 2, 9),
-    (ApiKey::OffsetFetch, 1, 9),
-    (ApiKey::FindCoordinator, 0, 6),
-    (ApiKey::JoinGroup, 0, 9),
-    (ApiKey::Heartbeat, 0, 4),
-    (ApiKey::LeaveGroup, 0, 5),
-    (ApiKey::SyncGroup, 0, 5),
-    (ApiKey::DescribeGroups, 0, 5),
-    (ApiKey::ListGroups, 0, 5),
-    (ApiKey::ApiVersions, 0, 4),
-    (ApiKey::CreateTopics, 2, 7),
-    (ApiKey::DeleteTopics, 1, 6),
-    (ApiKey::CreatePartitions, 0, 3),
-    (ApiKey::DeleteGroups, 0, 2),
-    (ApiKey::OffsetDelete, 0, 0),
-    (ApiKey::ConsumerGroupHeartbeat, 0, 1),
-    (ApiKey::ConsumerGroupDescribe, 0, 1),
-];
-
-/// What the host advertises: every API it serves with its version range.
-pub fn advertised() -> impl Iterator<Item = (ApiKey, i16, i16)> {
-    SUPPORTED.iter().copied()
-}
-
-/// Whether the host serves `api` at `version`.
-pub fn is_served(api: ApiKey, version: i16) -> bool {
-    advertised().any(|(key, min, max)| key == api && (min..=max).contains(&version))
-}
+pub use assignor_wire::versions::{SUPPORTED, advertised, is_served};
 
 fn entry(key: ApiKey, min: i16, max: i16) -> ApiVersion {
     ApiVersion::default()

@@ -36,13 +36,13 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, debug, warn};
 
-use super::codec::{FrameCaps, FrameCodec, FrameError, Response};
 use super::dispatch::{self, Outcome};
 use super::proxy::answer;
 use super::proxy::link::{Answers, Link};
 use super::proxy::{Proxy, Route, Target};
-use super::request::{self, Inbound};
 use super::{Broker, Client, KafkaConfig, api_versions};
+use assignor_wire::codec::{FrameCaps, FrameCodec, FrameError, Response};
+use assignor_wire::request::{self, Inbound};
 
 /// Initial size of the read buffer; it grows with larger frames.
 const BUFFER_BYTES: usize = 8 * 1024;

@@ -3,13 +3,13 @@
 
 use kafka_protocol::messages::{RequestKind, ResponseKind};
 
-use super::request::Request;
 use super::{
     Broker, Client, api_versions, consumer_group_describe, consumer_group_heartbeat,
     create_partitions, create_topics, delete_groups, delete_topics, describe_groups, fetch,
     find_coordinator, heartbeat, join_group, leave_group, list_groups, list_offsets, metadata,
     offset_commit, offset_delete, offset_fetch, produce, sync_group,
 };
+use assignor_wire::request::Request;
 
 /// What the connection sends back for one request.
 #[derive(Debug)]

@@ -14,7 +14,6 @@
 
 pub mod addresses;
 pub mod api_versions;
-pub mod codec;
 mod config;
 mod connection;
 mod consumer_group_describe;
@@ -28,7 +27,6 @@ mod dispatch;
 mod fetch;
 mod find_coordinator;
 pub mod groups;
-pub mod guard;
 mod heartbeat;
 mod join_group;
 mod leave_group;
@@ -41,7 +39,6 @@ mod offset_delete;
 mod offset_fetch;
 mod produce;
 pub mod proxy;
-pub mod request;
 mod sync_group;
 
 use std::sync::Arc;

@@ -19,10 +19,10 @@ use assignor_sdk::{AssignRequest, AssignorInfo, Member, RebalanceProtocol, Topic
 
 use super::catalog::{ModuleVersion, NameEntry, VersionMeta};
 use super::{Registry, aliases, info_or_default, sha256_hex};
-use crate::consumer_protocol::{self, Subscription};
 use crate::sandbox::{CallError, CallStats, CallTag, LoadError};
 use crate::store::StoreError;
 use crate::store::modules::StoredVersion;
+use assignor_wire::consumer_protocol::{self, Subscription};
 
 /// Longest module name accepted (Kafka's limit for topic names, a comparable identifier).
 const MAX_NAME_LEN: usize = 249;

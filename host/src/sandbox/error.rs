@@ -7,7 +7,7 @@
 
 use super::log::GuestLogLine;
 use super::stats::CallStats;
-use crate::checks::OutputError;
+use assignor_wire::checks::OutputError;
 
 /// Why a module cannot be loaded. Produced by [`super::Sandbox::compile`] and
 /// [`super::Sandbox::prepare`]; the registry turns it into a refused upload.

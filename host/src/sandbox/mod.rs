@@ -6,7 +6,7 @@
 //! wants it (v1: MessagePack maps with named fields; v2: positional arrays with a topic table
 //! and shared subscriptions, `wire`), writes it through `assignor_alloc`, runs
 //! `assignor_assign`, bounds-checks and decodes the `AssignResponse`, and runs the
-//! [output checks](crate::checks) before anything reaches a client. v1 and v2 modules run side
+//! [output checks](assignor_wire::checks) before anything reaches a client. v1 and v2 modules run side
 //! by side: each [`CompiledModule`] knows the version it speaks. Every failure is a typed [`CallError`] carrying the [`CallStats`] gathered so far;
 //! the sandbox never panics on module behaviour and is usable again right after any failure,
 //! because nothing outlives a call's store.
@@ -17,7 +17,7 @@
 //! Layout: [`limits`] (policy and the resource limiter), `engine` (configuration, epoch ticker,
 //! pool permits), `load` (ABI shape checks), `call` (one store and instance), `wire` (the
 //! messages per ABI version, the v2 layout cache), `log` (the `assignor.log` import),
-//! [`error`] (the failures). The output checks live in [`crate::checks`],
+//! [`error`] (the failures). The output checks live in [`assignor_wire::checks`],
 //! shared with the coordinator; their types are re-exported here because calls return them.
 
 mod config;
@@ -42,7 +42,7 @@ use assignor_sdk::{
 };
 use wasmtime::{Engine, InstancePre, Linker, Module};
 
-pub use crate::checks::{CheckSummary, OutputError, check_positioned, check_response};
+pub use assignor_wire::checks::{CheckSummary, OutputError, check_positioned, check_response};
 pub use config::SandboxConfig;
 pub use error::{CallError, CallFailure, LoadError};
 pub use limits::{FUEL_PER_MS, Metering, PoolConfig, SandboxLimits, UnknownMetering};

@@ -19,7 +19,7 @@ use parking_lot::Mutex;
 use serde::Serialize;
 
 use super::error::CallError;
-use crate::checks::{CheckSummary, OutputError};
+use assignor_wire::checks::{self, CheckSummary, OutputError};
 
 /// ABI v1's `AssignRequest`: the model's fields under their wire names, with `abi_version`
 /// 1 whatever the model says (the host's model is shared by both versions).
@@ -79,7 +79,7 @@ pub(crate) fn decode_v2(
     cooperative: bool,
 ) -> Result<(AssignResponse, Option<Result<CheckSummary, OutputError>>), CallError> {
     if let Some(read) = v2::read_response(request, bytes) {
-        let verdict = crate::checks::check_positioned(request, &read, layout, cooperative);
+        let verdict = checks::check_positioned(request, &read, layout, cooperative);
         return Ok((read.response, Some(verdict)));
     }
     let response = v2::decode_response(bytes).map_err(|e| CallError::Malformed {
@@ -87,30 +87,9 @@ pub(crate) fn decode_v2(
         message: e.to_string(),
     })?;
     if response.error.is_none() {
-        check_indices(request, &response).map_err(CallError::Invalid)?;
+        checks::check_indices(request, &response).map_err(CallError::Invalid)?;
     }
     Ok((v2::response_to_model(request, response), None))
-}
-
-/// Every member and topic index of `response` is inside `request`.
-fn check_indices(request: &AssignRequest, response: &v2::Response) -> Result<(), OutputError> {
-    let (members, topics) = (request.members.len(), request.topics.len());
-    for a in &response.assignments {
-        if a.member as usize >= members {
-            return Err(OutputError::MemberIndexOutOfRange {
-                index: a.member,
-                members: members as u32,
-            });
-        }
-        if let Some(tp) = a.partitions.iter().find(|tp| tp.topic as usize >= topics) {
-            return Err(OutputError::TopicIndexOutOfRange {
-                member: request.members[a.member as usize].member_id.clone(),
-                index: tp.topic,
-                topics: topics as u32,
-            });
-        }
-    }
-    Ok(())
 }
 
 /// The v2 layouts of recent requests, by group: the topic table and the distinct

@@ -12,12 +12,13 @@ use super::{Store, StoreError, storage};
 use crate::coordinator::{GroupConfig, GroupSnapshot, OffsetRecord, RestoredGroup};
 
 /// Group id -> MessagePack of [`GroupSnapshot`].
-const GROUPS: TableDefinition<'static, &str, &[u8]> = TableDefinition::new("groups");
+pub(super) const GROUPS: TableDefinition<'static, &str, &[u8]> = TableDefinition::new("groups");
 /// (group id, topic, partition) -> MessagePack of [`StoredOffset`].
-const OFFSETS: TableDefinition<'static, (&str, &str, i32), &[u8]> =
+pub(super) const OFFSETS: TableDefinition<'static, (&str, &str, i32), &[u8]> =
     TableDefinition::new("group_offsets");
 /// Group id -> JSON of [`GroupConfig`].
-const CONFIGS: TableDefinition<'static, &str, &[u8]> = TableDefinition::new("group_configs");
+pub(super) const CONFIGS: TableDefinition<'static, &str, &[u8]> =
+    TableDefinition::new("group_configs");
 
 #[derive(Serialize, Deserialize)]
 struct StoredOffset {
@@ -203,11 +204,11 @@ fn slot<'a>(groups: &'a mut BTreeMap<String, RestoredGroup>, id: &str) -> &'a mu
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::coordinator::{MemberSnapshot, ModuleState};
 
-    fn snapshot(id: &str, generation: i32) -> GroupSnapshot {
+    pub(crate) fn snapshot(id: &str, generation: i32) -> GroupSnapshot {
         GroupSnapshot {
             group_id: id.into(),
             generation_id: generation,
@@ -242,7 +243,7 @@ mod tests {
         }
     }
 
-    fn offset(topic: &str, partition: i32, offset: i64) -> OffsetRecord {
+    pub(crate) fn offset(topic: &str, partition: i32, offset: i64) -> OffsetRecord {
         OffsetRecord {
             topic: topic.into(),
             partition,

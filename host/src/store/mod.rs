@@ -4,6 +4,8 @@
 use std::path::Path;
 use std::sync::Arc;
 
+#[cfg(test)]
+mod corrupt_rows;
 pub mod groups;
 pub mod modules;
 pub mod topics;

@@ -7,7 +7,7 @@
 //! decode. The group APIs are advertised but closed: the proxy must serve them itself, and a
 //! test that finds one in `FakeCluster::requests` has caught it forwarding.
 
-use assignor_host::kafka::guard;
+use assignor_wire::guard;
 use bytes::Bytes;
 use kafka_protocol::messages::{ApiKey, RequestHeader, RequestKind, ResponseKind};
 

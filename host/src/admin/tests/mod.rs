@@ -7,6 +7,7 @@
 //! simulate, metrics); this file holds the fixture.
 
 mod auth;
+mod bodies;
 mod modules;
 mod resources;
 

@@ -13,7 +13,7 @@
 //! 3. a native range assignment (`native_range.rs`), stripped the same way.
 //!
 //! The coordinator does not check a module's output again: the runner already did, with the
-//! host's one set of [`crate::checks`] (the contract is on
+//! host's one set of [`assignor_wire::checks`] (the contract is on
 //! [`crate::coordinator::AssignorOutput`]). What the
 //! coordinator adds is the stripping of the fallback's output for cooperative groups, with the
 //! same ownership rule, so the stripped output passes the cooperative check by construction.
@@ -27,13 +27,13 @@ use super::group::{Group, Mode, PendingRun};
 use super::install::install_assigned;
 use super::native_range::native_range;
 use super::state::GroupState;
-use crate::checks::strip_owned;
-use crate::consumer_protocol::{self, decode_subscription};
 use crate::coordinator::api::Millis;
 use crate::coordinator::context::Ctx;
 use crate::coordinator::event::{AssignorDone, AssignorRun, Effect, Notice, RunOutcome, TimerKey};
 use crate::coordinator::record::RunRecord;
 use crate::coordinator::snapshot::ModuleState;
+use assignor_wire::checks::strip_owned;
+use assignor_wire::consumer_protocol::{self, decode_subscription};
 
 /// Builds the request a rebalance of `group` would send now, with each member's Subscription
 /// version (`None` when its metadata is not a Subscription: it then subscribes to nothing).

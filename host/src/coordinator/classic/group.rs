@@ -393,7 +393,7 @@ impl Group {
         self.members
             .values()
             .filter_map(|m| m.metadata_for(key))
-            .filter_map(|bytes| crate::consumer_protocol::decode_subscription(bytes).ok())
+            .filter_map(|bytes| assignor_wire::consumer_protocol::decode_subscription(bytes).ok())
             .flat_map(|s| s.topics)
             .collect()
     }

@@ -12,13 +12,13 @@ use kafka_protocol::messages::SyncGroupRequest;
 
 use super::group::{Group, HISTORY_LEN, Mode, PendingRun};
 use super::state::GroupState;
-use crate::consumer_protocol::{self, encode_assignment};
 use crate::coordinator::api::{GroupResponse, Millis};
 use crate::coordinator::context::Ctx;
 use crate::coordinator::event::Notice;
 use crate::coordinator::record::{RebalanceRecord, RunRecord};
 use crate::coordinator::responses;
 use crate::coordinator::snapshot::ModuleState;
+use assignor_wire::consumer_protocol::{self, encode_assignment};
 
 /// Installs a checked assignment of the host's: encodes every member's Assignment (with the
 /// member's Subscription version; raw bytes for other protocol types), counts the partitions

@@ -2,7 +2,7 @@
 //! both the selected module and the fallback strategy failed (or the fallback is the module
 //! that failed). Valid by construction (only members of the request, only subscribed topics,
 //! every partition once), so it needs no output check; for a cooperative group the caller
-//! strips it with [`crate::checks::strip_owned`] like any fallback output.
+//! strips it with [`assignor_wire::checks::strip_owned`] like any fallback output.
 
 use std::collections::BTreeMap;
 

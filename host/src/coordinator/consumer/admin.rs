@@ -8,10 +8,10 @@ use std::collections::BTreeMap;
 
 use super::group::{Group, Groups};
 use super::partitions::Partitions;
-use crate::consumer_protocol::PROTOCOL_TYPE;
 use crate::coordinator::admin::{ConsumerDetail, ConsumerMemberDetail, GroupDetail, GroupSummary};
 use crate::coordinator::context::Env;
 use crate::coordinator::list_groups::CONSUMER;
+use assignor_wire::consumer_protocol::PROTOCOL_TYPE;
 
 /// The detail of one consumer group.
 pub(crate) fn group_detail(env: &Env, group: &Group) -> GroupDetail {

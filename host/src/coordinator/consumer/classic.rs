@@ -36,11 +36,11 @@ use super::membership::{fence, replace};
 use super::partitions::Partitions;
 use super::respond::{answer_waiting, join_answer, reconcile_member};
 use super::target;
-use crate::consumer_protocol::{PROTOCOL_TYPE, decode_subscription, encode_assignment};
 use crate::coordinator::api::{GroupResponse, Millis, ReplyTo, RequestContext};
 use crate::coordinator::context::{Ctx, Parked};
 use crate::coordinator::event::{RebalanceReason, RemovalReason};
 use crate::coordinator::responses;
+use assignor_wire::consumer_protocol::{PROTOCOL_TYPE, decode_subscription, encode_assignment};
 
 /// JoinGroup from a classic member.
 pub(crate) fn join(

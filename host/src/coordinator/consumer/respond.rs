@@ -12,10 +12,10 @@ use super::group::Group;
 use super::member::{MemberState, Waiting};
 use super::partitions::Partitions;
 use super::reconcile::{Inputs, reconcile};
-use crate::consumer_protocol::PROTOCOL_TYPE;
 use crate::coordinator::api::{GroupResponse, Millis};
 use crate::coordinator::context::Ctx;
 use crate::coordinator::responses::{self, JoinOk};
+use assignor_wire::consumer_protocol::PROTOCOL_TYPE;
 
 /// Reconciles `member_id` towards the group's target with what its request said it owns, and
 /// applies the result: ownership moves, the revocation timer is armed on entering

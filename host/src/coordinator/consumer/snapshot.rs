@@ -22,11 +22,11 @@ use super::heartbeat::resolve;
 use super::member::{Classic, Current, Member, MemberState, Subscription};
 use super::partitions::Partitions;
 use super::{refresh, target};
-use crate::consumer_protocol::PROTOCOL_TYPE;
 use crate::coordinator::context::Ctx;
 use crate::coordinator::event::TimerKey;
 use crate::coordinator::snapshot::{ConsumerMemberSnapshot, ConsumerSnapshot, GroupSnapshot};
 use crate::coordinator::view::Topics;
+use assignor_wire::consumer_protocol::PROTOCOL_TYPE;
 
 /// How long after its first unwritten change a consumer group is written.
 pub const PERSIST_DELAY_MS: u64 = 1_000;

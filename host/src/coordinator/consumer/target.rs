@@ -185,7 +185,7 @@ pub fn build_request(
         abi_version: ABI_VERSION,
         group_id: group.id.to_string(),
         generation_id: epoch,
-        protocol_type: crate::consumer_protocol::PROTOCOL_TYPE.to_owned(),
+        protocol_type: assignor_wire::consumer_protocol::PROTOCOL_TYPE.to_owned(),
         protocol_name: strategy.to_owned(),
         now_ms: now as i64,
         params,

@@ -19,9 +19,9 @@ use std::collections::BTreeSet;
 use super::group::Group;
 use super::member::{Classic, Current, Member, MemberState};
 use super::partitions::Partitions;
-use crate::consumer_protocol::{PROTOCOL_TYPE, decode_assignment, decode_subscription};
 use crate::coordinator::classic::GroupState;
 use crate::coordinator::classic::group::Group as ClassicGroup;
+use assignor_wire::consumer_protocol::{PROTOCOL_TYPE, decode_assignment, decode_subscription};
 
 /// The consumer group a classic group becomes, or why it cannot.
 pub(crate) fn from_classic(classic: &ClassicGroup, max_size: usize) -> Result<Group, String> {

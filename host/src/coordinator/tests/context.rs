@@ -21,13 +21,13 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::Encodable;
 
-use crate::checks::check_response;
 use crate::coordinator::view::{StrategiesView, StrategyEntry, Topics, TopicsView};
 use crate::coordinator::{
     AssignorDone, AssignorFailure, AssignorOutput, AssignorRun, Coordinator, CoordinatorConfig,
     DescribeGroup, Effect, Event, GroupRequest, GroupResponse, GroupState, Millis, Notice,
     OffsetTable, ReplyTo, RequestContext, TimerKey,
 };
+use assignor_wire::checks::check_response;
 
 pub use super::builders::*;
 
@@ -564,7 +564,7 @@ pub fn runner_result(
 
 /// Decodes assignment bytes to `topic -> partitions`, panicking on zero or malformed bytes.
 pub fn assigned(bytes: &Bytes) -> BTreeMap<String, Vec<i32>> {
-    let (partitions, _) = crate::consumer_protocol::decode_assignment(bytes)
+    let (partitions, _) = assignor_wire::consumer_protocol::decode_assignment(bytes)
         .unwrap_or_else(|| panic!("not an Assignment: {bytes:?}"));
     partitions
         .into_iter()

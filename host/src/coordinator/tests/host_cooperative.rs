@@ -8,9 +8,9 @@ use assignor_sdk::{
 
 use super::context::*;
 use super::host::{joined, notices_of_run, sync_all};
-use crate::checks::{OutputError, check_response, strip_owned};
 use crate::coordinator::classic::native_range;
 use crate::coordinator::{GroupState, RunOutcome};
+use assignor_wire::checks::{OutputError, check_response, strip_owned};
 
 /// A cooperative group where member A owns t-0..2 and B owns t-3..5 at generation 1, both
 /// rejoining for generation 2; `script` computes generation 2.

@@ -5,10 +5,10 @@ use kafka_protocol::ResponseError;
 
 use super::context::*;
 use super::items_join::relay_stable;
-use crate::consumer_protocol::{SubscriptionError, decode_subscription};
 use crate::coordinator::{
     GroupRequest, GroupResponse, GroupState, OffsetFetchQuery, error_response,
 };
+use assignor_wire::consumer_protocol::{SubscriptionError, decode_subscription};
 
 fn fetch(
     ctx: &mut TestContext,

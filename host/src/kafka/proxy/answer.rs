@@ -13,7 +13,7 @@ use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
 
 use super::{Proxy, rewrite, versions};
 use crate::coordinator::view::TopicsView;
-use crate::kafka::guard;
+use assignor_wire::guard;
 
 /// Whether a Produce request frame has `acks = 0` (no answer will come). A frame that does
 /// not decode is passed up as one that waits for an answer: the broker answers or closes.

@@ -246,10 +246,11 @@ fn find_coordinator_for_groups(frame: &Bytes, api_version: i16) -> bool {
     use kafka_protocol::messages::{FindCoordinatorRequest, RequestHeader};
     let mut rest = frame.clone();
     let header_version = ApiKey::FindCoordinator.request_header_version(api_version);
-    let Ok(_) = crate::kafka::guard::decode_from::<RequestHeader>(&mut rest, header_version) else {
+    let Ok(_) = assignor_wire::guard::decode_from::<RequestHeader>(&mut rest, header_version)
+    else {
         return true;
     };
-    match crate::kafka::guard::decode::<FindCoordinatorRequest>(&rest, api_version) {
+    match assignor_wire::guard::decode::<FindCoordinatorRequest>(&rest, api_version) {
         Ok(request) => request.key_type == 0,
         Err(_) => true,
     }

@@ -108,8 +108,8 @@ async fn fetch(proxy: &Proxy) -> Result<MetadataResponse, String> {
         .await
         .map_err(|e| e.to_string())?;
     let header_version = ApiKey::Metadata.response_header_version(VERSION);
-    crate::kafka::guard::decode_from::<ResponseHeader>(&mut bytes, header_version)?;
-    crate::kafka::guard::decode_from::<MetadataResponse>(&mut bytes, VERSION)
+    assignor_wire::guard::decode_from::<ResponseHeader>(&mut bytes, header_version)?;
+    assignor_wire::guard::decode_from::<MetadataResponse>(&mut bytes, VERSION)
 }
 
 /// A Metadata request for every topic, as a frame without its size prefix.
