@@ -6,8 +6,10 @@ partitions with a replica in its rack where the balance allows.
 
 The topic has 6 partitions whose single replica sits on rack r0, r1, r2, r0, r1, r2. Three
 consumers on racks r0, r1 and r2 must each get exactly the two partitions of their own rack,
-which is not what either strategy gives without racks (range: 0-1, 2-3, 4-5); a control group
-on the same topic whose consumers send no rack shows that split. A fourth consumer on a rack
+which is not what range gives without racks (0-1, 2-3, 4-5): a control group on the same
+topic whose consumers send no rack shows that split. cooperative-sticky has no fixed split
+without racks (it depends on the order the members joined, and the interleaved 0-3, 1-4, 2-5
+is one it reaches: seen in CI), so its evidence is the exact consumer-to-rack match alone. A fourth consumer on a rack
 with no replica still gets its share: balance first, racks where they agree with it."""
 
 import pytest
@@ -37,13 +39,16 @@ def test_each_consumer_gets_the_partitions_of_its_rack(host, consumers, strategy
         split
     assert host.group_detail(group)["strategy"] == strategy
 
-    # The control: the same topic, consumers without a rack, the strategy's plain split.
+    if strategy != "range":
+        return  # no split without racks to compare with (module docstring)
+    # The control: the same topic, consumers without a rack, range's plain split.
     control = unique(f"norack-{strategy}")
     plain = [consumers.start("confluent-kafka", control, sorted(topics), [strategy],
                              client_id=f"plain-{i}")
              for i in range(3)]
     plain_split = stable_split(host, control, plain, topics)
-    assert sorted(plain_split.values()) != sorted(split.values()), plain_split
+    assert sorted(plain_split.values()) == [[[topic, 2 * i], [topic, 2 * i + 1]]
+                                            for i in range(3)], plain_split
 
 
 def test_a_consumer_on_a_rack_without_replicas_still_gets_its_share(host, consumers):
