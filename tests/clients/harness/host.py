@@ -16,6 +16,7 @@ restarted on the same config and data dir is at the same addresses.
 
 import json
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -32,10 +33,32 @@ ROOT = Path(__file__).resolve().parents[3]
 BINARY = Path(os.environ.get("ASSIGNOR_HOST_BIN", ROOT / "target" / "debug" / "assignor-host"))
 
 
+def _worker_ports():
+    """The ports this pytest process hands out: one block of 4,000 per xdist worker (gw0, gw1,
+    ...), below Linux's ephemeral range (32768-60999), so two workers never pick the same free
+    port between its check here and the bind of the process it is for, and no client's
+    outgoing connection takes one either. Without xdist, the first block."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    index = int(worker[2:]) if worker[2:].isdigit() else 0
+    start = 12000 + 4000 * index
+    ports = list(range(start, start + 4000))
+    random.Random(os.getpid()).shuffle(ports)
+    return iter(ports)
+
+
+_PORTS = _worker_ports()
+
+
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port of this worker's block that nothing listens on now."""
+    for port in _PORTS:
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("this worker's 4,000 ports are used up")
 
 
 def toml_value(value):
