@@ -37,9 +37,9 @@ def _worker_ports():
     """The ports this pytest process hands out: one block of 4,000 per xdist worker (gw0, gw1,
     ...), below Linux's ephemeral range (32768-60999), so two workers never pick the same free
     port between its check here and the bind of the process it is for, and no client's
-    outgoing connection takes one either. Without xdist, the first block."""
-    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
-    index = int(worker[2:]) if worker[2:].isdigit() else 0
+    outgoing connection takes one either (true for up to 5 workers). Without xdist, the first
+    block."""
+    index = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw"))
     start = 12000 + 4000 * index
     ports = list(range(start, start + 4000))
     random.Random(os.getpid()).shuffle(ports)
