@@ -11,6 +11,17 @@
 //!    the fewest partitions; partitions new to the group are tried first. If that ends less
 //!    balanced than it started (Kafka's balance score), undo it.
 //!
+//! Kafka's step 3 can run forever, and here it does not. When a partition is to move back along
+//! a path another partition of its topic took, Kafka moves that other one instead
+//! (`getTheActualPartitionToBeMoved`), from wherever it now is: the overloaded member keeps
+//! what it had, the pass counts as a change, and on some groups the passes cycle through the
+//! same assignments without end (found by the property tests, about one of their random groups
+//! in one or two million; two are kept in `assignors/sticky/tests/all/balancing_cycles.rs`).
+//! Kafka's consumer leader would spin there until its rebalance timed out, and a module would
+//! run out of fuel. So a pass that ends on an assignment an earlier pass ended on stops the
+//! balancing ([`General::cycled`]), and the undo rule above decides between the assignment
+//! before step 3 and the one reached. Everywhere else the moves are Kafka's.
+//!
 //! It is Kafka's algorithm step for step, and as costly: step 3 checks the balance before each
 //! partition it considers. Kafka moves a partition back to a previous owner even when that
 //! member no longer subscribes to its topic (a later move may carry it on), and throws when that
@@ -18,7 +29,8 @@
 //! reports the second case as [`General::failed`]; run [`Mode::Guarded`] it never makes such a
 //! move, which is what the caller falls back to when Kafka's answer would be invalid.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::hash::{DefaultHasher, Hash, Hasher};
 
 use crate::group::{Group, NONE};
 use crate::movements::Movements;
@@ -60,6 +72,9 @@ pub struct General<'g, 'a> {
     /// Kafka would have thrown (a `NullPointerException` on a previous owner left out of
     /// balancing); the result is not Kafka's.
     pub failed: bool,
+    /// Balancing came back to an assignment it had already reached and was stopped there,
+    /// where Kafka's loop would not have ended (see the module docs).
+    pub cycled: bool,
 }
 
 impl<'g, 'a> General<'g, 'a> {
@@ -115,6 +130,7 @@ impl<'g, 'a> General<'g, 'a> {
             revocation_required: false,
             mode,
             failed: false,
+            cycled: false,
         }
     }
 
@@ -296,9 +312,14 @@ impl<'g, 'a> General<'g, 'a> {
             .sum()
     }
 
-    /// `performReassignments`: whether any partition moved.
+    /// `performReassignments`: whether any partition moved. Stops, setting [`General::cycled`],
+    /// when a pass ends on an assignment an earlier pass ended on (Kafka would loop forever).
     fn perform_reassignments(&mut self, partitions: &[u32]) -> bool {
         let mut performed = false;
+        // Fingerprints of the assignment at the end of each pass. A 64-bit hash rather than the
+        // assignments themselves: a pass costs a walk of the partitions anyway, and keeping
+        // one `owner` copy per pass would not fit a large group's memory.
+        let mut reached: HashSet<u64> = HashSet::new();
         loop {
             let mut modified = false;
             for &gid in partitions {
@@ -346,6 +367,12 @@ impl<'g, 'a> General<'g, 'a> {
                 }
             }
             if !modified || self.failed {
+                return performed;
+            }
+            let mut fingerprint = DefaultHasher::new();
+            self.owner.hash(&mut fingerprint);
+            if !reached.insert(fingerprint.finish()) {
+                self.cycled = true;
                 return performed;
             }
         }

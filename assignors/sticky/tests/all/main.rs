@@ -3,6 +3,7 @@
 //! case (`large_group`) is `#[ignore]`d and runs optimised in `tests/run` (`--ignored`).
 
 mod abstract_sticky_assignor_test;
+mod balancing_cycles;
 mod kafka_oracle;
 mod large_group;
 mod previous_assignment;
