@@ -19,9 +19,10 @@
 //! in one or two million; two are kept in `assignors/sticky/tests/all/balancing_cycles.rs`).
 //! Kafka's does too: its `AbstractStickyAssignor` (apache/kafka `1eb7644`, OpenJDK 17), given
 //! the first of those groups, was still in `performReassignments` after 30 s. A Java leader
-//! spins there until its rebalance times out, and a module would run out of fuel. So a pass that ends on an assignment an earlier pass ended on stops the
-//! balancing ([`General::cycled`]), and the undo rule above decides between the assignment
-//! before step 3 and the one reached. Everywhere else the moves are Kafka's.
+//! spins there until its rebalance times out, and a module would run out of fuel. So a pass
+//! that ends on an assignment an earlier pass ended on stops the balancing
+//! ([`General::cycled`]), and the undo rule above decides between the assignment before step 3
+//! and the one reached. Everywhere else the moves are Kafka's.
 //!
 //! It is Kafka's algorithm step for step, and as costly: step 3 checks the balance before each
 //! partition it considers. Kafka moves a partition back to a previous owner even when that

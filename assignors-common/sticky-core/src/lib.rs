@@ -52,10 +52,11 @@
 //! - The general builder's balancing loop can cycle forever (about one random group in one or
 //!   two million of the property tests'; Kafka's `getTheActualPartitionToBeMoved` moves a
 //!   partition that is not the overloaded member's, and the pass still counts as a change).
-//!   The port stops when a pass ends on an assignment an earlier pass ended on, and keeps the
-//!   better balanced of that and the assignment before balancing ([`Outcome::balancing_cycled`],
-//!   logged as a warning). Kafka's own assignor, run on such a group, was still balancing
-//!   after 30 s: a Java leader spins until its rebalance times out.
+//!   The port stops when a pass ends on an assignment an earlier pass ended on, and Kafka's
+//!   undo rule then decides between that and the assignment before balancing
+//!   ([`Outcome::balancing_cycled`], logged as a warning). Kafka's own assignor, run on such
+//!   a group, was still balancing after 30 s: a Java leader spins until its rebalance times
+//!   out.
 //! - `cooperative-sticky` also withholds, for a round, a partition two members claim at the
 //!   same highest generation when Kafka's general builder gives it to one of them (the host's
 //!   cooperative check would refuse Kafka's answer).
@@ -168,8 +169,8 @@ pub fn assign(request: &AssignRequest, flavor: Flavor) -> Result<Assignment, Ass
     if outcome.balancing_cycled {
         assignor_sdk::warn!(
             "balancing came back to an assignment it had already reached and was stopped there \
-             (Kafka's StickyAssignor would loop forever on this group); kept the better balanced \
-             of the assignment before balancing and the one reached"
+             (Kafka's StickyAssignor would loop forever on this group); Kafka's undo rule then \
+             chose between the assignment before balancing and the one reached"
         );
     }
     assignor_sdk::debug!(

@@ -54,10 +54,10 @@ fn case(text: &str, flavor: Flavor) -> Case {
     case
 }
 
-/// Every partition goes to at most one member, and only to a subscriber; for `sticky`, every
-/// partition goes to someone (cooperative may withhold some for a round).
-fn check_whole(case: &Case, flavor: Flavor) {
-    let outcome = run(&case.request(), flavor, Options::default()).expect("the port answers");
+/// `case` cycles in its first round and ends with a whole assignment.
+fn check_whole(case: &Case) {
+    let outcome =
+        run(&case.request(), case.flavor(), Options::default()).expect("the port answers");
     assert!(
         outcome.balancing_cycled,
         "{}: Kafka's balancing cycles on this group",
@@ -66,6 +66,8 @@ fn check_whole(case: &Case, flavor: Flavor) {
     check_outcome(case, &outcome);
 }
 
+/// Every partition goes to at most one member, and only to a subscriber; every subscribed
+/// partition goes to someone or, cooperative, waits a round.
 fn check_outcome(case: &Case, outcome: &Outcome) {
     let mut owner: BTreeMap<(String, i32), String> = BTreeMap::new();
     for (member, partitions) in by_member(&outcome.assignment) {
@@ -96,7 +98,7 @@ fn check_outcome(case: &Case, outcome: &Outcome) {
 #[test]
 fn a_cycling_balance_without_racks_ends_with_a_whole_assignment() {
     for flavor in [Flavor::Sticky, Flavor::CooperativeSticky] {
-        check_whole(&case(NO_RACKS, flavor), flavor);
+        check_whole(&case(NO_RACKS, flavor));
     }
 }
 
@@ -113,6 +115,7 @@ fn a_cycling_balance_with_racks_ends_with_a_whole_assignment() {
     let mut next = first_case.clone();
     for (id, _, owned, generation, _) in &mut next.members {
         *owned = got.get(id).cloned().unwrap_or_default();
+        // The generation the first round formed: one above the claims' 5.
         *generation = 6;
     }
     let second = run(&next.request(), flavor, Options::default()).expect("the port answers");
