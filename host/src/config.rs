@@ -34,6 +34,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::admin::AdminConfig;
 use crate::catalog::CatalogConfig;
+use crate::cluster::ClusterSettings;
 use crate::coordinator::CoordinatorConfig;
 use crate::driver::DriverSettings;
 use crate::kafka::KafkaConfig;
@@ -64,6 +65,8 @@ pub struct Config {
     /// Proxy mode: the cluster the host sits in front of, owned by `upstream`. Empty
     /// `bootstrap`: standalone.
     pub upstream: UpstreamConfig,
+    /// Several host nodes in front of one upstream, owned by `cluster`. No `name`: alone.
+    pub cluster: ClusterSettings,
 }
 
 impl Default for Config {
@@ -78,6 +81,7 @@ impl Default for Config {
             registry: RegistrySettings::default(),
             driver: DriverSettings::default(),
             upstream: UpstreamConfig::default(),
+            cluster: ClusterSettings::default(),
         }
     }
 }
@@ -163,7 +167,7 @@ mod tests {
     }
 
     /// One misspelt key per section (and per nested section), each a file on its own.
-    pub(super) const TYPOS: [(&str, &str); 15] = [
+    pub(super) const TYPOS: [(&str, &str); 16] = [
         ("data_dri = \"/tmp/x\"", "data_dri"),
         ("[kafka]\nmax_conections = 5", "max_conections"),
         ("[admin]\ntokn = \"secret\"", "tokn"),
@@ -185,6 +189,7 @@ mod tests {
         ("[registry.quarantine]\ntreshold = 1", "treshold"),
         ("[driver]\nshard = 1", "shard"),
         ("[upstream]\nbootstraps = \"a:1\"", "bootstraps"),
+        ("[cluster]\nshard = 50", "shard"),
     ];
 
     #[test]

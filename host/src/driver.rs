@@ -8,6 +8,7 @@
 //! coordinator's job. What runs the assignors is handed in ([`AssignorRunner`]); the driver
 //! knows neither the registry nor the sandbox.
 
+mod gate;
 mod notices;
 mod offsets;
 mod runner;
@@ -26,6 +27,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::{Semaphore, mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 
+pub use gate::{Gate, Releasing};
 pub use notices::{NoticeSink, TracingNotices};
 pub use offsets::{BoxFuture, RemoteOffsets};
 pub use runner::{AssignorRunner, LagSource, StoreLag, UnknownLag, lag_for};
@@ -99,6 +101,8 @@ pub struct DriverConfig {
     /// standalone, [`StoreLag`]; in proxy mode, the upstream client. `None`: every offset
     /// unknown ([`UnknownLag`]).
     pub lag: Option<Arc<dyn LagSource>>,
+    /// Which groups this node coordinates now (a cluster of host nodes); `None`: all.
+    pub gate: Option<Arc<dyn Gate>>,
 }
 
 impl Default for DriverConfig {
@@ -110,6 +114,7 @@ impl Default for DriverConfig {
             random_seed: true,
             remote_offsets: None,
             lag: None,
+            gate: None,
         }
     }
 }
@@ -210,6 +215,7 @@ impl Driver {
                     .clone()
                     .map(offsets::RemoteQueues::new),
                 sink: config.notices.clone(),
+                gate: config.gate.clone(),
                 done_tx,
             };
             tasks.push(runtime.spawn(shard.run(rx, done_rx)));
@@ -320,6 +326,20 @@ impl Driver {
             .collect();
         all.sort_by(|a, b| a.group_id.0.cmp(&b.group_id.0));
         all
+    }
+
+    /// Gives up every group `which` names, on every shard: their parked requests are answered
+    /// NOT_COORDINATOR and they are forgotten, with their timers (`Coordinator::release`).
+    /// Returns how many groups were dropped, once every shard has done it. A cluster of host
+    /// nodes calls it when this node loses shards; the gate already refuses those groups.
+    pub async fn release(&self, which: Releasing) -> usize {
+        self.fan_out(|done| Command::Release {
+            which: which.clone(),
+            done,
+        })
+        .await
+        .into_iter()
+        .sum()
     }
 
     /// Stops the shards after answering what is in flight (parked JoinGroup / SyncGroup get

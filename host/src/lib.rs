@@ -40,6 +40,7 @@ pub mod admin;
 pub mod builtins;
 pub mod catalog;
 pub mod cli;
+pub mod cluster;
 pub mod config;
 pub mod coordinator;
 pub mod driver;

@@ -62,6 +62,10 @@ struct ServeArgs {
     /// HOST:PORT[,HOST:PORT...] [default: none, standalone].
     #[arg(long, env = "ASSIGNOR_HOST_UPSTREAM", value_delimiter = ',')]
     upstream: Vec<String>,
+    /// With --upstream: the name of a cluster of host nodes; nodes started with the same
+    /// name in front of the same upstream share its groups [default: none, one node].
+    #[arg(long, env = "ASSIGNOR_HOST_CLUSTER")]
+    cluster: Option<String>,
 }
 
 impl ServeArgs {
@@ -89,6 +93,9 @@ impl ServeArgs {
                     .map_err(|e| anyhow::anyhow!("--upstream: {e}"))?;
             }
             config.upstream.bootstrap = self.upstream;
+        }
+        if let Some(name) = self.cluster {
+            config.cluster.name = Some(name);
         }
         Ok(config)
     }

@@ -14,9 +14,10 @@
 //!
 //! Layout: `state` (settings, what the handlers share), `error` (shape and status mapping),
 //! `extract` (bodies, caps), `auth`, one file per resource (`modules`, `groups`, `topics`,
-//! `simulate`), and [`serve`] here.
+//! `simulate`, `cluster`), and [`serve`] here.
 
 mod auth;
+mod cluster;
 pub mod error;
 mod extract;
 mod groups;
@@ -49,6 +50,7 @@ pub fn router(state: AdminState) -> Router {
         .merge(groups::routes())
         .merge(topics::routes())
         .merge(simulate::routes())
+        .merge(cluster::routes())
         .route("/metrics", get(scrape))
         .route_layer(axum::middleware::from_fn_with_state(
             state.clone(),

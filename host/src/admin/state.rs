@@ -73,6 +73,8 @@ pub struct AdminState {
     pub config: Arc<AdminConfig>,
     /// Proxy mode: the cluster the host is in front of; `None` standalone.
     pub upstream: Option<AdminUpstream>,
+    /// In a cluster of host nodes: this node's shards and view of the others.
+    pub cluster: Option<Arc<crate::cluster::Ownership>>,
 }
 
 /// Proxy mode as the admin API sees it: the host's client of the cluster (topics, end

@@ -159,6 +159,38 @@ impl Coordinator {
         ctx.into_effects()
     }
 
+    /// Gives up the groups `ids` names, which this host node no longer coordinates (their
+    /// shard moved to another node of a cluster of hosts, or this node's lease lapsed): every
+    /// parked JoinGroup and SyncGroup is answered NOT_COORDINATOR and every consumer-group
+    /// heartbeat waiting for a target the same, so their clients look the coordinator up
+    /// again and rejoin where it is now; then the groups are forgotten. Offsets are not
+    /// touched (in a cluster they live upstream). The driver cancels the groups' timers; an
+    /// assignor run still in flight comes back to no group and is dropped.
+    pub fn release(&mut self, ids: &[String]) -> Vec<Effect> {
+        let mut ctx = Ctx::new(0, &mut self.env);
+        for id in ids {
+            if let Some(mut group) = self.groups.remove(id.as_str()) {
+                let members: Vec<Arc<str>> = group.members.keys().cloned().collect();
+                for member in members {
+                    if let Some(parked) = group.take_join(&member) {
+                        ctx.join_error(parked, &member, ResponseError::NotCoordinator);
+                    }
+                    if let Some(parked) = group
+                        .members
+                        .get_mut(&member)
+                        .and_then(|m| m.awaiting_sync.take())
+                    {
+                        ctx.sync_error(parked, ResponseError::NotCoordinator);
+                    }
+                }
+            }
+            if let Some(mut group) = self.consumers.remove(id.as_str()) {
+                membership::fail_waiting_all(&mut ctx, &mut group, ResponseError::NotCoordinator);
+            }
+        }
+        ctx.into_effects()
+    }
+
     /// The state of a group, if it exists.
     pub fn group_state(&self, group_id: &str) -> Option<GroupState> {
         self.groups.get(group_id).map(|g| g.state)

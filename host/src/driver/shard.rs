@@ -13,6 +13,7 @@ use kafka_protocol::messages::list_groups_response::ListedGroup;
 use tokio::sync::{Semaphore, mpsc, oneshot};
 use tokio::time::Instant;
 
+use super::gate::{Gate, Releasing};
 use super::notices::NoticeSink;
 use super::offsets::{RemoteQueues, UNAVAILABLE, merge_commit, merge_delete};
 use super::runner::{AssignorRunner, LagSource};
@@ -60,6 +61,12 @@ pub(crate) enum Command {
         strategy: String,
         reply: oneshot::Sender<Option<AssignRequest>>,
     },
+    /// Drop the groups `which` names (this node no longer coordinates them); `done` gets
+    /// how many there were.
+    Release {
+        which: Releasing,
+        done: oneshot::Sender<usize>,
+    },
     Event(Event),
     Shutdown {
         done: oneshot::Sender<()>,
@@ -84,6 +91,8 @@ pub(crate) struct Shard {
     /// Where offsets live in proxy mode; `None`: in `offsets` and the store.
     pub remote: Option<RemoteQueues>,
     pub sink: Arc<dyn NoticeSink>,
+    /// Which groups are served here now; `None`: all.
+    pub gate: Option<Arc<dyn Gate>>,
     pub done_tx: mpsc::UnboundedSender<AssignorDone>,
 }
 
@@ -152,6 +161,18 @@ impl Shard {
                 request,
                 reply,
             } => {
+                if let Some(gate) = &self.gate
+                    && !gate.serves(&group_id)
+                {
+                    let refused = error_response(
+                        ctx.api_version,
+                        &group_id,
+                        &request,
+                        ResponseError::NotCoordinator,
+                    );
+                    let _ = reply.send(refused);
+                    return;
+                }
                 let reply_to = ReplyTo(self.next_reply);
                 self.next_reply += 1;
                 self.replies.insert(reply_to, reply);
@@ -209,6 +230,18 @@ impl Shard {
             } => {
                 let now = self.now();
                 let _ = reply.send(self.coordinator.assign_request(now, &group_id, &strategy));
+            }
+            Command::Release { which, done } => {
+                let ids: Vec<String> = (self.coordinator.group_ids().into_iter())
+                    .filter(|id| which(id))
+                    .collect();
+                let effects = self.coordinator.release(&ids);
+                let _ = self.execute(effects).await;
+                self.timers.cancel_groups(|group| which(group));
+                for id in &ids {
+                    self.offsets.delete_group(id);
+                }
+                let _ = done.send(ids.len());
             }
             Command::Event(event) => self.event(event).await,
             Command::Shutdown { .. } => unreachable!("handled by the loop"),

@@ -30,6 +30,11 @@ impl Timers {
         self.live.remove(key);
     }
 
+    /// Forgets every timer of the groups `released` names (their groups are gone).
+    pub fn cancel_groups(&mut self, released: impl Fn(&str) -> bool) {
+        self.live.retain(|key, _| !released(key.group()));
+    }
+
     /// The earliest live deadline.
     pub fn next_deadline(&mut self) -> Option<Millis> {
         while let Some(Reverse((at, seq, key))) = self.heap.peek() {
@@ -101,6 +106,24 @@ mod tests {
         assert_eq!(t.pop_due(20), None);
         assert_eq!(t.next_deadline(), Some(30));
         assert_eq!(t.pop_due(30), Some(join("a")));
+        assert!(t.is_empty());
+    }
+
+    #[test]
+    fn cancelling_groups_forgets_every_timer_of_those_groups_only() {
+        let mut t = Timers::default();
+        t.schedule(join("a"), 10);
+        t.schedule(
+            TimerKey::Heartbeat {
+                group: "a".into(),
+                member: "m".into(),
+            },
+            12,
+        );
+        t.schedule(join("b"), 15);
+        t.cancel_groups(|g| g == "a");
+        assert_eq!(t.pop_due(20), Some(join("b")));
+        assert_eq!(t.pop_due(20), None);
         assert!(t.is_empty());
     }
 

@@ -1,6 +1,6 @@
 //! FindCoordinator (key 10): the host coordinates every consumer group, so the answer to a
-//! group key is always the host itself (v0-3: one key; v4+: the batched `coordinator_keys`,
-//! answered in request order).
+//! group key is the host itself (v0-3: one key; v4+: the batched `coordinator_keys`, answered
+//! in request order); in a cluster of host nodes it is the node holding the group's shard.
 //!
 //! The host is no transaction coordinator (key type 1) nor share-group coordinator (key type
 //! 2): those get COORDINATOR_NOT_AVAILABLE with a message saying so. Any other key type is
@@ -35,42 +35,69 @@ fn refusal(key_type: i8) -> Option<(i16, String)> {
     }
 }
 
+/// Where a group key's coordinator is: `(node id, host, port)`, or the refusal.
+type Answer = Result<(i32, StrBytes, i32), (i16, String)>;
+
+/// The coordinator of one key: this host, or in a cluster of host nodes the node holding the
+/// group's shard (COORDINATOR_NOT_AVAILABLE, which clients retry, while the shard moves).
+fn coordinator_of(broker: &Broker, key_type: i8, key: &str) -> Answer {
+    if let Some(refused) = refusal(key_type) {
+        return Err(refused);
+    }
+    let Some(cluster) = &broker.cluster else {
+        let node = &broker.node;
+        return Ok((
+            node.node_id,
+            StrBytes::from_string(node.host.clone()),
+            node.port,
+        ));
+    };
+    match cluster.coordinator_of(key) {
+        Some(peer) => Ok((peer.node_id, StrBytes::from_string(peer.host), peer.port)),
+        None => Err((
+            ResponseError::CoordinatorNotAvailable.code(),
+            format!(
+                "shard {} of group {key:?} is moving between host nodes; ask again",
+                cluster.shard_of(key)
+            ),
+        )),
+    }
+}
+
 pub fn handle(
     broker: &Broker,
     request: FindCoordinatorRequest,
     version: i16,
 ) -> FindCoordinatorResponse {
-    let node = &broker.node;
-    let host = StrBytes::from_string(node.host.clone());
-    let refused = refusal(request.key_type);
     if version >= 4 {
         let coordinators = request
             .coordinator_keys
             .into_iter()
             .map(|key| {
+                let found = coordinator_of(broker, request.key_type, key.as_str());
                 let answer = Coordinator::default().with_key(key);
-                match &refused {
-                    None => answer
-                        .with_node_id(BrokerId(node.node_id))
-                        .with_host(host.clone())
-                        .with_port(node.port)
+                match found {
+                    Ok((node_id, host, port)) => answer
+                        .with_node_id(BrokerId(node_id))
+                        .with_host(host)
+                        .with_port(port)
                         .with_error_message(None),
-                    Some((code, message)) => answer
+                    Err((code, message)) => answer
                         .with_node_id(BrokerId(-1))
                         .with_port(-1)
-                        .with_error_code(*code)
-                        .with_error_message(Some(StrBytes::from_string(message.clone()))),
+                        .with_error_code(code)
+                        .with_error_message(Some(StrBytes::from_string(message))),
                 }
             })
             .collect();
         return FindCoordinatorResponse::default().with_coordinators(coordinators);
     }
-    match refused {
-        None => FindCoordinatorResponse::default()
-            .with_node_id(BrokerId(node.node_id))
+    match coordinator_of(broker, request.key_type, request.key.as_str()) {
+        Ok((node_id, host, port)) => FindCoordinatorResponse::default()
+            .with_node_id(BrokerId(node_id))
             .with_host(host)
-            .with_port(node.port),
-        Some((code, message)) => FindCoordinatorResponse::default()
+            .with_port(port),
+        Err((code, message)) => FindCoordinatorResponse::default()
             .with_error_code(code)
             .with_error_message(Some(StrBytes::from_string(message)))
             .with_node_id(BrokerId(-1))

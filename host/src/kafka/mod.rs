@@ -75,6 +75,8 @@ pub struct Broker {
     pub addresses: Arc<addresses::Addresses>,
     /// `kafka.max_fetch_wait`: the longest a standalone Fetch is held.
     pub max_fetch_wait: std::time::Duration,
+    /// In a cluster of host nodes: which groups this node coordinates, and who has the rest.
+    pub cluster: Option<Arc<crate::cluster::Ownership>>,
 }
 
 /// Facts about the connection a request came on.

@@ -23,6 +23,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::admin::{self, AdminConfigError, AdminState, AdminUpstream};
 use crate::catalog::{Catalog, CatalogError};
+use crate::cluster::{Cluster, Ownership, Peer};
 use crate::config::Config;
 use crate::driver::{Driver, DriverConfig, DriverError};
 use crate::kafka::proxy::{Proxy, Target, topology};
@@ -79,6 +80,8 @@ pub struct Server {
     stop: CancellationToken,
     task: JoinHandle<()>,
     proxy: Option<(Arc<Proxy>, proxy::ProxyTasks)>,
+    /// In a cluster of host nodes: this node's member of the node group.
+    cluster: Option<Cluster>,
     admin_stop: Option<oneshot::Sender<()>>,
     admin_task: JoinHandle<std::io::Result<()>>,
 }
@@ -90,6 +93,11 @@ impl Server {
     pub async fn start(config: Config) -> Result<Server, ServerError> {
         // Refuse an exposed admin API before touching anything.
         admin::check_listen(&config.admin)?;
+        config
+            .cluster
+            .check(&config.upstream)
+            .map_err(ServerError::Config)?;
+        let clustered = config.cluster.is_clustered();
         let store = Store::open(&config.data_dir)?;
         let proxy_mode = config.upstream.is_proxy();
         // In proxy mode the topics are the upstream's, read from its Metadata.
@@ -162,11 +170,28 @@ impl Server {
         })?;
         let (host, port) = advertised(config.kafka.advertised.as_deref(), kafka_addr)?;
         let host = config.upstream.advertised_host.clone().unwrap_or(host);
+        // A cluster of host nodes: each node its own coordinator node id, and the shards it
+        // holds (none until the node group assigns some).
+        let mut upstream_config = config.upstream.clone();
+        let ownership = clustered.then(|| {
+            let node_id = config.cluster.node_id_for(&host, port);
+            upstream_config.coordinator_node_id = node_id;
+            let me = Peer {
+                node_id,
+                host: host.clone(),
+                port,
+            };
+            Arc::new(Ownership::new(
+                config.cluster.shards,
+                me,
+                config.cluster.lease(),
+            ))
+        });
         // Proxy mode: this listener is the bootstrap port and the coordinator node, a node
         // id of the host's own (FindCoordinator names it; it leads no partition).
         let node = Node {
             node_id: if proxy_mode {
-                config.upstream.coordinator_node_id
+                upstream_config.coordinator_node_id
             } else {
                 config.kafka.node_id
             },
@@ -174,8 +199,13 @@ impl Server {
             port,
         };
         let proxy = proxy_mode.then(|| {
-            let (proxy, listeners) =
-                Proxy::new(config.upstream.clone(), host, kafka_addr, catalog.clone());
+            let (proxy, listeners) = Proxy::new(
+                upstream_config.clone(),
+                host,
+                kafka_addr,
+                catalog.clone(),
+                ownership.clone(),
+            );
             (Arc::new(proxy), listeners)
         });
         // Proxy mode: the catalog is the upstream's. Read it once before the driver restores
@@ -196,12 +226,15 @@ impl Server {
                 notices: metrics.clone(),
                 remote_offsets,
                 lag,
+                gate: ownership.clone().map(|o| o as Arc<dyn crate::driver::Gate>),
                 ..DriverConfig::default()
             },
             registry.clone(),
             registry.subscribe(),
             catalog.subscribe(),
-            Some(store),
+            // In a cluster a group's state lives on whichever node holds its shard now, and
+            // its offsets upstream: nothing of it is kept here across a restart.
+            (!clustered).then_some(store),
         )?;
 
         let broker = Arc::new(Broker {
@@ -216,6 +249,7 @@ impl Server {
             )),
             addresses: Arc::default(),
             max_fetch_wait: config.kafka.max_fetch_wait,
+            cluster: ownership.clone(),
         });
         let stop = CancellationToken::new();
         let task = tokio::spawn(listener::run(
@@ -237,6 +271,21 @@ impl Server {
                 );
                 Some((proxy, tasks))
             }
+            _ => None,
+        };
+
+        let cluster = match (&ownership, &upstream) {
+            (Some(ownership), Some(client)) => Some(
+                Cluster::start(
+                    &config.cluster,
+                    &upstream_config,
+                    client.clone(),
+                    ownership.clone(),
+                    driver.clone(),
+                )
+                .await
+                .map_err(ServerError::Upstream)?,
+            ),
             _ => None,
         };
 
@@ -264,6 +313,7 @@ impl Server {
                 }
                 _ => None,
             },
+            cluster: ownership.clone(),
         };
         let (admin_stop, admin_stopped) = oneshot::channel::<()>();
         let admin_task = tokio::spawn(admin::serve(admin_socket, admin_state, async {
@@ -289,6 +339,7 @@ impl Server {
             stop,
             task,
             proxy,
+            cluster,
             admin_stop: Some(admin_stop),
             admin_task,
         })
@@ -329,6 +380,11 @@ impl Server {
         &self.driver
     }
 
+    /// In a cluster of host nodes: the shards this node holds and what it knows of the others.
+    pub fn cluster(&self) -> Option<&Arc<Ownership>> {
+        self.cluster.as_ref().map(Cluster::ownership)
+    }
+
     /// The topic catalog (shared with the running host).
     pub fn catalog(&self) -> &Catalog {
         &self.catalog
@@ -336,6 +392,11 @@ impl Server {
 
     /// Stops accepting, closes every connection, and waits for all of them to end.
     pub async fn shutdown(mut self) -> Result<(), ServerError> {
+        // Leave the node group first: its groups are released (their parked requests answered
+        // NOT_COORDINATOR on connections still open) and the other nodes take the shards.
+        if let Some(cluster) = self.cluster.take() {
+            cluster.stop().await;
+        }
         self.stop.cancel();
         if let Some(stop) = self.admin_stop.take() {
             let _ = stop.send(());

@@ -71,7 +71,7 @@ def toml_value(value):
 
 class Host:
     def __init__(self, workdir: Path, coordinator=None, shared_cache: Path = None,
-                 upstream: str = None, upstream_settings=None):
+                 upstream: str = None, upstream_settings=None, cluster_settings=None):
         self.workdir = workdir
         self.upstream = upstream
         if shared_cache is not None:
@@ -97,6 +97,9 @@ class Host:
         if upstream is not None:
             settings = {"broker_ports_from": 0, **(upstream_settings or {})}
             lines += ["[upstream]"] + [f"{k} = {toml_value(v)}" for k, v in settings.items()]
+        if cluster_settings:
+            lines += ["[cluster]"] + [f"{k} = {toml_value(v)}"
+                                      for k, v in cluster_settings.items()]
         self.config = workdir / "host.toml"
         self.config.write_text("\n".join(lines) + "\n")
         self.log_path = workdir / "host.log"
@@ -212,6 +215,12 @@ class Host:
         except urllib.error.HTTPError as e:
             return e.code, json.loads(e.read())
 
+    def cluster(self):
+        """`GET /v1/cluster`: this node, the shards it holds, its lease, and every node it
+        knows with their shards (a node of a cluster of hosts only)."""
+        with urllib.request.urlopen(f"{self.admin_url}/v1/cluster", timeout=30) as r:
+            return json.loads(r.read())
+
     def group_detail(self, group):
         """The admin API's view of a group (`GET /v1/groups/{group}`): strategy, module
         version, and the history of rebalances with their reasons."""
@@ -273,6 +282,7 @@ def lag_table(text):
 
 
 def start_host(workdir: Path, coordinator=None, shared_cache: Path = None, **proxy) -> Host:
-    """A started host; `proxy`: `upstream=` and `upstream_settings=` for proxy mode."""
+    """A started host; `proxy`: `upstream=` and `upstream_settings=` for proxy mode, and
+    `cluster_settings=` for a node of a cluster of hosts."""
     host = Host(workdir, coordinator, shared_cache, **proxy)
     return host.start()

@@ -97,6 +97,7 @@ fn state_of(edit: impl FnOnce(&mut AdminConfig, &mut usize), builtins: &[&str]) 
         metrics,
         config: Arc::new(config),
         upstream: None,
+        cluster: None,
     }
 }
 

@@ -165,9 +165,14 @@ pub(crate) fn wait_expired(ctx: &mut Ctx<'_>, group: &mut Group, member_id: &Arc
 /// The shard is shutting down: every waiting heartbeat is answered COORDINATOR_NOT_AVAILABLE
 /// (the client looks the coordinator up again and sends a full heartbeat).
 pub(crate) fn shutdown(ctx: &mut Ctx<'_>, group: &mut Group) {
+    fail_waiting_all(ctx, group, ResponseError::CoordinatorNotAvailable);
+}
+
+/// Answers every member's waiting heartbeat with `error` (the group is going away here).
+pub(crate) fn fail_waiting_all(ctx: &mut Ctx<'_>, group: &mut Group, error: ResponseError) {
     for member in group.members.values_mut() {
         if let Some(waiting) = member.waiting.take() {
-            fail_waiting(ctx, waiting, ResponseError::CoordinatorNotAvailable, None);
+            fail_waiting(ctx, waiting, error, None);
         }
     }
 }

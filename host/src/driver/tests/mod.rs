@@ -528,4 +528,5 @@ fn driver_refuses_zero_shards_and_needs_a_runtime() {
     ));
 }
 
+mod gate;
 mod remote_offsets;

@@ -75,6 +75,8 @@ pub struct Proxy {
     pub(crate) catalog: Catalog,
     /// Wakes the topology reader before its interval (a client asked for an unknown topic).
     pub(crate) refresh: Notify,
+    /// In a cluster of host nodes: the other nodes, listed in Metadata beside this one.
+    cluster: Option<std::sync::Arc<crate::cluster::Ownership>>,
 }
 
 impl Proxy {
@@ -84,6 +86,7 @@ impl Proxy {
         host: String,
         bound: SocketAddr,
         catalog: Catalog,
+        cluster: Option<std::sync::Arc<crate::cluster::Ownership>>,
     ) -> (Proxy, mpsc::UnboundedReceiver<(i32, std::net::TcpListener)>) {
         let (listeners, new_listeners) = mpsc::unbounded_channel();
         let ports_from = settings
@@ -99,6 +102,7 @@ impl Proxy {
             listeners,
             catalog,
             refresh: Notify::new(),
+            cluster,
         };
         (proxy, new_listeners)
     }
@@ -237,6 +241,15 @@ impl rewrite::Addresses for Proxy {
     fn coordinator(&self) -> (i32, StrBytes, i32) {
         let (id, port) = self.coordinator;
         (id, self.host.clone(), i32::from(port))
+    }
+
+    fn peers(&self) -> Vec<(i32, StrBytes, i32)> {
+        let Some(cluster) = &self.cluster else {
+            return Vec::new();
+        };
+        (cluster.live_peers().into_iter())
+            .map(|p| (p.node_id, StrBytes::from_string(p.host), p.port))
+            .collect()
     }
 }
 

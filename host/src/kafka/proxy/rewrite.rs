@@ -27,6 +27,12 @@ pub trait Addresses {
     fn node(&self, node_id: i32, upstream: (&str, i32)) -> Option<(StrBytes, i32)>;
     /// The host's coordinator node: `(node id, host, port)`.
     fn coordinator(&self) -> (i32, StrBytes, i32);
+    /// In a cluster of host nodes, the other nodes' coordinators that answer: clients learn
+    /// of them here, so one whose node dies can still reach the rest (kafka-python refreshes
+    /// Metadata only from brokers a Metadata answer named).
+    fn peers(&self) -> Vec<(i32, StrBytes, i32)> {
+        Vec::new()
+    }
 }
 
 /// Every broker at its address here, the coordinator node appended (it leads nothing, so
@@ -41,14 +47,16 @@ pub fn metadata(response: &mut MetadataResponse, addresses: &impl Addresses) {
                 .push(broker.with_host(host).with_port(port));
         }
     }
-    let (id, host, port) = addresses.coordinator();
-    if !response.brokers.iter().any(|b| b.node_id.0 == id) {
-        response.brokers.push(
-            MetadataResponseBroker::default()
-                .with_node_id(BrokerId(id))
-                .with_host(host)
-                .with_port(port),
-        );
+    let coordinators = std::iter::once(addresses.coordinator()).chain(addresses.peers());
+    for (id, host, port) in coordinators {
+        if !response.brokers.iter().any(|b| b.node_id.0 == id) {
+            response.brokers.push(
+                MetadataResponseBroker::default()
+                    .with_node_id(BrokerId(id))
+                    .with_host(host)
+                    .with_port(port),
+            );
+        }
     }
 }
 
@@ -80,14 +88,16 @@ pub fn describe_cluster(response: &mut DescribeClusterResponse, addresses: &impl
                 .push(broker.with_host(host).with_port(port));
         }
     }
-    let (id, host, port) = addresses.coordinator();
-    if !response.brokers.iter().any(|b| b.broker_id.0 == id) {
-        response.brokers.push(
-            DescribeClusterBroker::default()
-                .with_broker_id(BrokerId(id))
-                .with_host(host)
-                .with_port(port),
-        );
+    let coordinators = std::iter::once(addresses.coordinator()).chain(addresses.peers());
+    for (id, host, port) in coordinators {
+        if !response.brokers.iter().any(|b| b.broker_id.0 == id) {
+            response.brokers.push(
+                DescribeClusterBroker::default()
+                    .with_broker_id(BrokerId(id))
+                    .with_host(host)
+                    .with_port(port),
+            );
+        }
     }
 }
 

@@ -25,7 +25,7 @@ mod ffi;
 mod groups;
 mod poller;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 mod types;
 
 use std::fmt;
@@ -34,6 +34,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use kafka_protocol::messages::delete_groups_response::DeleteGroupsResponse;
+use kafka_protocol::messages::describe_groups_response::DescribedGroup;
 use kafka_protocol::messages::offset_commit_request::{
     OffsetCommitRequestPartition, OffsetCommitRequestTopic,
 };
@@ -42,8 +43,9 @@ use kafka_protocol::messages::offset_delete_request::{
 };
 use kafka_protocol::messages::offset_fetch_request::OffsetFetchRequestTopic;
 use kafka_protocol::messages::{
-    DeleteGroupsRequest, GroupId, OffsetCommitRequest, OffsetCommitResponse, OffsetDeleteRequest,
-    OffsetDeleteResponse, OffsetFetchRequest, OffsetFetchResponse, TopicName,
+    DeleteGroupsRequest, DescribeGroupsRequest, DescribeGroupsResponse, GroupId,
+    OffsetCommitRequest, OffsetCommitResponse, OffsetDeleteRequest, OffsetDeleteResponse,
+    OffsetFetchRequest, OffsetFetchResponse, TopicName,
 };
 use kafka_protocol::protocol::StrBytes;
 use rdkafka::config::{ClientConfig, RDKafkaLogLevel};
@@ -61,6 +63,7 @@ const OFFSET_COMMIT: (i16, i16) = (2, 9);
 const OFFSET_FETCH: (i16, i16) = (2, 7);
 const OFFSET_DELETE: (i16, i16) = (0, 0);
 const DELETE_GROUPS: (i16, i16) = (0, 2);
+const DESCRIBE_GROUPS: (i16, i16) = (0, 5);
 
 /// A handle on the host's client of the cluster; clones share the one instance, which lives
 /// until the last clone is dropped.
@@ -332,6 +335,30 @@ impl UpstreamClient {
         match answer.results.as_slice() {
             [one] => Ok(one.error_code),
             _ => Err(unexpected("delete_group")),
+        }
+    }
+
+    /// DescribeGroups of one group on the cluster: its state, protocol and members, each with
+    /// its client id and the assignment its leader gave it (a cluster of host nodes reads its
+    /// own group of nodes this way, `crate::cluster`).
+    pub async fn describe_group(&self, group: &str) -> Result<DescribedGroup, ClientError> {
+        let build = |_version: i16| {
+            DescribeGroupsRequest::default()
+                .with_groups(vec![GroupId(StrBytes::from_string(group.to_owned()))])
+        };
+        let moved =
+            |r: &DescribeGroupsResponse| groups::any_moved(r.groups.iter().map(|g| g.error_code));
+        let answer = self
+            .inner
+            .groups
+            .call("describe_group", group, DESCRIBE_GROUPS, build, moved)
+            .await?;
+        match answer.groups.into_iter().next() {
+            Some(one) if one.error_code != 0 => {
+                Err(groups::kafka_error("describe_group", one.error_code))
+            }
+            Some(one) => Ok(one),
+            None => Err(unexpected("describe_group")),
         }
     }
 

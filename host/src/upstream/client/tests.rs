@@ -3,7 +3,7 @@
 
 mod calls;
 mod offsets;
-mod support;
+pub(crate) mod support;
 
 use super::{CommittedOffset, PartitionError, UpstreamClient};
 use crate::coordinator::OffsetRecord;

@@ -215,8 +215,8 @@ impl Drop for Noida {
     }
 }
 
-/// One request and its answer on a fresh blocking connection.
-fn call<R: Request>(addr: SocketAddr, request: &R, version: i16) -> R::Response {
+/// One request and its answer on a fresh blocking connection (to noida, or to a host).
+pub fn call<R: Request>(addr: SocketAddr, request: &R, version: i16) -> R::Response {
     use std::io::{Read, Write};
     let mut body = BytesMut::new();
     RequestHeader::default()
@@ -230,7 +230,7 @@ fn call<R: Request>(addr: SocketAddr, request: &R, version: i16) -> R::Response 
     let mut frame = BytesMut::new();
     frame.put_i32(body.len() as i32);
     frame.put_slice(&body);
-    let mut stream = TcpStream::connect(addr).expect("connect to noida");
+    let mut stream = TcpStream::connect(addr).expect("connect");
     stream.write_all(&frame).expect("send");
     let mut size = [0; 4];
     stream.read_exact(&mut size).expect("answer size");

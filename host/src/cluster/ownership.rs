@@ -1,0 +1,354 @@
+//! What this node holds of the cluster's shards, how long it may serve them, and what it knows
+//! of the other nodes: the state the membership thread writes, the wire reads (FindCoordinator,
+//! Metadata) and the driver's gate asks.
+//!
+//! **The lease.** Holding a shard (the upstream group assigned its partition here) is not
+//! enough to serve its groups: this node serves them only while its lease lasts. The lease is
+//! renewed by each generation-checked offset commit of the node's group that the upstream
+//! coordinator accepts (or answers REBALANCE_IN_PROGRESS, which also says this member is
+//! known), and it lasts `session_timeout - heartbeat_interval - fence_margin` from the moment
+//! that commit was *sent*. The upstream removes a member no earlier than `session_timeout`
+//! after the last heartbeat it received, and librdkafka sends one every `heartbeat_interval`,
+//! so a node cut off from the upstream stops serving at least `fence_margin` before the
+//! upstream can give its shards to another node. A commit refused as UNKNOWN_MEMBER_ID,
+//! ILLEGAL_GENERATION or FENCED_INSTANCE_ID ends the lease at once.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use parking_lot::RwLock;
+use serde::Serialize;
+
+use super::shards::shard_of;
+use crate::driver::Gate;
+
+/// A host node as clients reach it: its coordinator node id and advertised address.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Peer {
+    pub node_id: i32,
+    pub host: String,
+    pub port: i32,
+}
+
+impl Peer {
+    /// How a node names itself in the client id of its member of the node group.
+    pub fn client_id(&self) -> String {
+        format!("assignor-host/{}/{}:{}", self.node_id, self.host, self.port)
+    }
+
+    /// The peer a node group member's client id names (see [`Peer::client_id`]).
+    pub fn from_client_id(client_id: &str) -> Option<Peer> {
+        let rest = client_id.strip_prefix("assignor-host/")?;
+        let (node_id, address) = rest.split_once('/')?;
+        let (host, port) = address.rsplit_once(':')?;
+        Some(Peer {
+            node_id: node_id.parse().ok()?,
+            host: host.to_owned(),
+            port: port.parse().ok()?,
+        })
+    }
+}
+
+/// The other nodes, as the last read of the node group found them.
+#[derive(Debug, Clone, Default)]
+struct View {
+    /// Owner of each shard (an index into `nodes`), by the upstream group's assignments.
+    owners: Vec<Option<usize>>,
+    /// Every member of the node group that names a node, this one included.
+    nodes: Vec<Peer>,
+    /// Node ids whose coordinator endpoint did not accept a connection at the last probe.
+    unreachable: Vec<i32>,
+}
+
+/// The shards held here, the lease, and the view of the other nodes.
+pub struct Ownership {
+    count: u32,
+    held: Vec<AtomicBool>,
+    base: Instant,
+    /// Milliseconds since `base` until which the lease lasts; 0: no lease.
+    lease_until: AtomicU64,
+    lease: Duration,
+    me: Peer,
+    view: RwLock<View>,
+}
+
+/// What `GET /v1/cluster` shows of this node.
+#[derive(Debug, Clone, Serialize)]
+pub struct OwnershipStatus {
+    pub node: Peer,
+    pub shards: u32,
+    /// The shards the upstream group assigned here.
+    pub held: Vec<u32>,
+    /// Whether the lease lasts now (the held shards' groups are served only then).
+    pub leased: bool,
+    /// Milliseconds the lease has left (0: none).
+    pub lease_left_ms: u64,
+    /// Every node of the cluster with the shards the upstream group assigned it, as read last.
+    pub nodes: Vec<NodeStatus>,
+}
+
+/// One node in [`OwnershipStatus`].
+#[derive(Debug, Clone, Serialize)]
+pub struct NodeStatus {
+    #[serde(flatten)]
+    pub node: Peer,
+    pub shards: Vec<u32>,
+    /// False when its coordinator endpoint refused the last probe.
+    pub reachable: bool,
+}
+
+impl Ownership {
+    /// `count` shards, none held, no lease; a lease lasts `lease` from its commit's sending.
+    pub fn new(count: u32, me: Peer, lease: Duration) -> Ownership {
+        Ownership {
+            count: count.max(1),
+            held: (0..count.max(1)).map(|_| AtomicBool::new(false)).collect(),
+            base: Instant::now(),
+            lease_until: AtomicU64::new(0),
+            lease,
+            me,
+            view: RwLock::new(View::default()),
+        }
+    }
+
+    /// This node.
+    pub fn me(&self) -> &Peer {
+        &self.me
+    }
+
+    /// The number of shards.
+    pub fn count(&self) -> u32 {
+        self.count
+    }
+
+    /// The shard of a group.
+    pub fn shard_of(&self, group_id: &str) -> u32 {
+        shard_of(group_id, self.count)
+    }
+
+    /// The upstream group assigned these shards here.
+    pub fn gain(&self, shards: &[u32]) {
+        for &shard in shards {
+            if let Some(held) = self.held.get(shard as usize) {
+                held.store(true, Ordering::Release);
+            }
+        }
+    }
+
+    /// These shards are no longer held here.
+    pub fn lose(&self, shards: &[u32]) {
+        for &shard in shards {
+            if let Some(held) = self.held.get(shard as usize) {
+                held.store(false, Ordering::Release);
+            }
+        }
+    }
+
+    /// Whether `shard` is held here (lease or not).
+    pub fn holds(&self, shard: u32) -> bool {
+        self.held
+            .get(shard as usize)
+            .is_some_and(|h| h.load(Ordering::Acquire))
+    }
+
+    /// The shards held here.
+    pub fn held(&self) -> Vec<u32> {
+        (0..self.count).filter(|&s| self.holds(s)).collect()
+    }
+
+    /// A commit sent at `sent` was accepted: the lease lasts until `sent + lease` (never
+    /// shortened by an older commit answered late).
+    pub fn renew(&self, sent: Instant) {
+        let until = sent.saturating_duration_since(self.base) + self.lease;
+        let until = u64::try_from(until.as_millis()).unwrap_or(u64::MAX).max(1);
+        self.lease_until.fetch_max(until, Ordering::AcqRel);
+    }
+
+    /// The upstream no longer counts this node a member: the lease ends now.
+    pub fn fence(&self) {
+        self.lease_until.store(0, Ordering::Release);
+    }
+
+    /// What the lease has left.
+    pub fn lease_left(&self) -> Duration {
+        let until = Duration::from_millis(self.lease_until.load(Ordering::Acquire));
+        until.saturating_sub(self.base.elapsed())
+    }
+
+    /// Whether the lease lasts now.
+    pub fn leased(&self) -> bool {
+        !self.lease_left().is_zero()
+    }
+
+    /// The node coordinating `group_id` now: this one while it holds the shard under a lease,
+    /// else the node the upstream group assigned the shard to, if the last read knows one.
+    pub fn coordinator_of(&self, group_id: &str) -> Option<Peer> {
+        if self.serves(group_id) {
+            return Some(self.me.clone());
+        }
+        let shard = self.shard_of(group_id) as usize;
+        let view = self.view.read();
+        let owner = view.owners.get(shard).copied().flatten()?;
+        let peer = view.nodes.get(owner)?;
+        // This node holds no lease on it, or the view is older than the assignment: nobody
+        // serves it here now, and naming this node would send the client back in a loop.
+        (peer.node_id != self.me.node_id).then(|| peer.clone())
+    }
+
+    /// Every other node whose coordinator endpoint answered the last probe (Metadata lists
+    /// them, so a client whose node dies can still reach the rest).
+    pub fn live_peers(&self) -> Vec<Peer> {
+        let view = self.view.read();
+        view.nodes
+            .iter()
+            .filter(|p| p.node_id != self.me.node_id && !view.unreachable.contains(&p.node_id))
+            .cloned()
+            .collect()
+    }
+
+    /// The node group as just read: each member's node and the shards assigned to it.
+    pub fn set_view(&self, members: Vec<(Peer, Vec<u32>)>, unreachable: Vec<i32>) {
+        let mut owners = vec![None; self.count as usize];
+        let mut nodes = Vec::with_capacity(members.len());
+        for (index, (peer, shards)) in members.into_iter().enumerate() {
+            for shard in shards {
+                if let Some(owner) = owners.get_mut(shard as usize) {
+                    *owner = Some(index);
+                }
+            }
+            nodes.push(peer);
+        }
+        *self.view.write() = View {
+            owners,
+            nodes,
+            unreachable,
+        };
+    }
+
+    /// This node, its shards and lease, and every node as read last.
+    pub fn status(&self) -> OwnershipStatus {
+        let view = self.view.read().clone();
+        let nodes = view
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(index, peer)| NodeStatus {
+                node: peer.clone(),
+                shards: (0..self.count)
+                    .filter(|&s| view.owners.get(s as usize) == Some(&Some(index)))
+                    .collect(),
+                reachable: !view.unreachable.contains(&peer.node_id),
+            })
+            .collect();
+        OwnershipStatus {
+            node: self.me.clone(),
+            shards: self.count,
+            held: self.held(),
+            leased: self.leased(),
+            lease_left_ms: u64::try_from(self.lease_left().as_millis()).unwrap_or(u64::MAX),
+            nodes,
+        }
+    }
+}
+
+impl Gate for Ownership {
+    fn serves(&self, group_id: &str) -> bool {
+        self.holds(self.shard_of(group_id)) && self.leased()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn peer(id: i32, port: i32) -> Peer {
+        Peer {
+            node_id: id,
+            host: "127.0.0.1".into(),
+            port,
+        }
+    }
+
+    #[test]
+    fn a_client_id_names_its_node_and_nothing_else_does() {
+        let me = peer(7, 19092);
+        assert_eq!(Peer::from_client_id(&me.client_id()), Some(me));
+        let v6 = Peer {
+            node_id: 3,
+            host: "::1".into(),
+            port: 9,
+        };
+        assert_eq!(Peer::from_client_id(&v6.client_id()), Some(v6));
+        for other in [
+            "rdkafka",
+            "assignor-host",
+            "assignor-host/x/h:1",
+            "assignor-host/1/h",
+        ] {
+            assert_eq!(Peer::from_client_id(other), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn a_held_shard_is_served_only_under_a_lease() {
+        let ownership = Ownership::new(50, peer(1, 1), Duration::from_secs(60));
+        let group = "hello"; // shard 22 of 50
+        assert_eq!(ownership.shard_of(group), 22);
+        ownership.gain(&[22]);
+        assert!(!ownership.serves(group), "held, no lease yet");
+        ownership.renew(Instant::now());
+        assert!(ownership.serves(group));
+        assert!(!ownership.serves("orders-app"), "shard 5 is not held");
+        ownership.fence();
+        assert!(!ownership.serves(group), "fenced");
+        ownership.renew(Instant::now());
+        ownership.lose(&[22]);
+        assert!(!ownership.serves(group), "lost");
+    }
+
+    #[test]
+    fn a_lease_runs_from_the_commits_sending_and_an_old_answer_never_shortens_it() {
+        let ownership = Ownership::new(4, peer(1, 1), Duration::from_secs(10));
+        ownership.renew(Instant::now());
+        let left = ownership.lease_left();
+        assert!(left > Duration::from_secs(9) && left <= Duration::from_secs(10));
+        // A commit sent long ago and answered only now: its lease has run out already.
+        let fresh = Ownership::new(4, peer(1, 1), Duration::from_secs(10));
+        std::thread::sleep(Duration::from_millis(30));
+        fresh.renew(fresh.base);
+        assert!(fresh.lease_left() < Duration::from_secs(10));
+        // The older answer does not pull the newer lease back.
+        ownership.renew(ownership.base);
+        assert!(ownership.lease_left() > Duration::from_secs(9));
+    }
+
+    #[test]
+    fn the_coordinator_of_a_group_is_its_shards_owner_never_this_node_without_a_lease() {
+        let ownership = Ownership::new(50, peer(1, 100), Duration::from_secs(60));
+        ownership.set_view(
+            vec![(peer(1, 100), vec![22]), (peer(2, 200), vec![5])],
+            vec![],
+        );
+        assert_eq!(ownership.coordinator_of("orders-app"), Some(peer(2, 200)));
+        // The view says shard 22 is here, but no lease: nobody to name.
+        ownership.gain(&[22]);
+        assert_eq!(ownership.coordinator_of("hello"), None);
+        ownership.renew(Instant::now());
+        assert_eq!(ownership.coordinator_of("hello"), Some(peer(1, 100)));
+        // Shard 6 has no owner in the view.
+        assert_eq!(ownership.coordinator_of("console-consumer-12345"), None);
+        assert_eq!(ownership.live_peers(), vec![peer(2, 200)]);
+        ownership.set_view(
+            vec![(peer(1, 100), vec![]), (peer(2, 200), vec![5])],
+            vec![2],
+        );
+        assert!(
+            ownership.live_peers().is_empty(),
+            "unreachable peers are not listed"
+        );
+        let status = ownership.status();
+        assert_eq!(status.held, vec![22]);
+        assert_eq!(status.nodes[1].shards, vec![5]);
+        assert!(!status.nodes[1].reachable);
+    }
+}

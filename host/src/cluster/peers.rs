@@ -1,0 +1,164 @@
+//! What this node knows of the others: every `probe_interval` it describes the node group on
+//! the upstream (DescribeGroups: each member's client id names its node, its assignment the
+//! shards it holds), tries a TCP connection to each other node's coordinator endpoint, and
+//! writes both into [`Ownership`] (FindCoordinator names owners from it, Metadata lists the
+//! reachable nodes).
+//!
+//! **A dead node on an upstream that never evicts.** Kafka drops a member whose heartbeats
+//! stop after its session timeout and rebalances; `noida-db` never does (it drops a member
+//! only when a rebalance ends without it). So a node whose endpoint has refused connections
+//! for `dead_after` asks its membership thread to rejoin the node group: the upstream starts a
+//! rebalance, and the dead member, which cannot rejoin, is dropped when its rebalance timeout
+//! ends; its shards then go to the living. On Kafka this only starts the rebalance that the
+//! session timeout would start anyway.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use bytes::{Buf, Bytes};
+use kafka_protocol::messages::ConsumerProtocolAssignment;
+use kafka_protocol::protocol::Decodable;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::ownership::{Ownership, Peer};
+use crate::upstream::client::UpstreamClient;
+
+/// How the peers are watched.
+pub(super) struct Watch {
+    pub client: UpstreamClient,
+    pub group: String,
+    pub topic: String,
+    pub ownership: Arc<Ownership>,
+    pub rejoin: Arc<AtomicBool>,
+    pub probe_interval: Duration,
+    /// How long a peer's endpoint refuses before the node group is asked to rebalance.
+    pub dead_after: Duration,
+    /// How long to wait before asking again about the same dead peer.
+    pub ask_again_after: Duration,
+}
+
+/// The shards of `topic` in a member's assignment (ConsumerProtocolAssignment: a version, then
+/// the body at that version); nothing for bytes that do not decode.
+pub(super) fn assigned_shards(assignment: &Bytes, topic: &str) -> Vec<u32> {
+    let mut bytes = assignment.clone();
+    if bytes.remaining() < 2 {
+        return Vec::new();
+    }
+    let version = bytes.get_i16();
+    let Ok(decoded) = ConsumerProtocolAssignment::decode(&mut bytes, version.clamp(0, 3)) else {
+        return Vec::new();
+    };
+    let mut shards: Vec<u32> = decoded
+        .assigned_partitions
+        .iter()
+        .filter(|t| t.topic.as_str() == topic)
+        .flat_map(|t| t.partitions.iter().filter_map(|&p| u32::try_from(p).ok()))
+        .collect();
+    shards.sort_unstable();
+    shards
+}
+
+/// Runs until `stop`.
+pub(super) async fn run(watch: Watch, stop: CancellationToken) {
+    // Since when each peer's endpoint has refused, and when a rejoin was last asked for it.
+    let mut down_since: HashMap<i32, Instant> = HashMap::new();
+    let mut asked: HashMap<i32, Instant> = HashMap::new();
+    let me = watch.ownership.me().node_id;
+    loop {
+        tokio::select! {
+            () = stop.cancelled() => return,
+            () = tokio::time::sleep(watch.probe_interval) => {}
+        }
+        let described = match watch.client.describe_group(&watch.group).await {
+            Ok(described) => described,
+            Err(error) => {
+                tracing::debug!(%error, "cannot describe the node group");
+                continue;
+            }
+        };
+        let members: Vec<(Peer, Vec<u32>)> = described
+            .members
+            .iter()
+            .filter_map(|m| {
+                let peer = Peer::from_client_id(m.client_id.as_str())?;
+                Some((peer, assigned_shards(&m.member_assignment, &watch.topic)))
+            })
+            .collect();
+        let mut unreachable = Vec::new();
+        for (peer, _) in members.iter().filter(|(p, _)| p.node_id != me) {
+            if probe(peer, watch.probe_interval).await {
+                down_since.remove(&peer.node_id);
+                continue;
+            }
+            unreachable.push(peer.node_id);
+            let since = *down_since.entry(peer.node_id).or_insert_with(Instant::now);
+            let again = asked
+                .get(&peer.node_id)
+                .is_none_or(|at| at.elapsed() >= watch.ask_again_after);
+            if since.elapsed() >= watch.dead_after && again {
+                asked.insert(peer.node_id, Instant::now());
+                watch.rejoin.store(true, Ordering::Release);
+                tracing::warn!(
+                    node = peer.node_id,
+                    endpoint = %format!("{}:{}", peer.host, peer.port),
+                    down_for = ?since.elapsed(),
+                    "a node's coordinator endpoint refuses connections: rebalancing the node group without it"
+                );
+            }
+        }
+        down_since.retain(|id, _| members.iter().any(|(p, _)| p.node_id == *id));
+        watch.ownership.set_view(members, unreachable);
+    }
+}
+
+/// Whether `peer`'s coordinator endpoint accepts a TCP connection within `timeout`.
+async fn probe(peer: &Peer, timeout: Duration) -> bool {
+    let address = format!("{}:{}", peer.host, peer.port);
+    matches!(
+        tokio::time::timeout(timeout, tokio::net::TcpStream::connect(address)).await,
+        Ok(Ok(_))
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kafka_protocol::messages::TopicName;
+    use kafka_protocol::messages::consumer_protocol_assignment::TopicPartition;
+    use kafka_protocol::protocol::{Encodable, StrBytes};
+
+    fn encoded(version: i16, topics: &[(&str, &[i32])]) -> Bytes {
+        let assignment = ConsumerProtocolAssignment::default().with_assigned_partitions(
+            topics
+                .iter()
+                .map(|(name, partitions)| {
+                    TopicPartition::default()
+                        .with_topic(TopicName(StrBytes::from_string((*name).to_owned())))
+                        .with_partitions(partitions.to_vec())
+                })
+                .collect(),
+        );
+        let mut bytes = bytes::BytesMut::new();
+        bytes.extend_from_slice(&version.to_be_bytes());
+        assignment.encode(&mut bytes, version).unwrap();
+        bytes.freeze()
+    }
+
+    #[test]
+    fn a_members_shards_are_its_partitions_of_the_shard_topic() {
+        let shards = "__assignor_host.c.shards";
+        for version in [0, 1, 3] {
+            let bytes = encoded(version, &[(shards, &[7, 2, 40]), ("other", &[1])]);
+            assert_eq!(
+                assigned_shards(&bytes, shards),
+                vec![2, 7, 40],
+                "v{version}"
+            );
+        }
+        assert!(assigned_shards(&Bytes::new(), shards).is_empty());
+        assert!(assigned_shards(&Bytes::from_static(&[0, 1, 0xff]), shards).is_empty());
+    }
+}
