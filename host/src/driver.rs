@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::{Semaphore, mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 
-pub use gate::{Gate, Releasing};
+pub use gate::{Admission, Gate, Releasing};
 pub use notices::{NoticeSink, TracingNotices};
 pub use offsets::{BoxFuture, RemoteOffsets};
 pub use runner::{AssignorRunner, LagSource, StoreLag, UnknownLag, lag_for};

@@ -9,7 +9,7 @@
 //!   NOT_COORDINATOR). Only then does librdkafka go on with the rebalance, so the next owner
 //!   is assigned a shard after this node stopped serving it;
 //! - **assign**: the shards enter [`Ownership`]; their groups are served once a commit renews
-//!   the lease (one is sent at once);
+//!   the lease (one is sent at once) and a lease's length has passed (`ownership.rs`);
 //! - and from its own loop, each renewal's answer (`commits.rs`) renews or ends the lease
 //!   (see `ownership.rs`).
 //!
@@ -46,6 +46,8 @@ pub(super) struct Member {
     sent: Mutex<VecDeque<Instant>>,
     /// Renew at the next turn of the loop (shards were just assigned).
     renew_now: AtomicBool,
+    /// The last renewal failed (so the next failure is not logged again).
+    failing: AtomicBool,
 }
 
 impl Member {
@@ -57,6 +59,7 @@ impl Member {
             topic,
             sent: Mutex::new(VecDeque::new()),
             renew_now: AtomicBool::new(false),
+            failing: AtomicBool::new(false),
         }
     }
 
@@ -84,6 +87,9 @@ impl Member {
                 if let Some(sent) = sent {
                     self.ownership.renew(sent);
                 }
+                if self.failing.swap(false, Ordering::AcqRel) {
+                    tracing::info!("lease renewed again");
+                }
             }
             Err(
                 code @ (RDKafkaErrorCode::UnknownMemberId | RDKafkaErrorCode::FencedInstanceId),
@@ -92,7 +98,15 @@ impl Member {
                 let held = self.ownership.held();
                 tracing::warn!(%code, ?held, "the upstream refused this node's membership: lease ended");
             }
-            Err(code) => tracing::debug!(%code, "lease renewal failed"),
+            Err(code) => {
+                // Said once per run of failures, at warning level: a lease that is not
+                // renewed stops this node serving.
+                if !self.failing.swap(true, Ordering::AcqRel) {
+                    tracing::warn!(%code, "lease renewal failed; retrying every renew_interval");
+                } else {
+                    tracing::debug!(%code, "lease renewal failed");
+                }
+            }
         }
     }
 
@@ -152,7 +166,8 @@ impl ConsumerContext for Member {
                     self.renew_now.store(true, Ordering::Release);
                     tracing::info!(
                         ?shards,
-                        "holds shards; serving them once the lease is renewed"
+                        after = ?self.ownership.lease(),
+                        "holds shards; serving them once the previous holder's lease is over"
                     );
                 }
             }
@@ -173,13 +188,11 @@ pub(super) struct MemberSettings {
 }
 
 /// Creates the consumer (which checks the settings) and starts its thread. `stop` ends the
-/// loop, after which the consumer leaves the group (its revoke callback releases every group);
-/// `rejoin` asks for a rebalance of the node group (a peer looks dead).
+/// loop, after which the consumer leaves the group (its revoke callback releases every group).
 pub(super) fn spawn(
     settings: MemberSettings,
     member: Member,
     stop: Arc<AtomicBool>,
-    rejoin: Arc<AtomicBool>,
 ) -> Result<JoinHandle<()>, String> {
     let topic = member.topic.clone();
     let consumer: BaseConsumer<Member> = settings
@@ -204,13 +217,6 @@ pub(super) fn spawn(
             while !stop.load(Ordering::Acquire) {
                 if let Some(Err(error)) = consumer.poll(Duration::from_millis(100)) {
                     tracing::debug!(%error, "node group poll");
-                }
-                if rejoin.swap(false, Ordering::AcqRel) {
-                    // Subscribing again rejoins the group: the upstream rebalances, and a
-                    // member that does not rejoin within its rebalance timeout is dropped.
-                    if let Err(error) = consumer.subscribe(&[&topic]) {
-                        tracing::warn!(%error, "cannot rejoin the node group");
-                    }
                 }
                 let now = consumer.context().renew_now.swap(false, Ordering::AcqRel);
                 if now || last.elapsed() >= every {

@@ -12,7 +12,8 @@
 //!   The driver's gate refuses every other group with NOT_COORDINATOR.
 //! - **The others.** Each node reads the node group (DescribeGroups) to learn who holds which
 //!   shard and where it listens (`peers.rs`): FindCoordinator names a group's owner, Metadata
-//!   lists every reachable node. A node whose endpoint stays dead is rebalanced out.
+//!   lists every reachable node. A node whose endpoint stays dead is removed from the node
+//!   group, so its shards move at once.
 //! - **Lease watchdog.** When the lease runs out (no renewal accepted in time), every group
 //!   this node still has is released: parked requests answered NOT_COORDINATOR, state dropped.
 //!
@@ -247,7 +248,6 @@ impl Cluster {
             config.set(key, value);
         }
         let stop_member = Arc::new(AtomicBool::new(false));
-        let rejoin = Arc::new(AtomicBool::new(false));
         let member = membership::Member::new(
             ownership.clone(),
             driver.clone(),
@@ -260,9 +260,9 @@ impl Cluster {
             shards: settings.shards,
             metadata_timeout: upstream.request_timeout.max(Duration::from_secs(5)),
         };
-        let (stop_thread, rejoin_thread) = (stop_member.clone(), rejoin.clone());
+        let stop_thread = stop_member.clone();
         let thread = tokio::task::spawn_blocking(move || {
-            membership::spawn(member_settings, member, stop_thread, rejoin_thread)
+            membership::spawn(member_settings, member, stop_thread)
         })
         .await
         .map_err(|e| format!("the node group's start failed: {e}"))??;
@@ -273,10 +273,8 @@ impl Cluster {
             group: settings.group(),
             topic,
             ownership: ownership.clone(),
-            rejoin,
             probe_interval: settings.probe_interval,
             dead_after: settings.session_timeout,
-            ask_again_after: settings.rebalance_timeout,
         };
         let tasks = vec![
             tokio::spawn(peers::run(watch, stop.clone())),

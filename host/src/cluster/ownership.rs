@@ -11,7 +11,14 @@
 //! after the last heartbeat it received, and librdkafka sends one every `heartbeat_interval`,
 //! so a node cut off from the upstream stops serving at least `fence_margin` before the
 //! upstream can give its shards to another node. A commit refused as UNKNOWN_MEMBER_ID,
-//! ILLEGAL_GENERATION or FENCED_INSTANCE_ID ends the lease at once.
+//! or FENCED_INSTANCE_ID ends the lease at once.
+//!
+//! **A gained shard waits one lease.** A shard assigned here is served only a lease's length
+//! after the assignment. A shard handed over by a live node was released before the upstream
+//! reassigned it, so the wait costs only time; but a shard whose holder was dropped from the
+//! node group (removed as dead by a peer, or evicted) may still be served by it until its
+//! lease runs out, and its lease was last renewed before it was dropped, so before this
+//! assignment: waiting one lease means the two never serve a group at the same moment.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -20,7 +27,7 @@ use parking_lot::RwLock;
 use serde::Serialize;
 
 use super::shards::shard_of;
-use crate::driver::Gate;
+use crate::driver::{Admission, Gate};
 
 /// A host node as clients reach it: its coordinator node id and advertised address.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -67,6 +74,9 @@ pub struct Ownership {
     base: Instant,
     /// Milliseconds since `base` until which the lease lasts; 0: no lease.
     lease_until: AtomicU64,
+    /// Per shard, milliseconds since `base` from which it may be served (a lease after it was
+    /// gained).
+    servable_from: Vec<AtomicU64>,
     lease: Duration,
     me: Peer,
     view: RwLock<View>,
@@ -79,6 +89,8 @@ pub struct OwnershipStatus {
     pub shards: u32,
     /// The shards the upstream group assigned here.
     pub held: Vec<u32>,
+    /// The held shards whose groups are served now (past their wait, under the lease).
+    pub serving: Vec<u32>,
     /// Whether the lease lasts now (the held shards' groups are served only then).
     pub leased: bool,
     /// Milliseconds the lease has left (0: none).
@@ -105,6 +117,7 @@ impl Ownership {
             held: (0..count.max(1)).map(|_| AtomicBool::new(false)).collect(),
             base: Instant::now(),
             lease_until: AtomicU64::new(0),
+            servable_from: (0..count.max(1)).map(|_| AtomicU64::new(0)).collect(),
             lease,
             me,
             view: RwLock::new(View::default()),
@@ -126,13 +139,37 @@ impl Ownership {
         shard_of(group_id, self.count)
     }
 
-    /// The upstream group assigned these shards here.
+    /// The upstream group assigned these shards here: they are served from a lease's length
+    /// from now (see the module docs), while the lease lasts.
     pub fn gain(&self, shards: &[u32]) {
+        let from = self.millis(self.base.elapsed() + self.lease);
         for &shard in shards {
-            if let Some(held) = self.held.get(shard as usize) {
+            if let (Some(held), Some(servable)) = (
+                self.held.get(shard as usize),
+                self.servable_from.get(shard as usize),
+            ) {
+                servable.store(from, Ordering::Release);
                 held.store(true, Ordering::Release);
             }
         }
+    }
+
+    /// How long a lease lasts (and a gained shard waits).
+    pub fn lease(&self) -> Duration {
+        self.lease
+    }
+
+    fn millis(&self, since_base: Duration) -> u64 {
+        u64::try_from(since_base.as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// Whether `shard` is held, past its wait, and the lease lasts: its groups are served.
+    pub fn serving(&self, shard: u32) -> bool {
+        let past_wait = self
+            .servable_from
+            .get(shard as usize)
+            .is_some_and(|from| self.millis(self.base.elapsed()) >= from.load(Ordering::Acquire));
+        self.holds(shard) && past_wait && self.leased()
     }
 
     /// These shards are no longer held here.
@@ -159,8 +196,9 @@ impl Ownership {
     /// A commit sent at `sent` was accepted: the lease lasts until `sent + lease` (never
     /// shortened by an older commit answered late).
     pub fn renew(&self, sent: Instant) {
-        let until = sent.saturating_duration_since(self.base) + self.lease;
-        let until = u64::try_from(until.as_millis()).unwrap_or(u64::MAX).max(1);
+        let until = self
+            .millis(sent.saturating_duration_since(self.base) + self.lease)
+            .max(1);
         self.lease_until.fetch_max(until, Ordering::AcqRel);
     }
 
@@ -180,19 +218,27 @@ impl Ownership {
         !self.lease_left().is_zero()
     }
 
-    /// The node coordinating `group_id` now: this one while it holds the shard under a lease,
-    /// else the node the upstream group assigned the shard to, if the last read knows one.
-    pub fn coordinator_of(&self, group_id: &str) -> Option<Peer> {
-        if self.serves(group_id) {
-            return Some(self.me.clone());
+    /// The node FindCoordinator names for `group_id`: this one while it holds the shard (it
+    /// may still be waiting to serve it: its requests then get COORDINATOR_LOAD_IN_PROGRESS),
+    /// else the reachable node the upstream group assigned the shard to, and when there is none
+    /// (the holder died and the node group has not given the shard out again) this one too, so
+    /// clients keep retrying instead of giving up on FindCoordinator (kafkajs stops a consumer
+    /// for good when FindCoordinator keeps failing).
+    pub fn coordinator_of(&self, group_id: &str) -> Peer {
+        let shard = self.shard_of(group_id);
+        if self.holds(shard) {
+            return self.me.clone();
         }
-        let shard = self.shard_of(group_id) as usize;
+        self.live_owner(shard).unwrap_or_else(|| self.me.clone())
+    }
+
+    /// The other node that holds `shard` by the last read, if its endpoint answers.
+    fn live_owner(&self, shard: u32) -> Option<Peer> {
         let view = self.view.read();
-        let owner = view.owners.get(shard).copied().flatten()?;
+        let owner = view.owners.get(shard as usize).copied().flatten()?;
         let peer = view.nodes.get(owner)?;
-        // This node holds no lease on it, or the view is older than the assignment: nobody
-        // serves it here now, and naming this node would send the client back in a loop.
-        (peer.node_id != self.me.node_id).then(|| peer.clone())
+        let live = peer.node_id != self.me.node_id && !view.unreachable.contains(&peer.node_id);
+        live.then(|| peer.clone())
     }
 
     /// Every other node whose coordinator endpoint answered the last probe (Metadata lists
@@ -244,6 +290,7 @@ impl Ownership {
             node: self.me.clone(),
             shards: self.count,
             held: self.held(),
+            serving: (0..self.count).filter(|&s| self.serving(s)).collect(),
             leased: self.leased(),
             lease_left_ms: u64::try_from(self.lease_left().as_millis()).unwrap_or(u64::MAX),
             nodes,
@@ -252,8 +299,22 @@ impl Ownership {
 }
 
 impl Gate for Ownership {
-    fn serves(&self, group_id: &str) -> bool {
-        self.holds(self.shard_of(group_id)) && self.leased()
+    fn admit(&self, group_id: &str) -> Admission {
+        let shard = self.shard_of(group_id);
+        if self.serving(shard) {
+            Admission::Serve
+        } else if !self.holds(shard) && self.live_owner(shard).is_some() {
+            Admission::Elsewhere
+        } else {
+            Admission::Loading
+        }
+    }
+}
+
+impl Ownership {
+    /// Whether requests for `group_id` are served here now.
+    pub fn serves(&self, group_id: &str) -> bool {
+        self.admit(group_id) == Admission::Serve
     }
 }
 
@@ -289,12 +350,40 @@ mod tests {
         }
     }
 
+    /// An ownership whose shards in `held` were gained long enough ago to be served.
+    fn past_the_wait(count: u32, me: Peer, lease: Duration, held: &[u32]) -> Ownership {
+        let ownership = Ownership::new(count, me, lease);
+        ownership.gain(held);
+        for &shard in held {
+            ownership.servable_from[shard as usize].store(0, Ordering::Release);
+        }
+        ownership
+    }
+
+    #[test]
+    fn a_gained_shard_waits_one_lease_before_it_is_served() {
+        let ownership = Ownership::new(50, peer(1, 1), Duration::from_millis(200));
+        ownership.gain(&[22]);
+        ownership.renew(Instant::now());
+        assert!(
+            !ownership.serves("hello"),
+            "just gained: the old holder may still serve"
+        );
+        assert_eq!(ownership.status().serving, Vec::<u32>::new());
+        std::thread::sleep(Duration::from_millis(250));
+        ownership.renew(Instant::now());
+        assert!(
+            ownership.serves("hello"),
+            "a lease later, under a fresh lease"
+        );
+        assert_eq!(ownership.status().serving, vec![22]);
+    }
+
     #[test]
     fn a_held_shard_is_served_only_under_a_lease() {
-        let ownership = Ownership::new(50, peer(1, 1), Duration::from_secs(60));
+        let ownership = past_the_wait(50, peer(1, 1), Duration::from_secs(60), &[22]);
         let group = "hello"; // shard 22 of 50
         assert_eq!(ownership.shard_of(group), 22);
-        ownership.gain(&[22]);
         assert!(!ownership.serves(group), "held, no lease yet");
         ownership.renew(Instant::now());
         assert!(ownership.serves(group));
@@ -302,6 +391,7 @@ mod tests {
         ownership.fence();
         assert!(!ownership.serves(group), "fenced");
         ownership.renew(Instant::now());
+        assert!(ownership.serves(group));
         ownership.lose(&[22]);
         assert!(!ownership.serves(group), "lost");
     }
@@ -323,21 +413,33 @@ mod tests {
     }
 
     #[test]
-    fn the_coordinator_of_a_group_is_its_shards_owner_never_this_node_without_a_lease() {
-        let ownership = Ownership::new(50, peer(1, 100), Duration::from_secs(60));
+    fn the_coordinator_of_a_group_is_its_shards_live_holder_else_this_node() {
+        let ownership = past_the_wait(50, peer(1, 100), Duration::from_secs(60), &[]);
         ownership.set_view(
             vec![(peer(1, 100), vec![22]), (peer(2, 200), vec![5])],
             vec![],
         );
-        assert_eq!(ownership.coordinator_of("orders-app"), Some(peer(2, 200)));
-        // The view says shard 22 is here, but no lease: nobody to name.
+        // Shard 5 is node 2's: named there, refused here.
+        assert_eq!(ownership.coordinator_of("orders-app"), peer(2, 200));
+        assert_eq!(ownership.admit("orders-app"), Admission::Elsewhere);
+        // Shard 22 is held here, no lease yet: named here, "loading" until the lease.
         ownership.gain(&[22]);
-        assert_eq!(ownership.coordinator_of("hello"), None);
+        ownership.servable_from[22].store(0, Ordering::Release);
+        assert_eq!(ownership.coordinator_of("hello"), peer(1, 100));
+        assert_eq!(ownership.admit("hello"), Admission::Loading);
         ownership.renew(Instant::now());
-        assert_eq!(ownership.coordinator_of("hello"), Some(peer(1, 100)));
-        // Shard 6 has no owner in the view.
-        assert_eq!(ownership.coordinator_of("console-consumer-12345"), None);
+        assert_eq!(ownership.admit("hello"), Admission::Serve);
+        // Shard 6 has no holder in the view: named here, "loading", so clients retry.
+        assert_eq!(
+            ownership.coordinator_of("console-consumer-12345"),
+            peer(1, 100)
+        );
+        assert_eq!(
+            ownership.admit("console-consumer-12345"),
+            Admission::Loading
+        );
         assert_eq!(ownership.live_peers(), vec![peer(2, 200)]);
+        // Node 2's endpoint is dead: its shard is nobody's until the node group moves it.
         ownership.set_view(
             vec![(peer(1, 100), vec![]), (peer(2, 200), vec![5])],
             vec![2],
@@ -346,6 +448,8 @@ mod tests {
             ownership.live_peers().is_empty(),
             "unreachable peers are not listed"
         );
+        assert_eq!(ownership.coordinator_of("orders-app"), peer(1, 100));
+        assert_eq!(ownership.admit("orders-app"), Admission::Loading);
         let status = ownership.status();
         assert_eq!(status.held, vec![22]);
         assert_eq!(status.nodes[1].shards, vec![5]);

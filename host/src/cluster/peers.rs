@@ -6,15 +6,17 @@
 //!
 //! **A dead node on an upstream that never evicts.** Kafka drops a member whose heartbeats
 //! stop after its session timeout and rebalances; `noida-db` never does (it drops a member
-//! only when a rebalance ends without it). So a node whose endpoint has refused connections
-//! for `dead_after` asks its membership thread to rejoin the node group: the upstream starts a
-//! rebalance, and the dead member, which cannot rejoin, is dropped when its rebalance timeout
-//! ends; its shards then go to the living. On Kafka this only starts the rebalance that the
-//! session timeout would start anyway.
+//! only when a rebalance ends without it, and every rebalance then waits the dead member's
+//! rebalance timeout, longer than any lease, with the living members' requests parked behind
+//! their JoinGroup). So a node whose endpoint has refused connections for `dead_after`
+//! removes that member from the node group (LeaveGroup on its behalf, as Kafka's admin client
+//! removes members): the upstream rebalances at once among the living, who take its shards.
+//! On Kafka this only comes before the session timeout. Removing a node that is alive but
+//! unreachable from its peers is safe too: a gained shard is served only once the previous
+//! holder's lease must have run out (`ownership.rs`), and that node's next renewal is refused.
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use bytes::{Buf, Bytes};
@@ -32,12 +34,9 @@ pub(super) struct Watch {
     pub group: String,
     pub topic: String,
     pub ownership: Arc<Ownership>,
-    pub rejoin: Arc<AtomicBool>,
     pub probe_interval: Duration,
-    /// How long a peer's endpoint refuses before the node group is asked to rebalance.
+    /// How long a peer's endpoint refuses before its member is removed from the node group.
     pub dead_after: Duration,
-    /// How long to wait before asking again about the same dead peer.
-    pub ask_again_after: Duration,
 }
 
 /// The shards of `topic` in a member's assignment (ConsumerProtocolAssignment: a version, then
@@ -63,9 +62,8 @@ pub(super) fn assigned_shards(assignment: &Bytes, topic: &str) -> Vec<u32> {
 
 /// Runs until `stop`.
 pub(super) async fn run(watch: Watch, stop: CancellationToken) {
-    // Since when each peer's endpoint has refused, and when a rejoin was last asked for it.
+    // Since when each peer's endpoint has refused.
     let mut down_since: HashMap<i32, Instant> = HashMap::new();
-    let mut asked: HashMap<i32, Instant> = HashMap::new();
     let me = watch.ownership.me().node_id;
     loop {
         tokio::select! {
@@ -79,35 +77,33 @@ pub(super) async fn run(watch: Watch, stop: CancellationToken) {
                 continue;
             }
         };
-        let members: Vec<(Peer, Vec<u32>)> = described
-            .members
-            .iter()
-            .filter_map(|m| {
-                let peer = Peer::from_client_id(m.client_id.as_str())?;
-                Some((peer, assigned_shards(&m.member_assignment, &watch.topic)))
-            })
-            .collect();
+        let mut members: Vec<(Peer, Vec<u32>)> = Vec::new();
         let mut unreachable = Vec::new();
-        for (peer, _) in members.iter().filter(|(p, _)| p.node_id != me) {
-            if probe(peer, watch.probe_interval).await {
+        for member in &described.members {
+            let Some(peer) = Peer::from_client_id(member.client_id.as_str()) else {
+                continue;
+            };
+            let shards = assigned_shards(&member.member_assignment, &watch.topic);
+            if peer.node_id == me || probe(&peer, watch.probe_interval).await {
                 down_since.remove(&peer.node_id);
+                members.push((peer, shards));
                 continue;
             }
             unreachable.push(peer.node_id);
             let since = *down_since.entry(peer.node_id).or_insert_with(Instant::now);
-            let again = asked
-                .get(&peer.node_id)
-                .is_none_or(|at| at.elapsed() >= watch.ask_again_after);
-            if since.elapsed() >= watch.dead_after && again {
-                asked.insert(peer.node_id, Instant::now());
-                watch.rejoin.store(true, Ordering::Release);
+            if since.elapsed() >= watch.dead_after {
+                let member_id = member.member_id.as_str();
+                let removed = watch.client.remove_member(&watch.group, member_id).await;
                 tracing::warn!(
                     node = peer.node_id,
                     endpoint = %format!("{}:{}", peer.host, peer.port),
                     down_for = ?since.elapsed(),
-                    "a node's coordinator endpoint refuses connections: rebalancing the node group without it"
+                    member = member_id,
+                    answer = ?removed,
+                    "a node's coordinator endpoint refuses connections: removed its member from the node group"
                 );
             }
+            members.push((peer, shards));
         }
         down_since.retain(|id, _| members.iter().any(|(p, _)| p.node_id == *id));
         watch.ownership.set_view(members, unreachable);

@@ -1,7 +1,8 @@
 //! Host nodes in one cluster in front of a real noida-db (one per test): the shards split
 //! between the nodes, FindCoordinator on any node names the shard's owner, the others refuse
 //! the group with NOT_COORDINATOR, Metadata lists the other node, a node that leaves hands its
-//! shards over, and a node that loses the upstream stops serving within its lease.
+//! shards over, and a node that loses the upstream stops serving within its lease (its
+//! requests then say COORDINATOR_LOAD_IN_PROGRESS).
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -67,17 +68,16 @@ async fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
     }
 }
 
-/// Whether `nodes` hold every shard between them, each some, none twice, all under a lease,
-/// and each knows every node's shards.
+/// Whether `nodes` serve every shard between them, each some, none twice, and each knows
+/// every node's shards.
 fn split(nodes: &[&Server]) -> bool {
     let mut all: Vec<u32> = Vec::new();
     for node in nodes {
-        let ownership = node.cluster().unwrap();
-        let held = ownership.held();
-        if held.is_empty() || !ownership.leased() {
+        let status = node.cluster().unwrap().status();
+        let held = status.serving.clone();
+        if held.is_empty() || held != status.held {
             return false;
         }
-        let status = ownership.status();
         let known: usize = status.nodes.iter().map(|n| n.shards.len()).sum();
         if status.nodes.len() != nodes.len() || known != 50 {
             return false;
@@ -169,9 +169,8 @@ async fn two_nodes_split_the_groups_and_one_takes_them_all_when_the_other_leaves
 
     // b leaves: its groups are released and a takes every shard.
     b.shutdown().await.unwrap();
-    wait_until("a holds every shard under a lease", || {
-        let ownership = a.cluster().unwrap();
-        ownership.held().len() == 50 && ownership.leased()
+    wait_until("a serves every shard", || {
+        a.cluster().unwrap().status().serving.len() == 50
     })
     .await;
     for group in &groups {
@@ -193,9 +192,8 @@ async fn a_node_that_loses_the_upstream_stops_serving_within_its_lease() {
     let noida = Noida::start();
     let dir = tempfile::tempdir().unwrap();
     let a = node(&noida, &dir).await;
-    wait_until("a holds every shard under a lease", || {
-        let ownership = a.cluster().unwrap();
-        ownership.held().len() == 50 && ownership.leased()
+    wait_until("a serves every shard", || {
+        a.cluster().unwrap().status().serving.len() == 50
     })
     .await;
     let group = "orders-app";
@@ -213,7 +211,8 @@ async fn a_node_that_loses_the_upstream_stops_serving_within_its_lease() {
     let lease = settings().lease();
     loop {
         let code = join(a.kafka_addr(), group).await;
-        if code == ResponseError::NotCoordinator.code() {
+        // Held, no longer served: "loading", so its clients retry here.
+        if code == ResponseError::CoordinatorLoadInProgress.code() {
             break;
         }
         assert_eq!(code, ResponseError::MemberIdRequired.code());
@@ -233,11 +232,8 @@ async fn a_node_that_loses_the_upstream_stops_serving_within_its_lease() {
         50,
         "still assigned, no longer served"
     );
-    // FindCoordinator no longer names this node (nobody serves the group now).
+    // FindCoordinator still names this node, the shard's holder, whose requests say "loading".
     let found = find_coordinator(a.kafka_addr(), group).await;
-    assert_eq!(
-        found.error_code,
-        ResponseError::CoordinatorNotAvailable.code()
-    );
+    assert_eq!((found.error_code, found.node_id.0), (0, node_id(&a)));
     a.shutdown().await.unwrap();
 }

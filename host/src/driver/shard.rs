@@ -13,7 +13,7 @@ use kafka_protocol::messages::list_groups_response::ListedGroup;
 use tokio::sync::{Semaphore, mpsc, oneshot};
 use tokio::time::Instant;
 
-use super::gate::{Gate, Releasing};
+use super::gate::{Admission, Gate, Releasing};
 use super::notices::NoticeSink;
 use super::offsets::{RemoteQueues, UNAVAILABLE, merge_commit, merge_delete};
 use super::runner::{AssignorRunner, LagSource};
@@ -161,15 +161,13 @@ impl Shard {
                 request,
                 reply,
             } => {
-                if let Some(gate) = &self.gate
-                    && !gate.serves(&group_id)
-                {
-                    let refused = error_response(
-                        ctx.api_version,
-                        &group_id,
-                        &request,
-                        ResponseError::NotCoordinator,
-                    );
+                let refusal = match self.gate.as_ref().map(|g| g.admit(&group_id)) {
+                    None | Some(Admission::Serve) => None,
+                    Some(Admission::Loading) => Some(loading_error(&request)),
+                    Some(Admission::Elsewhere) => Some(ResponseError::NotCoordinator),
+                };
+                if let Some(error) = refusal {
+                    let refused = error_response(ctx.api_version, &group_id, &request, error);
                     let _ = reply.send(refused);
                     return;
                 }
@@ -483,5 +481,22 @@ impl Shard {
                 result,
             });
         });
+    }
+}
+
+/// What a request for a group this node is about to coordinate (or that nobody coordinates
+/// now) gets. The requests of a member that believes it is in a generation (Heartbeat,
+/// SyncGroup, LeaveGroup, ConsumerGroupHeartbeat) get NOT_COORDINATOR: "not now" must not read
+/// as "all is well" (Kafka answers a Heartbeat NONE while it loads, and aiokafka's heartbeat
+/// task dies on COORDINATOR_LOAD_IN_PROGRESS), and their clients look the coordinator up,
+/// which names this node again. The rest get COORDINATOR_LOAD_IN_PROGRESS, which every client
+/// retries where it is, as while a Kafka broker loads a `__consumer_offsets` partition.
+fn loading_error(request: &GroupRequest) -> ResponseError {
+    match request {
+        GroupRequest::Heartbeat(_)
+        | GroupRequest::SyncGroup(_)
+        | GroupRequest::LeaveGroup(_)
+        | GroupRequest::ConsumerGroupHeartbeat(_) => ResponseError::NotCoordinator,
+        _ => ResponseError::CoordinatorLoadInProgress,
     }
 }

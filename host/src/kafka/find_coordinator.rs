@@ -39,7 +39,7 @@ fn refusal(key_type: i8) -> Option<(i16, String)> {
 type Answer = Result<(i32, StrBytes, i32), (i16, String)>;
 
 /// The coordinator of one key: this host, or in a cluster of host nodes the node holding the
-/// group's shard (COORDINATOR_NOT_AVAILABLE, which clients retry, while the shard moves).
+/// group's shard (`cluster::Ownership::coordinator_of` says which while the shard moves).
 fn coordinator_of(broker: &Broker, key_type: i8, key: &str) -> Answer {
     if let Some(refused) = refusal(key_type) {
         return Err(refused);
@@ -52,16 +52,8 @@ fn coordinator_of(broker: &Broker, key_type: i8, key: &str) -> Answer {
             node.port,
         ));
     };
-    match cluster.coordinator_of(key) {
-        Some(peer) => Ok((peer.node_id, StrBytes::from_string(peer.host), peer.port)),
-        None => Err((
-            ResponseError::CoordinatorNotAvailable.code(),
-            format!(
-                "shard {} of group {key:?} is moving between host nodes; ask again",
-                cluster.shard_of(key)
-            ),
-        )),
-    }
+    let peer = cluster.coordinator_of(key);
+    Ok((peer.node_id, StrBytes::from_string(peer.host), peer.port))
 }
 
 pub fn handle(

@@ -1,17 +1,26 @@
 //! The gate and the release of a cluster of host nodes, at the driver: a group the gate does
-//! not serve is answered NOT_COORDINATOR in the shard, and a released group's parked requests
-//! are answered NOT_COORDINATOR before it is forgotten.
+//! not serve is answered NOT_COORDINATOR (or COORDINATOR_LOAD_IN_PROGRESS) in the shard, and a
+//! released group's parked requests are answered NOT_COORDINATOR before it is forgotten.
 
 use std::collections::HashSet;
 
+use kafka_protocol::messages::HeartbeatRequest;
+use kafka_protocol::protocol::StrBytes;
+
 use super::*;
 
-/// Serves the groups in its set.
+/// Serves the groups in its set, says "loading" for `loading`, and "elsewhere" for the rest.
 struct Serving(Mutex<HashSet<String>>);
 
 impl Gate for Serving {
-    fn serves(&self, group_id: &str) -> bool {
-        self.0.lock().unwrap().contains(group_id)
+    fn admit(&self, group_id: &str) -> Admission {
+        if self.0.lock().unwrap().contains(group_id) {
+            Admission::Serve
+        } else if group_id == "loading" {
+            Admission::Loading
+        } else {
+            Admission::Elsewhere
+        }
     }
 }
 
@@ -41,10 +50,27 @@ fn gated(serving: &[&str]) -> (Fixture, Arc<Serving>) {
 }
 
 #[tokio::test(start_paused = true)]
-async fn driver_answers_not_coordinator_for_a_group_the_gate_does_not_serve() {
+async fn driver_answers_not_coordinator_or_load_in_progress_for_a_group_the_gate_does_not_serve() {
     let (f, gate) = gated(&["mine"]);
     let theirs = join(&f.driver, Join::new("theirs")).await;
     assert_eq!(theirs.error_code, ResponseError::NotCoordinator.code());
+    let loading = join(&f.driver, Join::new("loading")).await;
+    assert_eq!(
+        loading.error_code,
+        ResponseError::CoordinatorLoadInProgress.code()
+    );
+    // A member's heartbeat is told to look the coordinator up, never "loading".
+    let beat = HeartbeatRequest::default()
+        .with_member_id(StrBytes::from_static_str("m"))
+        .with_generation_id(1);
+    let GroupResponse::Heartbeat(beat) = f
+        .driver
+        .request("loading", ctx(4), GroupRequest::Heartbeat(beat))
+        .await
+    else {
+        panic!("not a Heartbeat answer")
+    };
+    assert_eq!(beat.error_code, ResponseError::NotCoordinator.code());
     let mine = join(&f.driver, Join::new("mine")).await;
     assert_eq!(mine.error_code, ResponseError::MemberIdRequired.code());
     // The gate is asked at each request: once it serves the group, the group is served.

@@ -35,6 +35,7 @@ use std::time::Duration;
 
 use kafka_protocol::messages::delete_groups_response::DeleteGroupsResponse;
 use kafka_protocol::messages::describe_groups_response::DescribedGroup;
+use kafka_protocol::messages::leave_group_request::MemberIdentity;
 use kafka_protocol::messages::offset_commit_request::{
     OffsetCommitRequestPartition, OffsetCommitRequestTopic,
 };
@@ -43,9 +44,9 @@ use kafka_protocol::messages::offset_delete_request::{
 };
 use kafka_protocol::messages::offset_fetch_request::OffsetFetchRequestTopic;
 use kafka_protocol::messages::{
-    DeleteGroupsRequest, DescribeGroupsRequest, DescribeGroupsResponse, GroupId,
-    OffsetCommitRequest, OffsetCommitResponse, OffsetDeleteRequest, OffsetDeleteResponse,
-    OffsetFetchRequest, OffsetFetchResponse, TopicName,
+    DeleteGroupsRequest, DescribeGroupsRequest, DescribeGroupsResponse, GroupId, LeaveGroupRequest,
+    LeaveGroupResponse, OffsetCommitRequest, OffsetCommitResponse, OffsetDeleteRequest,
+    OffsetDeleteResponse, OffsetFetchRequest, OffsetFetchResponse, TopicName,
 };
 use kafka_protocol::protocol::StrBytes;
 use rdkafka::config::{ClientConfig, RDKafkaLogLevel};
@@ -64,6 +65,8 @@ const OFFSET_FETCH: (i16, i16) = (2, 7);
 const OFFSET_DELETE: (i16, i16) = (0, 0);
 const DELETE_GROUPS: (i16, i16) = (0, 2);
 const DESCRIBE_GROUPS: (i16, i16) = (0, 5);
+/// LeaveGroup from v3, where it names the members to remove.
+const LEAVE_GROUP: (i16, i16) = (3, 5);
 
 /// A handle on the host's client of the cluster; clones share the one instance, which lives
 /// until the last clone is dropped.
@@ -359,6 +362,37 @@ impl UpstreamClient {
             }
             Some(one) => Ok(one),
             None => Err(unexpected("describe_group")),
+        }
+    }
+
+    /// Removes the member `member_id` from `group` on the cluster (LeaveGroup v3+, on the
+    /// member's behalf, as Kafka's admin `removeMembersFromConsumerGroup` does for static
+    /// members): the cluster rebalances the group at once. Kafka's code for the member: 0
+    /// removed, UNKNOWN_MEMBER_ID (25) for one already gone.
+    pub async fn remove_member(&self, group: &str, member_id: &str) -> Result<i16, ClientError> {
+        let build = |_version: i16| {
+            LeaveGroupRequest::default()
+                .with_group_id(GroupId(StrBytes::from_string(group.to_owned())))
+                .with_members(vec![
+                    MemberIdentity::default()
+                        .with_member_id(StrBytes::from_string(member_id.to_owned()))
+                        .with_reason(Some(StrBytes::from_static_str(
+                            "assignor-host: the node's endpoint is dead",
+                        ))),
+                ])
+        };
+        let moved = |r: &LeaveGroupResponse| groups::any_moved([r.error_code]);
+        let answer = self
+            .inner
+            .groups
+            .call("remove_member", group, LEAVE_GROUP, build, moved)
+            .await?;
+        if answer.error_code != 0 {
+            return Ok(answer.error_code);
+        }
+        match answer.members.as_slice() {
+            [one] => Ok(one.error_code),
+            _ => Err(unexpected("remove_member")),
         }
     }
 

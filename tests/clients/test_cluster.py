@@ -1,0 +1,246 @@
+"""Issue 15: three host nodes on loopback in front of one noida-db, as one cluster of hosts
+(`[cluster] name`). The nodes split the 50 shards through the upstream's own consumer group;
+a group is coordinated by the node holding its shard, whichever node its consumers bootstrap
+from (FindCoordinator names the owner). One node is killed with SIGKILL: noida-db never evicts
+the dead member by itself, so the survivors find its endpoint dead, rebalance the node group
+without it, and its groups re-form on them, with no partition owned by two consumers at any
+moment (the confluent-kafka members' callbacks) and the offsets committed before the kill
+still upstream. The node started again takes shards again.
+
+Timings are the shortest noida-db accepts (session 6 s, its `group.min.session.timeout.ms`),
+so the takeover is about: the survivors' probe finds the endpoint dead for a session timeout
+(6 s) and removes its member from the node group (LeaveGroup on its behalf), the node group
+rebalances at once, and a gained shard waits one lease (4.5 s) before it is served.
+"""
+
+import time
+
+import pytest
+
+from conftest import unique
+from harness.agents import spawn
+from harness.expect import all_partitions, check_group, wait_for_assignment
+from harness.host import start_host
+from harness.ownership import ownership
+from harness.upstream import start_upstream
+from harness.wait import wait_until
+
+SHARDS = 50
+CLUSTER = {
+    "name": "clients",
+    "session_timeout": "6s",
+    "heartbeat_interval": "500ms",
+    "rebalance_timeout": "8s",
+    "fence_margin": "1s",
+    "renew_interval": "500ms",
+    "probe_interval": "500ms",
+}
+CLIENTS = ["confluent-kafka", "kafka-python", "aiokafka", "kafkajs", "kcat"]
+
+
+def java_hash_code(text):
+    """Java's String.hashCode over UTF-16 code units (what Kafka partitions groups by)."""
+    h = 0
+    data = text.encode("utf-16-be")
+    for i in range(0, len(data), 2):
+        h = (31 * h + int.from_bytes(data[i:i + 2], "big")) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def shard_of(group):
+    h = java_hash_code(group)
+    return 0 if h == -(1 << 31) else abs(h) % SHARDS
+
+
+class Cluster:
+    def __init__(self, upstream, nodes):
+        self.upstream = upstream
+        self.nodes = nodes
+
+    def held(self, node):
+        """The shards `node` serves now (held, past the wait a gained shard has, leased); none
+        while its admin API is not up yet (a node starting binds it after the Kafka port)."""
+        try:
+            return set(node.cluster()["serving"])
+        except OSError:
+            return set()
+
+    def split(self, nodes):
+        """Whether `nodes` hold every shard between them under a lease, each some, none
+        twice, and each knows all of them."""
+        held = [self.held(n) for n in nodes]
+        if any(not h for h in held) or sum(len(h) for h in held) != SHARDS:
+            return False, held
+        if set().union(*held) != set(range(SHARDS)):
+            return False, held
+        try:
+            known = [len(n.cluster()["nodes"]) for n in nodes]
+        except OSError as starting:
+            return False, starting
+        return all(k == len(nodes) for k in known), (held, known)
+
+    def owner(self, group, nodes):
+        shard = shard_of(group)
+        owners = [n for n in nodes if shard in self.held(n)]
+        assert len(owners) <= 1, f"shard {shard} served by {len(owners)} nodes"
+        return owners[0] if owners else None
+
+
+@pytest.fixture
+def cluster(tmp_path, precompiled_cache):
+    upstream = start_upstream(tmp_path / "upstream")
+    nodes = []
+    try:
+        for i in range(3):
+            nodes.append(start_host(tmp_path / f"node{i}", shared_cache=precompiled_cache,
+                                    upstream=upstream.bootstrap,
+                                    upstream_settings={"metadata_refresh": "1s"},
+                                    cluster_settings=CLUSTER))
+        yield Cluster(upstream, nodes)
+    finally:
+        for node in nodes:
+            node.stop()
+        upstream.stop()
+
+
+def groups_on_each(cluster, prefix, per_node):
+    """Group names chosen so each node coordinates `per_node` of them (names are cheap; the
+    shard split is the upstream's)."""
+    chosen = {id(n): [] for n in cluster.nodes}
+    i = 0
+    while any(len(v) < per_node for v in chosen.values()):
+        name = f"{prefix}-{i}"
+        i += 1
+        owner = cluster.owner(name, cluster.nodes)
+        if owner is not None and len(chosen[id(owner)]) < per_node:
+            chosen[id(owner)].append(name)
+    return [g for n in cluster.nodes for g in chosen[id(n)]]
+
+
+# What a member of a group whose coordinator was killed reports on its way to the next one
+# (librdkafka's connection refusals and session time-out, the coordinator moving).
+EXPECTED_ERRORS = ("_TRANSPORT", "Connection refused", "_ALL_BROKERS_DOWN", "NOT_COORDINATOR",
+                   "COORDINATOR_NOT_AVAILABLE", "_TIMED_OUT", "session timed out")
+
+
+def wait_reformed(node, group, members, topic):
+    """As `wait_for_assignment`, for members that lived through their coordinator's death:
+    the errors they report may only be the ones that death explains."""
+    def look():
+        try:
+            return check_group(node, group, members, "range", {topic: 4})
+        except AssertionError as moving:
+            # DescribeGroups answered NOT_COORDINATOR: the group moved. kafka-python's admin
+            # client keeps the coordinator it found (ClusterMetadata's group cache) and would
+            # ask the old one forever, so the next look uses a new client.
+            if node._kafka_python is not None:
+                node._kafka_python.close()
+                node._kafka_python = None
+            return False, str(moving)
+    wait_until(look, f"{group}: every client's assignment equal to range's", timeout_s=120)
+    union = sorted(tp for m in members for tp in m.current)
+    assert union == all_partitions({topic: 4}), union
+    for m in members:
+        unexpected = [e for e in m.errors() if not any(x in e for x in EXPECTED_ERRORS)]
+        assert not unexpected, f"{m.name}: {unexpected}"
+
+
+def overlaps(agents):
+    """(partition, agent, agent) for every moment two of `agents` held a partition at once,
+    from their own callbacks (confluent-kafka agents stamp both ends)."""
+    spans = {}
+    for agent in agents:
+        for tp, start, end in ownership(agent, None):
+            spans.setdefault(tp, []).append((start, end if end is not None else float("inf"),
+                                             agent.name))
+    found = []
+    for tp, held in spans.items():
+        held.sort()
+        for (s1, e1, a1), (s2, e2, a2) in zip(held, held[1:]):
+            if s2 < e1 and a1 != a2:
+                found.append((tp, a1, a2))
+    return found
+
+
+def test_three_nodes_split_the_groups_and_a_killed_nodes_groups_reform_on_the_others(cluster):
+    nodes = cluster.nodes
+    wait_until(lambda: cluster.split(nodes), "three nodes splitting the 50 shards",
+               timeout_s=90)
+    # One group per client, spread so that every node coordinates some; each group's two
+    # members bootstrap from two different nodes, not (only) from the owner.
+    names = groups_on_each(cluster, unique("cl"), per_node=2)[:len(CLIENTS)]
+    assert {id(cluster.owner(g, nodes)) for g in names} == {id(n) for n in nodes}
+    groups = []
+    started = []
+    try:
+        for i, (client, group) in enumerate(zip(CLIENTS, names)):
+            topic = f"{group}-t"
+            cluster.upstream.create_topics({topic: 4})
+            members = [spawn(client, f"{client}#{group}#{j}", nodes[(i + j) % 3].bootstrap,
+                             group, [topic], ["range"])
+                       for j in range(2)]
+            started += members
+            groups.append((group, topic, members))
+        for group, topic, members in groups:
+            wait_for_assignment(nodes[0], group, members, "range", {topic: 4}, timeout_s=90)
+
+        # A commit through the coordinator of the confluent group, to find upstream later.
+        group, topic, members = groups[0]
+        committer = members[0]
+        mine = [tp for tp in committer.current]
+        committed = committer.commit([[t, p, 7] for t, p in mine])
+        assert cluster.upstream.committed(group, [tuple(tp) for tp in mine]) == {
+            tuple(tp): 7 for tp in mine}, committed
+
+        # Kill the node coordinating the kafka-python group (kafka-python's Metadata trap:
+        # it must find the other nodes from the Metadata they answered).
+        victim = cluster.owner(groups[1][0], nodes)
+        survivors = [n for n in nodes if n is not victim]
+        victims_groups = [g for g, _, _ in groups if cluster.owner(g, nodes) is victim]
+        victim.proc.kill()
+        victim.proc.wait()
+        killed = time.monotonic()
+        wait_until(lambda: cluster.split(survivors), "the survivors holding every shard",
+                   timeout_s=90)
+        takeover = time.monotonic() - killed
+        for group, topic, members in groups:
+            wait_reformed(survivors[0], group, members, topic)
+        reformed = time.monotonic() - killed
+        print(f"\nshards taken over {takeover:.1f} s after the SIGKILL; the {len(victims_groups)}"
+              f" groups it coordinated ({victims_groups}) and the rest assigned again after "
+              f"{reformed:.1f} s")
+
+        confluent = [m for _, _, ms in groups for m in ms if m.client == "confluent-kafka"]
+        assert not overlaps(confluent), overlaps(confluent)
+        assert cluster.upstream.committed(group=groups[0][0],
+                                          partitions=[tuple(tp) for tp in mine]) == {
+            tuple(tp): 7 for tp in mine}, "an acknowledged commit was lost"
+
+        # The node comes back and takes shards again.
+        victim.start()
+        wait_until(lambda: cluster.split(nodes), "the restarted node taking shards again",
+                   timeout_s=90)
+        for group, topic, members in groups:
+            wait_reformed(nodes[0], group, members, topic)
+        assert not overlaps(confluent), overlaps(confluent)
+    except BaseException:
+        for agent in started:
+            print(agent.summary(events=10, stderr=20))
+        for group, _, _ in groups:
+            print(f"group {group}: shard {shard_of(group)}")
+        for i, node in enumerate(nodes):
+            try:
+                status = node.cluster()
+                print(f"--- node {i} /v1/cluster: serving {status['serving']} held "
+                      f"{status['held']} leased {status['leased']}")
+                for n in status["nodes"]:
+                    print(f"    knows {n['node_id']}:{n['port']} shards {n['shards']} "
+                          f"reachable {n['reachable']}")
+            except OSError as e:
+                print(f"--- node {i}: {e}")
+        for i, node in enumerate(nodes):
+            print(f"--- node {i} log (tail) ---\n" + node.log_tail(40))
+        raise
+    finally:
+        for agent in started:
+            agent.kill()
