@@ -4,7 +4,8 @@
 //! 2.12.1, `rd_kafka_cgrp_propagate_commit_result`); and a synchronous commit blocks the
 //! member's thread (its rebalance callbacks too) for as long as the coordinator does not
 //! answer. `rd_kafka_commit_queue` posts each result on a queue this module owns, which the
-//! member's loop polls without waiting.
+//! member's loop polls without waiting. The member id, which rdkafka does not expose either,
+//! is read here too.
 
 use std::ptr;
 
@@ -77,6 +78,23 @@ impl CommitQueue {
             RDKafkaRespErr::RD_KAFKA_RESP_ERR_NO_ERROR => Ok(()),
             err => Err(err.into()),
         })
+    }
+}
+
+/// The member id the upstream gave this consumer (empty before its first JoinGroup answer).
+/// rdkafka does not expose `rd_kafka_memberid`.
+pub(super) fn member_id<C: ConsumerContext>(consumer: &BaseConsumer<C>) -> String {
+    let rk = consumer.client().native_ptr();
+    // SAFETY: the instance is live; the returned copy is ours, freed below with the instance's
+    // allocator after it was read.
+    unsafe {
+        let id = rd::rd_kafka_memberid(rk);
+        if id.is_null() {
+            return String::new();
+        }
+        let text = std::ffi::CStr::from_ptr(id).to_string_lossy().into_owned();
+        rd::rd_kafka_mem_free(rk, id.cast());
+        text
     }
 }
 

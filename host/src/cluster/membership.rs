@@ -31,7 +31,7 @@ use rdkafka::types::RDKafkaErrorCode;
 use rdkafka::{ClientConfig, ClientContext, Offset, TopicPartitionList};
 use tokio::runtime::Handle;
 
-use super::commits::CommitQueue;
+use super::commits::{self, CommitQueue};
 use super::ownership::Ownership;
 use super::shards::shard_of;
 use crate::driver::{Driver, Releasing};
@@ -222,6 +222,10 @@ pub(super) fn spawn(
                 if now || last.elapsed() >= every {
                     last = Instant::now();
                     renew(&consumer, &commits);
+                    let member = consumer.context();
+                    member
+                        .ownership
+                        .set_member_id(commits::member_id(&consumer));
                 }
                 while let Some(result) = commits.poll() {
                     let member = consumer.context();

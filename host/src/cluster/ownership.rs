@@ -79,6 +79,8 @@ pub struct Ownership {
     servable_from: Vec<AtomicU64>,
     lease: Duration,
     me: Peer,
+    /// This node's member id in the node group now (librdkafka's), empty before it joined.
+    member_id: RwLock<String>,
     view: RwLock<View>,
 }
 
@@ -120,6 +122,7 @@ impl Ownership {
             servable_from: (0..count.max(1)).map(|_| AtomicU64::new(0)).collect(),
             lease,
             me,
+            member_id: RwLock::new(String::new()),
             view: RwLock::new(View::default()),
         }
     }
@@ -127,6 +130,18 @@ impl Ownership {
     /// This node.
     pub fn me(&self) -> &Peer {
         &self.me
+    }
+
+    /// This node's member id in the node group now.
+    pub fn member_id(&self) -> String {
+        self.member_id.read().clone()
+    }
+
+    /// The membership thread read its member id.
+    pub fn set_member_id(&self, id: String) {
+        if *self.member_id.read() != id {
+            *self.member_id.write() = id;
+        }
     }
 
     /// The number of shards.
@@ -362,7 +377,7 @@ mod tests {
 
     #[test]
     fn a_gained_shard_waits_one_lease_before_it_is_served() {
-        let ownership = Ownership::new(50, peer(1, 1), Duration::from_millis(200));
+        let ownership = Ownership::new(50, peer(1, 1), Duration::from_secs(1));
         ownership.gain(&[22]);
         ownership.renew(Instant::now());
         assert!(
@@ -370,7 +385,7 @@ mod tests {
             "just gained: the old holder may still serve"
         );
         assert_eq!(ownership.status().serving, Vec::<u32>::new());
-        std::thread::sleep(Duration::from_millis(250));
+        std::thread::sleep(Duration::from_millis(1100));
         ownership.renew(Instant::now());
         assert!(
             ownership.serves("hello"),

@@ -14,6 +14,11 @@
 //! On Kafka this only comes before the session timeout. Removing a node that is alive but
 //! unreachable from its peers is safe too: a gained shard is served only once the previous
 //! holder's lease must have run out (`ownership.rs`), and that node's next renewal is refused.
+//!
+//! **A node's own stale members.** A node whose membership was lost rejoins with a new member
+//! id; on noida-db its old member stays in the group, and every rebalance then waits for it
+//! (its rebalance timeout, longer than any lease). So a node removes every member that names it
+//! in its client id but is not its current member.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -84,6 +89,20 @@ pub(super) async fn run(watch: Watch, stop: CancellationToken) {
                 continue;
             };
             let shards = assigned_shards(&member.member_assignment, &watch.topic);
+            let member_id = member.member_id.as_str();
+            if peer.node_id == me {
+                let current = watch.ownership.member_id();
+                if !current.is_empty() && member_id != current {
+                    let removed = watch.client.remove_member(&watch.group, member_id).await;
+                    tracing::info!(
+                        member = member_id,
+                        current = %current,
+                        answer = ?removed,
+                        "removed a stale member of this node from the node group"
+                    );
+                    continue;
+                }
+            }
             if peer.node_id == me || probe(&peer, watch.probe_interval).await {
                 down_since.remove(&peer.node_id);
                 members.push((peer, shards));
@@ -92,7 +111,6 @@ pub(super) async fn run(watch: Watch, stop: CancellationToken) {
             unreachable.push(peer.node_id);
             let since = *down_since.entry(peer.node_id).or_insert_with(Instant::now);
             if since.elapsed() >= watch.dead_after {
-                let member_id = member.member_id.as_str();
                 let removed = watch.client.remove_member(&watch.group, member_id).await;
                 tracing::warn!(
                     node = peer.node_id,

@@ -74,7 +74,7 @@ async function main () {
   const strategies = args.strategy.length ? args.strategy : ['RoundRobinAssigner']
   const kafka = new Kafka({
     clientId: args.client_id || 'kafkajs',
-    brokers: [args.bootstrap],
+    brokers: args.bootstrap.split(','),
     logLevel: logLevel.ERROR,
     logCreator: () => ({ namespace, label, log }) => process.stderr.write(
       `[kafkajs ${label} ${namespace}] ${log.message} ${JSON.stringify(log)}\n`)
