@@ -9,7 +9,8 @@
 //!   `__assignor_host.<name>`, subscribed to that topic (`membership.rs`); the node assigned a
 //!   shard's partition coordinates the shard's groups, while its lease lasts
 //!   (`ownership.rs`, which also says how the lease fences a node cut off from the upstream).
-//!   The driver's gate refuses every other group with NOT_COORDINATOR.
+//!   The driver's gate answers every other group NOT_COORDINATOR, and a group of a shard
+//!   gained less than a lease ago (or held by nobody live) COORDINATOR_LOAD_IN_PROGRESS.
 //! - **The others.** Each node reads the node group (DescribeGroups) to learn who holds which
 //!   shard and where it listens (`peers.rs`): FindCoordinator names a group's owner, Metadata
 //!   lists every reachable node. A node whose endpoint stays dead is removed from the node
@@ -17,7 +18,9 @@
 //! - **Lease watchdog.** When the lease runs out (no renewal accepted in time), every group
 //!   this node still has is released: parked requests answered NOT_COORDINATOR, state dropped.
 //!
-//! Not yet here (issue 15, next steps): modules and group settings replicated through a
+//! Not yet here (issue 15, next steps): a group's membership moving with its shard (the new
+//! holder forms its groups anew from the members that join; Kafka's coordinator loads the old
+//! generation and waits for its members), modules and group settings replicated through a
 //! compacted topic (each node has its own registry), and `group describe` forwarded to the
 //! owner.
 

@@ -109,6 +109,11 @@ fn node_id(server: &Server) -> i32 {
     server.cluster().unwrap().me().node_id
 }
 
+// Not in `cargo test`: in about half the runs of the last stop, noida-db's node group
+// cycled through 8 s cooperative rebalances (its rebalance timeout), each ending with the
+// first node dropped, and the shards were not split within 30 s; not diagnosed yet (issue
+// 15). Run it with `cargo test -p assignor-host --lib cluster::tests -- --ignored`.
+#[ignore = "noida-db's node group sometimes cycles through rebalances; see the comment"]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_nodes_split_the_groups_and_one_takes_them_all_when_the_other_leaves() {
     let _instances = support::instances().await;
