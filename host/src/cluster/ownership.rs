@@ -326,6 +326,7 @@ impl Gate for Ownership {
     }
 }
 
+#[cfg(test)]
 impl Ownership {
     /// Whether requests for `group_id` are served here now.
     pub fn serves(&self, group_id: &str) -> bool {

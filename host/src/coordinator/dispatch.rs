@@ -137,19 +137,7 @@ impl Coordinator {
     pub fn shutdown(&mut self) -> Vec<Effect> {
         let mut ctx = Ctx::new(0, &mut self.env);
         for group in self.groups.values_mut() {
-            let ids: Vec<Arc<str>> = group.members.keys().cloned().collect();
-            for id in ids {
-                if let Some(parked) = group.take_join(&id) {
-                    ctx.join_error(parked, &id, ResponseError::CoordinatorNotAvailable);
-                }
-                if let Some(parked) = group
-                    .members
-                    .get_mut(&id)
-                    .and_then(|m| m.awaiting_sync.take())
-                {
-                    ctx.sync_error(parked, ResponseError::CoordinatorNotAvailable);
-                }
-            }
+            fail_parked(&mut ctx, group, ResponseError::CoordinatorNotAvailable);
         }
         for group in self.consumers.values_mut() {
             membership::shutdown(&mut ctx, group);
@@ -170,19 +158,7 @@ impl Coordinator {
         let mut ctx = Ctx::new(0, &mut self.env);
         for id in ids {
             if let Some(mut group) = self.groups.remove(id.as_str()) {
-                let members: Vec<Arc<str>> = group.members.keys().cloned().collect();
-                for member in members {
-                    if let Some(parked) = group.take_join(&member) {
-                        ctx.join_error(parked, &member, ResponseError::NotCoordinator);
-                    }
-                    if let Some(parked) = group
-                        .members
-                        .get_mut(&member)
-                        .and_then(|m| m.awaiting_sync.take())
-                    {
-                        ctx.sync_error(parked, ResponseError::NotCoordinator);
-                    }
-                }
+                fail_parked(&mut ctx, &mut group, ResponseError::NotCoordinator);
             }
             if let Some(mut group) = self.consumers.remove(id.as_str()) {
                 membership::fail_waiting_all(&mut ctx, &mut group, ResponseError::NotCoordinator);
@@ -510,4 +486,21 @@ fn restore(
     }
     rebalance::check_topics(ctx, &mut group);
     groups.insert(id, group);
+}
+
+/// Answers every parked JoinGroup and SyncGroup of a classic group with `error`.
+fn fail_parked(ctx: &mut Ctx<'_>, group: &mut Group, error: ResponseError) {
+    let ids: Vec<Arc<str>> = group.members.keys().cloned().collect();
+    for id in ids {
+        if let Some(parked) = group.take_join(&id) {
+            ctx.join_error(parked, &id, error);
+        }
+        if let Some(parked) = group
+            .members
+            .get_mut(&id)
+            .and_then(|m| m.awaiting_sync.take())
+        {
+            ctx.sync_error(parked, error);
+        }
+    }
 }
