@@ -21,6 +21,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
 use crate::catalog::CatalogError;
+use crate::cluster::modules::ModuleLogError;
 use crate::coordinator::AdminError;
 use crate::registry::{RegistryError, UploadError};
 use crate::sandbox::LoadError;
@@ -158,6 +159,20 @@ pub fn load_check(e: &LoadError) -> &'static str {
         LoadError::AbiVersion { .. } => "abi_version",
         LoadError::Call { step, .. } if *step == assignor_sdk::EXPORT_DESCRIBE => "describe",
         LoadError::Call { .. } => "abi_version",
+    }
+}
+
+impl From<ModuleLogError> for ApiError {
+    fn from(e: ModuleLogError) -> ApiError {
+        match e {
+            ModuleLogError::Registry(e) => e.into(),
+            ModuleLogError::Upload(e) => e.into(),
+            ModuleLogError::Log(message) => ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "module_log_unavailable",
+                message,
+            ),
+        }
     }
 }
 

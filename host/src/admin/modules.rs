@@ -91,8 +91,13 @@ async fn upload(
         expected_sha256: query.sha256,
         activate: query.activate.unwrap_or(true),
     };
-    let registry = state.registry.clone();
-    let outcome = blocking(move || Ok(registry.upload(&name, &wasm, options)?)).await?;
+    let outcome = match &state.module_log {
+        Some(log) => log.upload(name, wasm.to_vec(), options).await?,
+        None => {
+            let registry = state.registry.clone();
+            blocking(move || Ok(registry.upload(&name, &wasm, options)?)).await?
+        }
+    };
     let status = if outcome.created {
         StatusCode::CREATED
     } else {
@@ -196,12 +201,17 @@ async fn activate(
     let span = tracing::Span::current();
     span.record("module", name.as_str());
     span.record("version", body.version);
-    let registry = state.registry.clone();
-    let canonical = blocking(move || {
-        registry.activate(&name, body.version)?;
-        Ok(registry.versions(&name)?[0].name.clone())
-    })
-    .await?;
+    let canonical = match &state.module_log {
+        Some(log) => log.activate(&name, body.version).await?,
+        None => {
+            let registry = state.registry.clone();
+            blocking(move || {
+                registry.activate(&name, body.version)?;
+                Ok(registry.versions(&name)?[0].name.clone())
+            })
+            .await?
+        }
+    };
     Ok(Json(
         json!({ "name": canonical, "active_version": body.version }),
     ))
@@ -211,12 +221,17 @@ async fn activate(
 async fn rollback(State(state): State<AdminState>, name: Name) -> Result<Json<Value>, ApiError> {
     let Path(name) = name?;
     tracing::Span::current().record("module", name.as_str());
-    let registry = state.registry.clone();
-    let (canonical, version) = blocking(move || {
-        let version = registry.rollback(&name)?;
-        Ok((registry.versions(&name)?[0].name.clone(), version))
-    })
-    .await?;
+    let (canonical, version) = match &state.module_log {
+        Some(log) => log.rollback(&name).await?,
+        None => {
+            let registry = state.registry.clone();
+            blocking(move || {
+                let version = registry.rollback(&name)?;
+                Ok((registry.versions(&name)?[0].name.clone(), version))
+            })
+            .await?
+        }
+    };
     Ok(Json(
         json!({ "name": canonical, "active_version": version }),
     ))
@@ -229,8 +244,13 @@ async fn delete_module(
 ) -> Result<Json<Value>, ApiError> {
     let Path(name) = name?;
     tracing::Span::current().record("module", name.as_str());
-    let registry = state.registry.clone();
-    let outcome = blocking(move || Ok(registry.delete(&name)?)).await?;
+    let outcome = match &state.module_log {
+        Some(log) => log.delete(&name).await?,
+        None => {
+            let registry = state.registry.clone();
+            blocking(move || Ok(registry.delete(&name)?)).await?
+        }
+    };
     Ok(Json(json!(outcome)))
 }
 
@@ -244,13 +264,18 @@ async fn delete_version(
     let span = tracing::Span::current();
     span.record("module", name.as_str());
     span.record("version", number);
-    let registry = state.registry.clone();
-    let canonical = blocking(move || {
-        let canonical = registry.versions(&name)?[0].name.clone();
-        registry.delete_version(&name, number)?;
-        Ok(canonical)
-    })
-    .await?;
+    let canonical = match &state.module_log {
+        Some(log) => log.delete_version(&name, number).await?,
+        None => {
+            let registry = state.registry.clone();
+            blocking(move || {
+                let canonical = registry.versions(&name)?[0].name.clone();
+                registry.delete_version(&name, number)?;
+                Ok(canonical)
+            })
+            .await?
+        }
+    };
     Ok(Json(
         json!({ "name": canonical, "deleted_version": number }),
     ))

@@ -75,6 +75,9 @@ pub struct AdminState {
     pub upstream: Option<AdminUpstream>,
     /// In a cluster of host nodes: this node's shards and view of the others.
     pub cluster: Option<Arc<crate::cluster::Ownership>>,
+    /// In a cluster of host nodes: module changes go through the cluster's module log, so
+    /// every node applies them (`cluster::modules`); `None`: straight to the registry.
+    pub module_log: Option<Arc<crate::cluster::modules::ModuleLog>>,
 }
 
 /// Proxy mode as the admin API sees it: the host's client of the cluster (topics, end

@@ -18,14 +18,17 @@
 //! - **Lease watchdog.** When the lease runs out (no renewal accepted in time), every group
 //!   this node still has is released: parked requests answered NOT_COORDINATOR, state dropped.
 //!
+//! - **Modules** are replicated through the compacted topic `__assignor_host.<name>.modules`
+//!   (`modules/`): an upload, activation, rollback or deletion on any node is applied by all.
+//!
 //! Not yet here (issue 15, next steps): a group's membership moving with its shard (the new
 //! holder forms its groups anew from the members that join; Kafka's coordinator loads the old
-//! generation and waits for its members), modules and group settings replicated through a
-//! compacted topic (each node has its own registry), and `group describe` forwarded to the
-//! owner.
+//! generation and waits for its members), group settings replicated like modules (each node
+//! keeps its own), and `group describe` forwarded to the owner.
 
 mod commits;
 mod membership;
+pub mod modules;
 mod ownership;
 mod peers;
 pub mod shards;
@@ -41,6 +44,9 @@ use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 pub use ownership::{NodeStatus, Ownership, OwnershipStatus, Peer};
+
+use self::modules::ModuleLog;
+use crate::registry::Registry;
 
 use crate::driver::Driver;
 use crate::upstream::UpstreamConfig;
@@ -129,6 +135,11 @@ impl ClusterSettings {
         format!("__assignor_host.{}.shards", self.name())
     }
 
+    /// The module log (`modules`): every node's modules, compacted.
+    pub fn modules_topic(&self) -> String {
+        format!("__assignor_host.{}.modules", self.name())
+    }
+
     /// How long an accepted renewal lets the node serve, from its sending.
     pub fn lease(&self) -> Duration {
         self.session_timeout
@@ -200,6 +211,7 @@ impl ClusterSettings {
 /// A running member of a cluster of host nodes.
 pub struct Cluster {
     ownership: Arc<Ownership>,
+    modules: Arc<ModuleLog>,
     stop_member: Arc<AtomicBool>,
     member: Option<std::thread::JoinHandle<()>>,
     stop: CancellationToken,
@@ -207,16 +219,28 @@ pub struct Cluster {
 }
 
 impl Cluster {
-    /// Creates the shard topic if missing (and checks its partition count), joins the node
-    /// group, and starts the peer watch and the lease watchdog. Groups are served once the
-    /// upstream group has assigned shards here and a renewal was accepted.
+    /// Applies the module log to `registry` (creating it if missing), creates the shard topic
+    /// if missing (and checks its partition count), joins the node group, and starts the peer
+    /// watch and the lease watchdog. Groups are served once the upstream group has assigned
+    /// shards here and a renewal was accepted.
     pub async fn start(
         settings: &ClusterSettings,
         upstream: &UpstreamConfig,
         client: UpstreamClient,
         ownership: Arc<Ownership>,
         driver: Driver,
+        registry: Arc<Registry>,
     ) -> Result<Cluster, String> {
+        let modules = Arc::new(
+            ModuleLog::start(
+                settings.modules_topic(),
+                settings.replication_factor,
+                upstream,
+                &client,
+                registry,
+            )
+            .await?,
+        );
         let topic = settings.topic();
         let shards = i32::try_from(settings.shards).unwrap_or(i32::MAX);
         match client
@@ -292,6 +316,7 @@ impl Cluster {
         );
         Ok(Cluster {
             ownership,
+            modules,
             stop_member,
             member: Some(thread),
             stop,
@@ -302,6 +327,11 @@ impl Cluster {
     /// What this node holds and knows.
     pub fn ownership(&self) -> &Arc<Ownership> {
         &self.ownership
+    }
+
+    /// The module log every admin change of modules goes through.
+    pub fn modules(&self) -> &Arc<ModuleLog> {
+        &self.modules
     }
 
     /// Leaves the node group (releasing every group first, so the others take the shards at
@@ -315,6 +345,8 @@ impl Cluster {
         for task in self.tasks.drain(..) {
             let _ = task.await;
         }
+        let modules = self.modules.clone();
+        let _ = tokio::task::spawn_blocking(move || modules.stop()).await;
     }
 }
 

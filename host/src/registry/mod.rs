@@ -17,7 +17,8 @@
 //!   recompiling. Without one (tests) everything lives in memory.
 //!
 //! Layout: `catalog` (the data), `restore` (start), `upload` (checks), `manage` (activate,
-//! roll back, delete), `run` (calls and quarantine), [`health`], [`aliases`], `cache`.
+//! roll back, delete), `replica` (versions numbered by a cluster's module log), `run` (calls
+//! and quarantine), [`health`], [`aliases`], `cache`.
 
 pub mod aliases;
 pub mod health;
@@ -26,6 +27,7 @@ mod cache;
 mod catalog;
 mod manage;
 mod params;
+mod replica;
 mod restore;
 mod run;
 mod upload;
@@ -46,8 +48,9 @@ pub use health::{
     Clock, FailureRecord, HealthSnapshot, ManualClock, QuarantinePolicy, SystemClock,
 };
 pub use manage::DeleteOutcome;
+pub use replica::Inserted;
 pub use run::{RunError, RunErrorKind, RunReport};
-pub use upload::{UploadError, UploadOptions, UploadOutcome, smoke_request};
+pub use upload::{Checked, Prepared, UploadError, UploadOptions, UploadOutcome, smoke_request};
 
 use crate::coordinator::view::StrategiesView;
 use crate::sandbox::{CompiledModule, LoadError, Sandbox};

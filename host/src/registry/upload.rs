@@ -62,6 +62,24 @@ pub struct UploadOutcome {
     pub duration: Duration,
 }
 
+/// What [`Registry::prepare`] found.
+pub enum Checked {
+    /// The bytes already are this uploaded version of the name.
+    Existing(Arc<ModuleVersion>),
+    /// New bytes that passed every check.
+    New(Box<Prepared>),
+}
+
+/// A module that passed an upload's checks, compiled, not yet a version of anything.
+pub struct Prepared {
+    pub sha256: String,
+    pub(super) compiled: crate::sandbox::CompiledModule,
+    pub(super) precompiled: bool,
+    pub info: AssignorInfo,
+    /// The smoke call's statistics.
+    pub smoke: CallStats,
+}
+
 /// Why an upload was refused. The registry is unchanged.
 #[derive(Debug, thiserror::Error)]
 pub enum UploadError {
@@ -96,6 +114,53 @@ impl Registry {
         options: UploadOptions,
     ) -> Result<UploadOutcome, UploadError> {
         let started = Instant::now();
+        let prepared = match self.prepare(name, wasm, options.expected_sha256.as_deref())? {
+            Checked::Existing(existing) => {
+                return self.reuse(existing, options.activate, started);
+            }
+            Checked::New(prepared) => prepared,
+        };
+        let writer = self.writer.lock();
+        if let Some(existing) = self.same_bytes(name, &prepared.sha256) {
+            // The same bytes were committed by a concurrent upload while this one compiled.
+            drop(writer);
+            return self.reuse(existing, options.activate, started);
+        }
+        let version = self.catalog.load().next_version(name);
+        let smoke = prepared.smoke;
+        let sha256 = prepared.sha256.clone();
+        let info = prepared.info.clone();
+        let uploaded_ms = self.config.clock.now_ms();
+        let active = self.commit(
+            name,
+            version,
+            *prepared,
+            wasm,
+            uploaded_ms,
+            options.activate,
+        )?;
+        Ok(UploadOutcome {
+            name: name.to_owned(),
+            version,
+            sha256,
+            created: true,
+            active,
+            info,
+            smoke: Some(smoke),
+            duration: started.elapsed(),
+        })
+    }
+
+    /// Every check of an upload but the commit: name, size, sha256, compile (or the precompiled
+    /// cache), smoke call. `Existing` when the bytes already are an uploaded version of `name`.
+    /// A compiled module is put in the precompiled cache, so whoever commits it (this node, or
+    /// in a cluster every node applying the module log) finds it there.
+    pub fn prepare(
+        &self,
+        name: &str,
+        wasm: &[u8],
+        expected_sha256: Option<&str>,
+    ) -> Result<Checked, UploadError> {
         check_name(name)?;
         let cap = self.config.settings.max_module_bytes;
         if wasm.len() as u64 > cap {
@@ -105,18 +170,17 @@ impl Registry {
             });
         }
         let sha256 = sha256_hex(wasm);
-        if let Some(expected) = &options.expected_sha256
+        if let Some(expected) = expected_sha256
             && !expected.eq_ignore_ascii_case(&sha256)
         {
             return Err(UploadError::Sha256Mismatch {
-                expected: expected.clone(),
+                expected: expected.to_owned(),
                 actual: sha256,
             });
         }
         if let Some(existing) = self.same_bytes(name, &sha256) {
-            return self.reuse(existing, options.activate, started);
+            return Ok(Checked::Existing(existing));
         }
-
         let (compiled, precompiled) = self.compile(wasm, &sha256)?;
         let info = info_or_default(&compiled, name);
         let cooperative = info.rebalance_protocol == RebalanceProtocol::Cooperative;
@@ -128,26 +192,44 @@ impl Registry {
             .sandbox
             .assign(&compiled, tag, &smoke_request(name), cooperative)
             .map_err(|failure| UploadError::Smoke(failure.error))?;
-
-        let writer = self.writer.lock();
-        if let Some(existing) = self.same_bytes(name, &sha256) {
-            // The same bytes were committed by a concurrent upload while this one compiled.
-            drop(writer);
-            return self.reuse(existing, options.activate, started);
+        if !precompiled && let Some(cache) = &self.cache {
+            cache.put(compiled.module(), &sha256);
         }
+        Ok(Checked::New(Box::new(Prepared {
+            sha256,
+            compiled,
+            precompiled,
+            info,
+            smoke: smoke.stats,
+        })))
+    }
+
+    /// Persists (with a store) and publishes `prepared` as `version` of `name`. Callers hold
+    /// the writer lock. Returns whether the version is active.
+    pub(super) fn commit(
+        &self,
+        name: &str,
+        version: u32,
+        prepared: Prepared,
+        wasm: &[u8],
+        uploaded_ms: u64,
+        activate: bool,
+    ) -> Result<bool, UploadError> {
+        let Prepared {
+            sha256,
+            compiled,
+            precompiled,
+            info,
+            ..
+        } = prepared;
         let mut catalog = (**self.catalog.load()).clone();
-        let version = catalog.next_version(name);
-        let uploaded_ms = self.config.clock.now_ms();
         if let Some(store) = &self.store {
             let stored = StoredVersion {
                 sha256: sha256.clone(),
                 size: wasm.len() as u64,
                 uploaded_ms,
             };
-            store.put_module_version(name, version, &stored, wasm, options.activate)?;
-        }
-        if !precompiled && let Some(cache) = &self.cache {
-            cache.put(compiled.module(), &sha256);
+            store.put_module_version(name, version, &stored, wasm, activate)?;
         }
         let module = Arc::new(ModuleVersion {
             name: name.to_owned(),
@@ -156,7 +238,7 @@ impl Registry {
                 sha256: sha256.clone(),
                 size: wasm.len() as u64,
                 uploaded_ms,
-                info: info.clone(),
+                info,
                 builtin: false,
                 precompiled,
                 abi_version: compiled.abi_version(),
@@ -164,7 +246,8 @@ impl Registry {
             compiled,
             health: Default::default(),
         });
-        catalog.next.insert(name.to_owned(), version + 1);
+        let next = catalog.next_version(name).max(version + 1);
+        catalog.next.insert(name.to_owned(), next);
         let entry = catalog
             .names
             .entry(name.to_owned())
@@ -173,22 +256,13 @@ impl Registry {
                 active: version,
             });
         entry.versions.insert(version, module);
-        if options.activate {
+        if activate {
             entry.active = version;
         }
         let active = entry.active == version;
         self.publish(catalog);
         tracing::info!(module = name, version, sha256 = %sha256, active, "module uploaded");
-        Ok(UploadOutcome {
-            name: name.to_owned(),
-            version,
-            sha256,
-            created: true,
-            active,
-            info,
-            smoke: Some(smoke.stats),
-            duration: started.elapsed(),
-        })
+        Ok(active)
     }
 
     /// An uploaded version of `name` built from the same bytes.

@@ -118,9 +118,10 @@ impl Server {
             cache_dir: Some(config.data_dir.join("cache")),
             ..RegistryConfig::default()
         };
-        let registry_store = store.clone();
+        // In a cluster the modules are the module log's (`cluster::modules`), applied at start.
+        let registry_store = (!clustered).then(|| store.clone());
         let registry = tokio::task::spawn_blocking(move || {
-            Registry::open(sandbox, Some(registry_store), registry_config)
+            Registry::open(sandbox, registry_store, registry_config)
         })
         .await
         .map_err(|e| ServerError::Task(e.to_string()))??;
@@ -282,6 +283,7 @@ impl Server {
                     client.clone(),
                     ownership.clone(),
                     driver.clone(),
+                    registry.clone(),
                 )
                 .await
                 .map_err(ServerError::Upstream)?,
@@ -314,6 +316,7 @@ impl Server {
                 _ => None,
             },
             cluster: ownership.clone(),
+            module_log: cluster.as_ref().map(|c| c.modules().clone()),
         };
         let (admin_stop, admin_stopped) = oneshot::channel::<()>();
         let admin_task = tokio::spawn(admin::serve(admin_socket, admin_state, async {

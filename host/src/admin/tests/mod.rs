@@ -98,6 +98,7 @@ fn state_of(edit: impl FnOnce(&mut AdminConfig, &mut usize), builtins: &[&str]) 
         config: Arc::new(config),
         upstream: None,
         cluster: None,
+        module_log: None,
     }
 }
 

@@ -424,10 +424,23 @@ impl UpstreamClient {
         partitions: i32,
         replication_factor: i16,
     ) -> Result<i16, ClientError> {
+        self.create_topic_with(name, partitions, replication_factor, &[])
+            .await
+    }
+
+    /// [`UpstreamClient::create_topic`] with topic configs (`cleanup.policy`, ...).
+    pub async fn create_topic_with(
+        &self,
+        name: &str,
+        partitions: i32,
+        replication_factor: i16,
+        configs: &[(&str, String)],
+    ) -> Result<i16, ClientError> {
         let request = Request::CreateTopic {
             name,
             partitions,
             replication_factor,
+            configs,
         };
         self.code("create_topic", request).await
     }

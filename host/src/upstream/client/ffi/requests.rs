@@ -20,6 +20,7 @@ pub enum Request<'a> {
         name: &'a str,
         partitions: i32,
         replication_factor: i16,
+        configs: &'a [(&'a str, String)],
     },
     CreatePartitions {
         name: &'a str,
@@ -64,6 +65,7 @@ impl Native {
                 name,
                 partitions,
                 replication_factor,
+                configs,
             } => {
                 let name = cstring(name)?;
                 let mut err = ErrBuf::new();
@@ -81,6 +83,15 @@ impl Native {
                         return Err(err.text());
                     }
                     let t = Owned(t, rd::rd_kafka_NewTopic_destroy);
+                    for (key, value) in configs {
+                        let (key, value) = (cstring(key)?, cstring(value)?);
+                        // Copies both strings; fails only for null arguments.
+                        let code =
+                            rd::rd_kafka_NewTopic_set_config(t.0, key.as_ptr(), value.as_ptr());
+                        if code != rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR {
+                            return Err(format!("topic config {key:?}: {code:?}"));
+                        }
+                    }
                     rd::rd_kafka_CreateTopics(rk, [t.0].as_mut_ptr(), 1, o, q);
                 }
             }

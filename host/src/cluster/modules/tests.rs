@@ -1,0 +1,307 @@
+//! The module log against a real noida-db, with one registry per "node" (no Kafka listener: the
+//! log is all they share): a change on either node is applied on both with the same numbers,
+//! a node started later has every version when its start returns, the first record of a
+//! number wins everywhere, a refused upload writes nothing, and a log that cannot be written
+//! is a clear error.
+
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use rdkafka::ClientConfig;
+use rdkafka::producer::{FutureProducer, FutureRecord};
+
+use super::record::Record;
+use super::{ModuleLog, ModuleLogError};
+use crate::registry::{
+    BuiltinSource, Registry, RegistryConfig, RegistryError, UploadError, UploadOptions, sha256_hex,
+};
+use crate::sandbox::{PoolConfig, Sandbox, SandboxLimits};
+use crate::upstream::UpstreamConfig;
+use crate::upstream::client::tests::support::{self, Noida};
+
+const TOPIC: &str = "__assignor_host.test.modules";
+
+fn sandbox() -> Sandbox {
+    static SANDBOX: OnceLock<Sandbox> = OnceLock::new();
+    SANDBOX
+        .get_or_init(|| {
+            let pool = PoolConfig {
+                max_instances: 8,
+                ..PoolConfig::default()
+            };
+            Sandbox::new(pool, SandboxLimits::default()).expect("sandbox")
+        })
+        .clone()
+}
+
+/// The wasm of a built-in, to upload under other names.
+fn wasm(builtin: &str) -> Vec<u8> {
+    BuiltinSource::embedded()
+        .into_iter()
+        .find(|b| b.name == builtin)
+        .expect("a built-in")
+        .wasm
+        .into_owned()
+}
+
+/// A registry with only the `range` built-in, and its log.
+async fn node(noida: &Noida) -> (Arc<Registry>, ModuleLog) {
+    let config = RegistryConfig {
+        builtins: BuiltinSource::embedded()
+            .into_iter()
+            .filter(|b| b.name == "range")
+            .collect(),
+        ..RegistryConfig::default()
+    };
+    let registry = Arc::new(Registry::open(sandbox(), None, config).expect("registry"));
+    let upstream = UpstreamConfig {
+        bootstrap: vec![noida.bootstrap()],
+        request_timeout: Duration::from_secs(3),
+        ..UpstreamConfig::default()
+    };
+    let log = ModuleLog::start(
+        TOPIC.into(),
+        -1,
+        &upstream,
+        &noida.client(),
+        registry.clone(),
+    )
+    .await
+    .expect("the module log starts");
+    (registry, log)
+}
+
+/// Every name with its active version and each version's number and sha256.
+type Seen = Vec<(String, u32, Vec<(u32, String)>)>;
+
+fn seen(registry: &Registry) -> Seen {
+    registry
+        .list()
+        .into_iter()
+        .map(|m| {
+            let versions = registry.versions(&m.name).unwrap();
+            let versions = versions
+                .into_iter()
+                .map(|v| (v.version, v.meta.sha256))
+                .collect();
+            (m.name, m.active_version, versions)
+        })
+        .collect()
+}
+
+/// Waits until `other` shows what `first` shows (the other node applies within a poll).
+async fn converged(first: &Registry, other: &Registry) -> Seen {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let (a, b) = (seen(first), seen(other));
+        if a == b {
+            return a;
+        }
+        assert!(Instant::now() < deadline, "never converged:\n{a:?}\n{b:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn inactive() -> UploadOptions {
+    UploadOptions {
+        activate: false,
+        ..UploadOptions::default()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_change_on_either_node_is_applied_on_both_with_the_same_numbers() {
+    let _instances = support::instances().await;
+    let noida = Noida::start();
+    let (a, log_a) = node(&noida).await;
+    let (b, log_b) = node(&noida).await;
+    let (range, roundrobin) = (wasm("range"), wasm("roundrobin"));
+
+    let first = log_a
+        .upload("spread".into(), range.clone(), UploadOptions::default())
+        .await
+        .expect("an upload on a");
+    assert_eq!(
+        (first.version, first.created, first.active),
+        (1, true, true)
+    );
+    let state = converged(&a, &b).await;
+    assert!(state.contains(&("spread".into(), 1, vec![(1, sha256_hex(&range))])));
+
+    let second = log_b
+        .upload("spread".into(), roundrobin.clone(), inactive())
+        .await
+        .expect("an upload on b");
+    assert_eq!((second.version, second.active), (2, false));
+    let state = converged(&a, &b).await;
+    let spread = state.iter().find(|m| m.0 == "spread").unwrap();
+    assert_eq!(
+        spread.1, 1,
+        "an inactive upload changes no node's active version"
+    );
+    assert_eq!(spread.2.len(), 2);
+
+    // The same bytes again: no new version, they become active everywhere.
+    let again = log_a
+        .upload(
+            "spread".into(),
+            roundrobin.clone(),
+            UploadOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        (again.version, again.created, again.active),
+        (2, false, true)
+    );
+    assert_eq!(converged(&a, &b).await, seen(&a));
+    assert!(b.versions("spread").unwrap()[1].active);
+
+    assert_eq!(
+        log_b.rollback("spread").await.unwrap(),
+        ("spread".into(), 1)
+    );
+    converged(&a, &b).await;
+    assert_eq!(log_a.activate("spread", 2).await.unwrap(), "spread");
+    converged(&a, &b).await;
+    assert!(matches!(
+        log_a.delete_version("spread", 2).await,
+        Err(ModuleLogError::Registry(
+            RegistryError::ActiveVersion { .. }
+        ))
+    ));
+    log_b.activate("spread", 1).await.unwrap();
+    log_b.delete_version("spread", 2).await.unwrap();
+    let state = converged(&a, &b).await;
+    let spread = state.iter().find(|m| m.0 == "spread").unwrap();
+    assert_eq!(spread.2, vec![(1, sha256_hex(&range))]);
+
+    // A deleted version's number is never given again, on either node.
+    let third = log_b
+        .upload("spread".into(), roundrobin.clone(), inactive())
+        .await
+        .unwrap();
+    assert_eq!(third.version, 3);
+    converged(&a, &b).await;
+
+    // An upload over a built-in, then deleting it, returns both nodes to the built-in.
+    let over = log_a
+        .upload("range".into(), roundrobin.clone(), UploadOptions::default())
+        .await
+        .unwrap();
+    assert_eq!((over.version, over.active), (1, true));
+    assert_eq!(converged(&a, &b).await, seen(&b));
+    let deleted = log_b.delete("range").await.unwrap();
+    assert_eq!(
+        (deleted.removed_versions, deleted.active),
+        (vec![1], Some(0))
+    );
+    log_a.delete("spread").await.unwrap();
+    let state = converged(&a, &b).await;
+    assert_eq!(state.len(), 1, "only the built-in is left: {state:?}");
+    assert_eq!(state[0].0, "range");
+    assert_eq!(state[0].1, 0);
+
+    // A node started later has it all when its start returns, and numbers on from there.
+    log_a
+        .upload("late".into(), range.clone(), UploadOptions::default())
+        .await
+        .unwrap();
+    let (c, log_c) = node(&noida).await;
+    assert_eq!(
+        seen(&c),
+        seen(&a),
+        "a late node replays the log before it serves"
+    );
+    let next = log_c
+        .upload("spread".into(), range.clone(), UploadOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        next.version, 4,
+        "numbers go on after every version the log has seen"
+    );
+    converged(&a, &c).await;
+    converged(&b, &c).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_record_of_a_version_number_wins_on_every_node() {
+    let _instances = support::instances().await;
+    let noida = Noida::start();
+    let (a, log_a) = node(&noida).await;
+    let (range, roundrobin) = (wasm("range"), wasm("roundrobin"));
+    // Two nodes' records of version 1 with different bytes, as a race would leave them.
+    let producer: FutureProducer = ClientConfig::new()
+        .set("bootstrap.servers", noida.bootstrap())
+        .set("message.max.bytes", (8 << 20).to_string())
+        .create()
+        .unwrap();
+    for bytes in [&range, &roundrobin] {
+        let (key, value) = Record::Version {
+            name: "raced".into(),
+            version: 1,
+            sha256: sha256_hex(bytes),
+            wasm: bytes.to_vec(),
+            uploaded_ms: 0,
+        }
+        .encode();
+        let record = FutureRecord::to(TOPIC)
+            .key(&key)
+            .payload(value.as_deref().unwrap())
+            .partition(0);
+        producer.send(record, Duration::from_secs(5)).await.unwrap();
+    }
+    let (b, _log_b) = node(&noida).await;
+    let state = converged(&a, &b).await;
+    let raced = state.iter().find(|m| m.0 == "raced").unwrap();
+    assert_eq!(
+        raced.2,
+        vec![(1, sha256_hex(&range))],
+        "the first record is kept"
+    );
+    // The loser's upload, retried, gets the next number.
+    let retried = log_a
+        .upload("raced".into(), roundrobin.clone(), inactive())
+        .await
+        .unwrap();
+    assert_eq!((retried.version, retried.created), (2, true));
+    converged(&a, &b).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_upload_writes_nothing_and_a_dead_log_is_a_clear_error() {
+    let _instances = support::instances().await;
+    let noida = Noida::start();
+    let (a, log_a) = node(&noida).await;
+    let refused = log_a
+        .upload(
+            "broken".into(),
+            b"\0asm\x01\0\0\0garbage".to_vec(),
+            UploadOptions::default(),
+        )
+        .await;
+    assert!(
+        matches!(refused, Err(ModuleLogError::Upload(UploadError::Load(_)))),
+        "{refused:?}"
+    );
+    assert_eq!(
+        log_a.end_offset().await.unwrap(),
+        0,
+        "nothing reached the log"
+    );
+    assert!(a.versions("broken").is_err());
+
+    drop(noida);
+    let error = log_a
+        .upload("spread".into(), wasm("range"), UploadOptions::default())
+        .await
+        .unwrap_err();
+    let message = error.to_string();
+    assert!(matches!(error, ModuleLogError::Log(_)), "{error:?}");
+    assert!(
+        message.contains("refused a record") && message.contains("nothing was changed"),
+        "{message}"
+    );
+    assert!(a.versions("spread").is_err(), "not applied here either");
+}
