@@ -13,13 +13,17 @@ so the takeover is about: the survivors' probe finds the endpoint dead for a ses
 rebalances at once, and a gained shard waits one lease (4.5 s) before it is served.
 """
 
+import json
 import time
+import urllib.error
+import urllib.request
 
 import pytest
 
 from conftest import unique
 from harness.agents import spawn
-from harness.expect import all_partitions, check_group, wait_for_assignment
+from harness.expect import (all_partitions, check_group, range_assign, roundrobin_assign,
+                            wait_for_assignment)
 from harness.host import start_host
 from harness.ownership import ownership
 from harness.upstream import start_upstream
@@ -258,6 +262,91 @@ def test_three_nodes_split_the_groups_and_a_killed_nodes_groups_reform_on_the_ot
                           f"reachable {n['reachable']}")
             except OSError as e:
                 print(f"--- node {i}: {e}")
+        for i, node in enumerate(nodes):
+            print(f"--- node {i} log (tail) ---\n" + node.log_tail(40))
+        raise
+    finally:
+        for agent in started:
+            agent.kill()
+
+
+def listed(node, name):
+    """`module ls` of `node` for `name`: (active version, [(version, sha256)]), or None."""
+    try:
+        with urllib.request.urlopen(f"{node.admin_url}/v1/modules/{name}/versions",
+                                    timeout=10) as r:
+            versions = json.loads(r.read())["versions"]
+    except urllib.error.HTTPError as e:
+        if e.code == 404:
+            return None
+        raise
+    active = next(v["version"] for v in versions if v["active"])
+    return active, sorted((v["version"], v["sha256"]) for v in versions)
+
+
+def test_a_module_and_group_settings_set_on_one_node_apply_on_the_others(cluster):
+    """The custom strategy (`pinned-first`, as test_custom_strategy.py) pushed to node 0 with
+    `module push` reaches the other nodes through the module log: every node lists the same
+    version, and groups coordinated by nodes 1 and 2, whose consumers name it, are assigned by
+    it (kafka-python, kafkajs and aiokafka: librdkafka names only its own assignors). A group's
+    settings (`group set`, here a strategy override) set on node 0 apply on the group's owner."""
+    from test_custom_strategy import NAME, WASM
+    nodes = cluster.nodes
+    assert WASM.is_file(), f"{WASM} is missing: tests/clients/run builds it"
+    wait_until(lambda: cluster.split(nodes), "three nodes splitting the 50 shards",
+               timeout_s=90)
+    uploaded = nodes[0].push_module(NAME, WASM)
+    assert uploaded["created"] and uploaded["active"], uploaded
+    mine = (uploaded["version"], [(uploaded["version"], uploaded["sha256"])])
+    # The uploading node answered once it applied its record; the others within a poll.
+    assert listed(nodes[0], NAME) == mine
+    wait_until(lambda: (all(listed(n, NAME) == mine for n in nodes),
+                        [listed(n, NAME) for n in nodes]),
+               "every node listing the uploaded version", timeout_s=30)
+
+    names = groups_on_each(cluster, unique("mod"), per_node=1)
+    owners = {id(cluster.owner(g, nodes)): g for g in names}
+    plan = [(nodes[1], owners[id(nodes[1])], ["kafka-python", "kafkajs"]),
+            (nodes[2], owners[id(nodes[2])], ["aiokafka", "kafka-python"])]
+    started = []
+    try:
+        for owner, group, clients in plan:
+            topics = {f"{group}-a": 3, f"{group}-b": 2}
+            cluster.upstream.create_topics(topics)
+            # Bootstrapped from node 0, the uploader: the owner is found by FindCoordinator.
+            members = [spawn(client, f"{client}#{group}#{j}", nodes[0].bootstrap, group,
+                             sorted(topics), [NAME])
+                       for j, client in enumerate(clients)]
+            started += members
+            expected = wait_for_assignment(nodes[0], group, members, NAME, topics,
+                                           timeout_s=90)
+            subscriptions = {m: sorted(topics) for m in expected}
+            assert expected != range_assign(subscriptions, topics)
+            assert expected != roundrobin_assign(subscriptions, topics)
+            assert cluster.owner(group, nodes) is owner
+            detail = owner.group_detail(group)
+            assert (detail["strategy"], detail["module_version"]) == (
+                NAME, uploaded["version"]), detail
+
+        # A group's settings set on node 0 reach the node that coordinates the group: members
+        # proposing range are assigned by the override.
+        group = groups_on_each(cluster, unique("cfg"), per_node=1)[2]
+        owner = cluster.owner(group, nodes)
+        assert owner is nodes[2]
+        nodes[0].set_group_config(group, "roundrobin", {})
+        topics = {f"{group}-a": 2, f"{group}-b": 2}  # range gives the third member nothing
+        cluster.upstream.create_topics(topics)
+        members = [spawn(client, f"{client}#{group}", nodes[0].bootstrap, group, sorted(topics),
+                         ["range"])
+                   for client in ["kafka-python", "aiokafka", "confluent-kafka"]]
+        started += members
+        expected = wait_for_assignment(nodes[0], group, members, "roundrobin", topics,
+                                       timeout_s=90)
+        assert expected != range_assign({m: sorted(topics) for m in expected}, topics)
+        assert owner.group_detail(group)["strategy"] == "roundrobin"
+    except BaseException:
+        for agent in started:
+            print(agent.summary(events=10, stderr=20))
         for i, node in enumerate(nodes):
             print(f"--- node {i} log (tail) ---\n" + node.log_tail(40))
         raise

@@ -117,7 +117,14 @@ async fn set_config(
         stabilize_ms: body.stabilize_ms,
         stabilize_max_ms: body.stabilize_max_ms,
     };
-    driver.set_group_config(&group, config.clone()).await?;
+    match &state.module_log {
+        // A cluster: every node applies it from the module log, this one before answering.
+        Some(log) => {
+            crate::coordinator::check_group_config(&config)?;
+            log.set_group_config(&group, config.clone()).await?;
+        }
+        None => driver.set_group_config(&group, config.clone()).await?,
+    }
     tracing::info!("group configuration set");
     Ok(Json(json!({
         "group_id": group,

@@ -18,13 +18,13 @@
 //! - **Lease watchdog.** When the lease runs out (no renewal accepted in time), every group
 //!   this node still has is released: parked requests answered NOT_COORDINATOR, state dropped.
 //!
-//! - **Modules** are replicated through the compacted topic `__assignor_host.<name>.modules`
-//!   (`modules/`): an upload, activation, rollback or deletion on any node is applied by all.
+//! - **Modules and group settings** are replicated through the compacted topic
+//!   `__assignor_host.<name>.modules` (`modules/`): an upload, activation, rollback or
+//!   deletion, or a group's settings, on any node is applied by all.
 //!
 //! Not yet here (issue 15, next steps): a group's membership moving with its shard (the new
 //! holder forms its groups anew from the members that join; Kafka's coordinator loads the old
-//! generation and waits for its members), group settings replicated like modules (each node
-//! keeps its own), and `group describe` forwarded to the owner.
+//! generation and waits for its members), and `group describe` forwarded to the owner.
 
 mod commits;
 mod membership;
@@ -238,6 +238,7 @@ impl Cluster {
                 upstream,
                 &client,
                 registry,
+                driver.clone(),
             )
             .await?,
         );

@@ -231,10 +231,7 @@ pub(crate) fn set_group_config(
     group_id: &str,
     config: GroupConfig,
 ) -> Result<Vec<Effect>, AdminError> {
-    if config.pinned_version.is_some() && config.strategy.is_none() {
-        return Err(AdminError::PinWithoutStrategy);
-    }
-    check_stabilize(&config)?;
+    check_group_config(&config)?;
     let config = match &config.strategy {
         Some(s) => {
             let canonical = env
@@ -254,6 +251,16 @@ pub(crate) fn set_group_config(
         group_id: group_id.to_string(),
         config,
     }])
+}
+
+/// The checks of a group's settings that need no module: a pin names a strategy, and the
+/// stabilisation window is within bounds. (A cluster's node runs them before it writes the
+/// settings to the module log, for every node to apply.)
+pub fn check_group_config(config: &GroupConfig) -> Result<(), AdminError> {
+    if config.pinned_version.is_some() && config.strategy.is_none() {
+        return Err(AdminError::PinWithoutStrategy);
+    }
+    check_stabilize(config)
 }
 
 /// `stabilize_ms` within 1 ms..[`MAX_STABILIZE_MS`], and `stabilize_max_ms` only with it and

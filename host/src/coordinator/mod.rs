@@ -57,7 +57,9 @@ pub mod view;
 #[cfg(test)]
 pub(crate) mod tests;
 
-pub use admin::{AdminError, DeferredDetail, GroupDetail, GroupSummary, MemberDetail};
+pub use admin::{
+    AdminError, DeferredDetail, GroupDetail, GroupSummary, MemberDetail, check_group_config,
+};
 pub use api::{
     ConsumerGroupDescribe, DeleteGroup, DescribeGroup, GroupCall, GroupRequest, GroupResponse,
     Millis, OffsetFetchQuery, OffsetFetchResult, PartitionOffset, ReplyTo, RequestContext,

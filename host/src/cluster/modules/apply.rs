@@ -9,15 +9,27 @@
 //!   present, else the lowest present (the built-in, or the first upload): a name nobody
 //!   activated runs what it ran first, as one host does.
 //!
+//! A group's settings go to this node's driver, whether or not it coordinates the group now:
+//! a node that gains the group's shard later has them. The driver's view of the modules
+//! follows the registry a moment later (a watch), so a setting naming a module uploaded just
+//! before is retried for up to [`SETTLE`].
+//!
 //! Records this node cannot apply (bytes that do not compile here) are logged and skipped.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use std::time::{Duration, Instant};
+
 use parking_lot::Mutex;
+use tokio::runtime::Handle;
 
 use super::record::Record;
+use crate::driver::Driver;
 use crate::registry::{Inserted, Prepared, Registry, RegistryError};
+
+/// How long a group's setting is retried while the driver's view of the modules catches up.
+const SETTLE: Duration = Duration::from_secs(2);
 
 /// What this node compiled and checked for its own uploads, by (name, sha256): applying its
 /// record then needs no second compile.
@@ -27,15 +39,19 @@ pub(super) type Pending = Arc<Mutex<HashMap<(String, String), Prepared>>>;
 pub(super) struct Applier {
     pub registry: Arc<Registry>,
     pub pending: Pending,
+    pub driver: Driver,
+    pub runtime: Handle,
     /// The version each name's latest `Active` record names.
     pointers: HashMap<String, u32>,
 }
 
 impl Applier {
-    pub fn new(registry: Arc<Registry>, pending: Pending) -> Self {
+    pub fn new(registry: Arc<Registry>, pending: Pending, driver: Driver, runtime: Handle) -> Self {
         Applier {
             registry,
             pending,
+            driver,
+            runtime,
             pointers: HashMap::new(),
         }
     }
@@ -95,6 +111,23 @@ impl Applier {
                     None => self.pointers.remove(&name),
                 };
                 self.settle(&name, None);
+            }
+            Record::Group { group, config } => {
+                let config = config.unwrap_or_default();
+                let deadline = Instant::now() + SETTLE;
+                loop {
+                    let set = self.driver.set_group_config(&group, config.clone());
+                    match self.runtime.block_on(set) {
+                        Ok(()) => break,
+                        Err(_) if Instant::now() < deadline => {
+                            std::thread::sleep(Duration::from_millis(20));
+                        }
+                        Err(error) => {
+                            tracing::warn!(%group, %error, "a group's settings do not apply here");
+                            break;
+                        }
+                    }
+                }
             }
         }
     }

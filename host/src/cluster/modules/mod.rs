@@ -1,7 +1,8 @@
-//! Modules replicated through the upstream: every upload, activation, rollback and deletion
-//! on any node of a cluster is a record of the compacted topic `__assignor_host.<name>.modules`
-//! (one partition, so one order), and every node applies the whole topic to its registry
-//! (`apply.rs`; the records and their keys: `record.rs`).
+//! Modules and group settings replicated through the upstream: every upload, activation,
+//! rollback and deletion, and every group's operator settings, on any node of a cluster is a
+//! record of the compacted topic `__assignor_host.<name>.modules`
+//! (one partition, so one order), and every node applies the whole topic to its registry and
+//! its driver (`apply.rs`; the records and their keys: `record.rs`).
 //!
 //! - **An admin call** on any node checks what it can first (an upload runs every check of
 //!   `Registry::prepare`: nothing refused ever reaches the log), writes its records, and
@@ -37,6 +38,8 @@ use tokio::sync::watch;
 
 use self::apply::{Applier, Pending};
 use self::record::Record;
+use crate::coordinator::GroupConfig;
+use crate::driver::Driver;
 use crate::registry::{
     BUILTIN_VERSION, Checked, DeleteOutcome, Registry, RegistryError, UploadError, UploadOptions,
     UploadOutcome,
@@ -81,13 +84,15 @@ pub struct ModuleLog {
 }
 
 impl ModuleLog {
-    /// Creates the topic if missing, then reads all of it into `registry` before returning.
+    /// Creates the topic if missing, then reads all of it into `registry` and `driver` before
+    /// returning.
     pub async fn start(
         topic: String,
         replication_factor: i16,
         upstream: &UpstreamConfig,
         client: &UpstreamClient,
         registry: Arc<Registry>,
+        driver: Driver,
     ) -> Result<ModuleLog, String> {
         let max_bytes = registry.max_module_bytes() + RECORD_SLACK;
         let configs = [
@@ -141,7 +146,12 @@ impl ModuleLog {
         let (applied_tx, applied) = watch::channel(0_i64);
         let pending = Pending::default();
         let stop = Arc::new(AtomicBool::new(false));
-        let applier = Applier::new(registry.clone(), pending.clone());
+        let applier = Applier::new(
+            registry.clone(),
+            pending.clone(),
+            driver,
+            tokio::runtime::Handle::current(),
+        );
         let (reader_topic, reader_stop) = (topic.clone(), stop.clone());
         let reader = std::thread::Builder::new()
             .name("module-log".into())
@@ -370,6 +380,21 @@ impl ModuleLog {
             removed_versions: uploaded.iter().map(|v| v.version).collect(),
             active: has_builtin.then_some(BUILTIN_VERSION),
         })
+    }
+
+    /// Sets a group's operator settings on every node (checked by the caller, as for one
+    /// host: the module exists, the coordinator accepts them).
+    pub async fn set_group_config(
+        &self,
+        group: &str,
+        config: GroupConfig,
+    ) -> Result<(), ModuleLogError> {
+        let _writer = self.writer.lock().await;
+        self.write(&[Record::Group {
+            group: group.to_owned(),
+            config: Some(config),
+        }])
+        .await
     }
 
     /// Stops the reader.

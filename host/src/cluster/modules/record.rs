@@ -7,6 +7,7 @@
 //! | its bytes dropped | the same key | null (a tombstone) |
 //! | a version deleted | `deleted:<version>:<name>` | `Deleted` |
 //! | the version to run | `active:<name>` | `Active { version }`, or null: none chosen |
+//! | a group's operator settings | `group:<group id>` | `Group { config }`, or null: none |
 //!
 //! Values are MessagePack (rmp-serde, named fields). The name is the key's last part, so a
 //! name may hold `:`. A version's key holds its sha256: two nodes uploading different bytes
@@ -15,6 +16,8 @@
 //! `deleted` record forever, so its number is never given again.
 
 use serde::{Deserialize, Serialize};
+
+use crate::coordinator::GroupConfig;
 
 /// One record of the log, decoded.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,8 +39,14 @@ pub enum Record {
     },
     /// `version` of `name` is deleted.
     Deleted { name: String, version: u32 },
-    /// The version of `name` to run; `None`: the built-in if there is one, else the highest.
+    /// The version of `name` to run; `None`: the lowest present (the built-in, if any).
     Active { name: String, version: Option<u32> },
+    /// What an operator set for a group (strategy override, pin, parameters, stabilisation);
+    /// `None`: nothing.
+    Group {
+        group: String,
+        config: Option<GroupConfig>,
+    },
 }
 
 /// The MessagePack value of a record that has one.
@@ -51,6 +60,9 @@ enum Value {
     Deleted,
     Active {
         version: u32,
+    },
+    Group {
+        config: GroupConfig,
     },
 }
 
@@ -83,6 +95,12 @@ impl Record {
             Record::Active { name, version } => (
                 format!("active:{name}"),
                 version.and_then(|version| value(Value::Active { version })),
+            ),
+            Record::Group { group, config } => (
+                format!("group:{group}"),
+                config
+                    .clone()
+                    .and_then(|config| value(Value::Group { config })),
             ),
         }
     }
@@ -145,6 +163,14 @@ impl Record {
                 name: rest.to_owned(),
                 version: Some(version),
             }),
+            ("group", None) => Ok(Record::Group {
+                group: rest.to_owned(),
+                config: None,
+            }),
+            ("group", Some(Value::Group { config })) => Ok(Record::Group {
+                group: rest.to_owned(),
+                config: Some(config),
+            }),
             _ => Err(format!(
                 "key {key:?}: unknown kind or a value of another kind"
             )),
@@ -186,6 +212,20 @@ mod tests {
             Record::Active {
                 name: "s".into(),
                 version: None,
+            },
+            Record::Group {
+                group: "orders:eu".into(),
+                config: Some(GroupConfig {
+                    strategy: Some("roundrobin".into()),
+                    pinned_version: Some(2),
+                    params: [("k".to_owned(), "v".to_owned())].into(),
+                    stabilize_ms: Some(500),
+                    stabilize_max_ms: None,
+                }),
+            },
+            Record::Group {
+                group: "orders".into(),
+                config: None,
             },
         ];
         for record in records {

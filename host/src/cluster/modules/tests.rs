@@ -12,6 +12,8 @@ use rdkafka::producer::{FutureProducer, FutureRecord};
 
 use super::record::Record;
 use super::{ModuleLog, ModuleLogError};
+use crate::catalog::{Catalog, CatalogConfig};
+use crate::driver::{Driver, DriverConfig, DriverSettings};
 use crate::registry::{
     BuiltinSource, Registry, RegistryConfig, RegistryError, UploadError, UploadOptions, sha256_hex,
 };
@@ -54,6 +56,21 @@ async fn node(noida: &Noida) -> (Arc<Registry>, ModuleLog) {
         ..RegistryConfig::default()
     };
     let registry = Arc::new(Registry::open(sandbox(), None, config).expect("registry"));
+    let catalog = Catalog::open(&CatalogConfig::default(), None).unwrap();
+    let driver = Driver::start(
+        DriverConfig {
+            settings: DriverSettings {
+                shards: Some(1),
+                ..DriverSettings::default()
+            },
+            ..DriverConfig::default()
+        },
+        registry.clone(),
+        registry.subscribe(),
+        catalog.subscribe(),
+        None,
+    )
+    .unwrap();
     let upstream = UpstreamConfig {
         bootstrap: vec![noida.bootstrap()],
         request_timeout: Duration::from_secs(3),
@@ -65,6 +82,7 @@ async fn node(noida: &Noida) -> (Arc<Registry>, ModuleLog) {
         &upstream,
         &noida.client(),
         registry.clone(),
+        driver,
     )
     .await
     .expect("the module log starts");
