@@ -2,7 +2,8 @@
 //! between the nodes, FindCoordinator on any node names the shard's owner, the others refuse
 //! the group with NOT_COORDINATOR, Metadata lists the other node, a node that leaves hands its
 //! shards over, and a node that loses the upstream stops serving within its lease (its
-//! requests then say COORDINATOR_LOAD_IN_PROGRESS).
+//! requests then say COORDINATOR_LOAD_IN_PROGRESS); `cutoff.rs`: a node cut off from a living
+//! upstream stops before another node starts.
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -13,6 +14,9 @@ use kafka_protocol::messages::{
     MetadataResponse,
 };
 use kafka_protocol::protocol::StrBytes;
+
+mod cutoff;
+mod forwarder;
 
 use super::ClusterSettings;
 use crate::config::Config;
@@ -38,6 +42,11 @@ fn settings() -> ClusterSettings {
 
 /// A node of the cluster "test" in front of `noida`.
 async fn node(noida: &Noida, data: &tempfile::TempDir) -> Server {
+    node_at(noida.bootstrap(), data).await
+}
+
+/// A node of the cluster "test" whose upstream is `bootstrap`.
+async fn node_at(bootstrap: String, data: &tempfile::TempDir) -> Server {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .with_test_writer()
@@ -49,7 +58,7 @@ async fn node(noida: &Noida, data: &tempfile::TempDir) -> Server {
     };
     config.kafka.listen = "127.0.0.1:0".parse().unwrap();
     config.admin.listen = "127.0.0.1:0".parse().unwrap();
-    config.upstream.bootstrap = vec![noida.bootstrap()];
+    config.upstream.bootstrap = vec![bootstrap];
     config.upstream.broker_ports_from = Some(0);
     config.upstream.metadata_refresh = Duration::from_millis(300);
     config.coordinator.initial_rebalance_delay_ms = 0;
