@@ -114,7 +114,44 @@ pub struct Metrics {
     members: Gauge,
     module_active_version: Family<NameLabels, Gauge>,
     module_quarantined: Family<ModuleLabels, Gauge>,
+    cluster: ClusterGauges,
     upstream: upstream::UpstreamMetrics,
+}
+
+/// A cluster of host nodes as this node sees it, sampled at each scrape
+/// ([`Metrics::refresh_cluster`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ClusterSample {
+    /// The cluster's name (the gauges' `cluster` label).
+    pub cluster: String,
+    /// Shards the upstream's node group assigned this node.
+    pub held: usize,
+    /// Held shards whose groups this node serves now.
+    pub serving: usize,
+    /// Whether the lease lasts now.
+    pub leased: bool,
+    /// Milliseconds the lease has left.
+    pub lease_left_ms: u64,
+    /// Nodes of the cluster this node knows, itself included.
+    pub nodes: usize,
+    /// Of those, the ones whose endpoint refused the last probe.
+    pub unreachable: usize,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ClusterLabels {
+    cluster: String,
+}
+
+/// Families, so that a node of no cluster shows none of them.
+#[derive(Default)]
+struct ClusterGauges {
+    held: Family<ClusterLabels, Gauge>,
+    serving: Family<ClusterLabels, Gauge>,
+    leased: Family<ClusterLabels, Gauge>,
+    lease_left: Family<ClusterLabels, Gauge<f64, std::sync::atomic::AtomicU64>>,
+    nodes: Family<ClusterLabels, Gauge>,
+    unreachable: Family<ClusterLabels, Gauge>,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -161,6 +198,7 @@ impl Metrics {
             members: Gauge::default(),
             module_active_version: Family::default(),
             module_quarantined: Family::default(),
+            cluster: ClusterGauges::default(),
             upstream,
         };
         registry.register(
@@ -223,7 +261,64 @@ impl Metrics {
             "1 while a module version is quarantined after repeated failures, else 0",
             m.module_quarantined.clone(),
         );
+        let cluster = &m.cluster;
+        let gauges: [(&str, &str, Family<ClusterLabels, Gauge>); 5] = [
+            (
+                "cluster_shards_held",
+                "In a cluster of hosts: shards the upstream's node group assigned this node",
+                cluster.held.clone(),
+            ),
+            (
+                "cluster_shards_serving",
+                "In a cluster of hosts: held shards whose groups this node serves now",
+                cluster.serving.clone(),
+            ),
+            (
+                "cluster_leased",
+                "In a cluster of hosts: 1 while this node's lease lasts, else 0 (no group served)",
+                cluster.leased.clone(),
+            ),
+            (
+                "cluster_nodes",
+                "In a cluster of hosts: nodes this node knows from the node group, itself included",
+                cluster.nodes.clone(),
+            ),
+            (
+                "cluster_nodes_unreachable",
+                "In a cluster of hosts: known nodes whose endpoint refused the last probe",
+                cluster.unreachable.clone(),
+            ),
+        ];
+        for (name, help, gauge) in gauges {
+            registry.register(name, help, gauge);
+        }
+        registry.register(
+            "cluster_lease_left_seconds",
+            "In a cluster of hosts: how long this node's lease lasts from now",
+            cluster.lease_left.clone(),
+        );
         Metrics { registry, ..m }
+    }
+
+    /// Sets the cluster gauges (a node of a cluster calls it at each scrape).
+    pub fn refresh_cluster(&self, sample: ClusterSample) {
+        let count = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
+        let labels = ClusterLabels {
+            cluster: sample.cluster.clone(),
+        };
+        let c = &self.cluster;
+        c.held.get_or_create(&labels).set(count(sample.held));
+        c.serving.get_or_create(&labels).set(count(sample.serving));
+        c.leased
+            .get_or_create(&labels)
+            .set(i64::from(sample.leased));
+        c.lease_left
+            .get_or_create(&labels)
+            .set(sample.lease_left_ms as f64 / 1e3);
+        c.nodes.get_or_create(&labels).set(count(sample.nodes));
+        c.unreachable
+            .get_or_create(&labels)
+            .set(count(sample.unreachable));
     }
 
     /// Counts one answered Kafka request and the error codes of its response.

@@ -295,6 +295,19 @@ def test_a_module_and_group_settings_set_on_one_node_apply_on_the_others(cluster
     assert WASM.is_file(), f"{WASM} is missing: tests/clients/run builds it"
     wait_until(lambda: cluster.split(nodes), "three nodes splitting the 50 shards",
                timeout_s=90)
+    # Each node's metrics say what its /v1/cluster says (two reads: retried if the node group
+    # moved a shard between them).
+    def metrics_agree(node):
+        with urllib.request.urlopen(f"{node.admin_url}/metrics", timeout=10) as r:
+            text = r.read().decode()
+        serving = len(node.cluster()["serving"])
+        wanted = [f'assignor_host_cluster_shards_serving{{cluster="clients"}} {serving}',
+                  'assignor_host_cluster_leased{cluster="clients"} 1',
+                  'assignor_host_cluster_nodes{cluster="clients"} 3']
+        return all(w in text for w in wanted), text
+    for node in nodes:
+        wait_until(lambda: metrics_agree(node), "metrics agreeing with /v1/cluster",
+                   timeout_s=20)
     uploaded = nodes[0].push_module(NAME, WASM)
     assert uploaded["created"] and uploaded["active"], uploaded
     mine = (uploaded["version"], [(uploaded["version"], uploaded["sha256"])])

@@ -87,6 +87,18 @@ async fn healthz() -> impl IntoResponse {
 async fn scrape(State(state): State<AdminState>) -> impl IntoResponse {
     state.metrics.refresh_groups(&state.driver.groups().await);
     state.metrics.refresh_modules(&state.registry);
+    if let Some(cluster) = &state.cluster {
+        let status = cluster.status();
+        state.metrics.refresh_cluster(metrics::ClusterSample {
+            cluster: status.cluster.clone(),
+            held: status.held.len(),
+            serving: status.serving.len(),
+            leased: status.leased,
+            lease_left_ms: status.lease_left_ms,
+            nodes: status.nodes.len(),
+            unreachable: status.nodes.iter().filter(|n| !n.reachable).count(),
+        });
+    }
     (
         [(header::CONTENT_TYPE, metrics::CONTENT_TYPE)],
         state.metrics.encode(),

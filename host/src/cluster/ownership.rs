@@ -69,6 +69,8 @@ struct View {
 
 /// The shards held here, the lease, and the view of the other nodes.
 pub struct Ownership {
+    /// The cluster's name (`cluster.name`), for the status and the metrics.
+    cluster: String,
     count: u32,
     held: Vec<AtomicBool>,
     base: Instant,
@@ -87,6 +89,8 @@ pub struct Ownership {
 /// What `GET /v1/cluster` shows of this node.
 #[derive(Debug, Clone, Serialize)]
 pub struct OwnershipStatus {
+    /// The cluster's name.
+    pub cluster: String,
     pub node: Peer,
     pub shards: u32,
     /// The shards the upstream group assigned here.
@@ -115,6 +119,7 @@ impl Ownership {
     /// `count` shards, none held, no lease; a lease lasts `lease` from its commit's sending.
     pub fn new(count: u32, me: Peer, lease: Duration) -> Ownership {
         Ownership {
+            cluster: String::new(),
             count: count.max(1),
             held: (0..count.max(1)).map(|_| AtomicBool::new(false)).collect(),
             base: Instant::now(),
@@ -124,6 +129,14 @@ impl Ownership {
             me,
             member_id: RwLock::new(String::new()),
             view: RwLock::new(View::default()),
+        }
+    }
+
+    /// The same, in the cluster named `cluster`.
+    pub fn named(self, cluster: &str) -> Ownership {
+        Ownership {
+            cluster: cluster.to_owned(),
+            ..self
         }
     }
 
@@ -302,6 +315,7 @@ impl Ownership {
             })
             .collect();
         OwnershipStatus {
+            cluster: self.cluster.clone(),
             node: self.me.clone(),
             shards: self.count,
             held: self.held(),

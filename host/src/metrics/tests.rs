@@ -246,3 +246,47 @@ fn group_gauges_are_recomputed_from_the_current_list() {
     );
     assert_eq!(sample(&text, "assignor_host_members"), Some(4.0));
 }
+
+#[test]
+fn a_cluster_nodes_gauges_show_its_shards_and_lease_and_a_lone_host_shows_none() {
+    let metrics = Metrics::new();
+    assert!(
+        !metrics.encode().contains("assignor_host_cluster_"),
+        "a node of no cluster has no cluster series"
+    );
+    metrics.refresh_cluster(ClusterSample {
+        cluster: "payments".into(),
+        held: 17,
+        serving: 12,
+        leased: true,
+        lease_left_ms: 6_500,
+        nodes: 3,
+        unreachable: 1,
+    });
+    let text = metrics.encode();
+    let at = |name: &str| {
+        sample(
+            &text,
+            &format!("assignor_host_{name}{{cluster=\"payments\"}}"),
+        )
+    };
+    assert_eq!(at("cluster_shards_held"), Some(17.0), "{text}");
+    assert_eq!(at("cluster_shards_serving"), Some(12.0));
+    assert_eq!(at("cluster_leased"), Some(1.0));
+    assert_eq!(at("cluster_lease_left_seconds"), Some(6.5));
+    assert_eq!(at("cluster_nodes"), Some(3.0));
+    assert_eq!(at("cluster_nodes_unreachable"), Some(1.0));
+    metrics.refresh_cluster(ClusterSample {
+        cluster: "payments".into(),
+        ..ClusterSample::default()
+    });
+    let text = metrics.encode();
+    let at = |name: &str| {
+        sample(
+            &text,
+            &format!("assignor_host_{name}{{cluster=\"payments\"}}"),
+        )
+    };
+    assert_eq!(at("cluster_leased"), Some(0.0), "the lease ran out");
+    assert_eq!(at("cluster_shards_serving"), Some(0.0));
+}

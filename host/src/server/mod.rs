@@ -182,11 +182,8 @@ impl Server {
                 host: host.clone(),
                 port,
             };
-            Arc::new(Ownership::new(
-                config.cluster.shards,
-                me,
-                config.cluster.lease(),
-            ))
+            let ownership = Ownership::new(config.cluster.shards, me, config.cluster.lease());
+            Arc::new(ownership.named(config.cluster.name.as_deref().unwrap_or_default()))
         });
         // Proxy mode: this listener is the bootstrap port and the coordinator node, a node
         // id of the host's own (FindCoordinator names it; it leads no partition).
