@@ -289,7 +289,8 @@ def test_a_module_and_group_settings_set_on_one_node_apply_on_the_others(cluster
     `module push` reaches the other nodes through the module log: every node lists the same
     version, and groups coordinated by nodes 1 and 2, whose consumers name it, are assigned by
     it (kafka-python, kafkajs and aiokafka: librdkafka names only its own assignors). A group's
-    settings (`group set`, here a strategy override) set on node 0 apply on the group's owner."""
+    settings (`group set`, here a strategy override) set on node 0 apply on the group's owner,
+    and `group describe` on any node answers for it (forwarded to the owner)."""
     from test_custom_strategy import NAME, WASM
     nodes = cluster.nodes
     assert WASM.is_file(), f"{WASM} is missing: tests/clients/run builds it"
@@ -357,6 +358,11 @@ def test_a_module_and_group_settings_set_on_one_node_apply_on_the_others(cluster
                                        timeout_s=90)
         assert expected != range_assign({m: sorted(topics) for m in expected}, topics)
         assert owner.group_detail(group)["strategy"] == "roundrobin"
+        # `group describe` on a node that does not coordinate the group: forwarded to the owner.
+        for asked in nodes[:2]:
+            detail = asked.group_detail(group)
+            assert detail["strategy"] == "roundrobin", detail
+            assert sorted(m["member_id"] for m in detail["members"]) == sorted(expected), detail
     except BaseException:
         for agent in started:
             print(agent.summary(events=10, stderr=20))

@@ -3,6 +3,9 @@
 //! optionally pinned to a module version, parameters, rebalance stabilisation), trigger a
 //! rebalance.
 //!
+//! In a cluster of hosts, describing a group another node coordinates is answered by that
+//! node (`forward.rs`); a configuration change goes through the cluster's module log.
+//!
 //! A configuration change applies at the group's next rebalance; only
 //! `POST .../rebalance` starts one.
 
@@ -10,7 +13,8 @@ use std::collections::BTreeMap;
 
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
 use axum::{Json, Router};
 use serde::Deserialize;
@@ -37,18 +41,26 @@ async fn list(State(state): State<AdminState>) -> Result<Json<Value>, ApiError> 
 }
 
 /// The group's detail, with its partitions' committed offsets, ends and lag (`offsets`).
-async fn describe(State(state): State<AdminState>, group: Group) -> Result<Json<Value>, ApiError> {
+/// One group; in a cluster of hosts, answered by the node that coordinates it
+/// (`forward.rs`).
+async fn describe(
+    State(state): State<AdminState>,
+    headers: HeaderMap,
+    group: Group,
+) -> Result<Response, ApiError> {
     let Path(group) = group?;
-    let detail = state
-        .driver
-        .describe(&group)
-        .await
-        .ok_or_else(|| unknown_group(&group))?;
+    let Some(detail) = state.driver.describe(&group).await else {
+        let path = ["v1", "groups", group.as_str()];
+        return match super::forward::to_owner(&state, &headers, &group, &path).await? {
+            Some(answer) => Ok(answer),
+            None => Err(unknown_group(&group)),
+        };
+    };
     let offsets = super::lag::offsets(&state, &detail).await?;
     let mut value = serde_json::to_value(&detail).map_err(|e| ApiError::internal(e.to_string()))?;
     value["offsets"] =
         serde_json::to_value(offsets).map_err(|e| ApiError::internal(e.to_string()))?;
-    Ok(Json(value))
+    Ok(Json(value).into_response())
 }
 
 /// `PUT /v1/groups/{group}/config`: the whole configuration (absent fields clear).

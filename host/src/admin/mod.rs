@@ -20,6 +20,7 @@ mod auth;
 mod cluster;
 pub mod error;
 mod extract;
+mod forward;
 mod groups;
 mod lag;
 mod modules;

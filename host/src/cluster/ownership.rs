@@ -29,29 +29,43 @@ use serde::Serialize;
 use super::shards::shard_of;
 use crate::driver::{Admission, Gate};
 
-/// A host node as clients reach it: its coordinator node id and advertised address.
+/// A host node as clients reach it: its coordinator node id and advertised address, and the
+/// port of its admin API (at the same host), where another node forwards an admin call about a
+/// group this node coordinates.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Peer {
     pub node_id: i32,
     pub host: String,
     pub port: i32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub admin_port: Option<u16>,
 }
 
 impl Peer {
-    /// How a node names itself in the client id of its member of the node group.
+    /// How a node names itself in the client id of its member of the node group:
+    /// `assignor-host/<node id>/<host>:<port>[/<admin port>]`.
     pub fn client_id(&self) -> String {
-        format!("assignor-host/{}/{}:{}", self.node_id, self.host, self.port)
+        let admin = self.admin_port.map(|p| format!("/{p}")).unwrap_or_default();
+        format!(
+            "assignor-host/{}/{}:{}{admin}",
+            self.node_id, self.host, self.port
+        )
     }
 
     /// The peer a node group member's client id names (see [`Peer::client_id`]).
     pub fn from_client_id(client_id: &str) -> Option<Peer> {
         let rest = client_id.strip_prefix("assignor-host/")?;
-        let (node_id, address) = rest.split_once('/')?;
+        let (node_id, rest) = rest.split_once('/')?;
+        let (address, admin_port) = match rest.rsplit_once('/') {
+            Some((address, admin)) => (address, Some(admin.parse().ok()?)),
+            None => (rest, None),
+        };
         let (host, port) = address.rsplit_once(':')?;
         Some(Peer {
             node_id: node_id.parse().ok()?,
             host: host.to_owned(),
             port: port.parse().ok()?,
+            admin_port,
         })
     }
 }
@@ -357,6 +371,7 @@ mod tests {
             node_id: id,
             host: "127.0.0.1".into(),
             port,
+            admin_port: None,
         }
     }
 
@@ -368,13 +383,16 @@ mod tests {
             node_id: 3,
             host: "::1".into(),
             port: 9,
+            admin_port: Some(9644),
         };
+        assert_eq!(v6.client_id(), "assignor-host/3/::1:9/9644");
         assert_eq!(Peer::from_client_id(&v6.client_id()), Some(v6));
         for other in [
             "rdkafka",
             "assignor-host",
             "assignor-host/x/h:1",
             "assignor-host/1/h",
+            "assignor-host/1/h:1/admin",
         ] {
             assert_eq!(Peer::from_client_id(other), None, "{other}");
         }

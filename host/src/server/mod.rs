@@ -169,6 +169,15 @@ impl Server {
             addr: listen,
             source,
         })?;
+        // Bound now (served once everything is up): a node of a cluster names its admin port to
+        // the others, which forward admin calls about the groups it coordinates.
+        let admin_listen = config.admin.listen;
+        let bind_admin = |source| ServerError::BindAdmin {
+            addr: admin_listen,
+            source,
+        };
+        let admin_socket = TcpListener::bind(admin_listen).await.map_err(bind_admin)?;
+        let admin_addr = admin_socket.local_addr().map_err(bind_admin)?;
         let (host, port) = advertised(config.kafka.advertised.as_deref(), kafka_addr)?;
         let host = config.upstream.advertised_host.clone().unwrap_or(host);
         // A cluster of host nodes: each node its own coordinator node id, and the shards it
@@ -181,6 +190,7 @@ impl Server {
                 node_id,
                 host: host.clone(),
                 port,
+                admin_port: Some(admin_addr.port()),
             };
             let ownership = Ownership::new(config.cluster.shards, me, config.cluster.lease());
             Arc::new(ownership.named(config.cluster.name.as_deref().unwrap_or_default()))
@@ -288,13 +298,6 @@ impl Server {
             _ => None,
         };
 
-        let admin_listen = config.admin.listen;
-        let bind_admin = |source| ServerError::BindAdmin {
-            addr: admin_listen,
-            source,
-        };
-        let admin_socket = TcpListener::bind(admin_listen).await.map_err(bind_admin)?;
-        let admin_addr = admin_socket.local_addr().map_err(bind_admin)?;
         let admin_state = AdminState {
             registry: registry.clone(),
             driver: driver.clone(),
