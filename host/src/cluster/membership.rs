@@ -218,14 +218,17 @@ pub(super) fn spawn(
                 if let Some(Err(error)) = consumer.poll(Duration::from_millis(100)) {
                     tracing::debug!(%error, "node group poll");
                 }
+                // At every turn, not only at renewals: the peer watch removes this node's
+                // members other than the current one, and must never take a new membership
+                // for a stale one.
+                consumer
+                    .context()
+                    .ownership
+                    .set_member_id(commits::member_id(&consumer));
                 let now = consumer.context().renew_now.swap(false, Ordering::AcqRel);
                 if now || last.elapsed() >= every {
                     last = Instant::now();
                     renew(&consumer, &commits);
-                    let member = consumer.context();
-                    member
-                        .ownership
-                        .set_member_id(commits::member_id(&consumer));
                 }
                 while let Some(result) = commits.poll() {
                     let member = consumer.context();

@@ -18,9 +18,11 @@
 //! **A node's own stale members.** A node whose membership was lost rejoins with a new member
 //! id; on noida-db its old member stays in the group, and every rebalance then waits for it
 //! (its rebalance timeout, longer than any lease). So a node removes every member that names it
-//! in its client id but is not its current member.
+//! in its client id but is not its current member at two reads in a row (the current id is
+//! read from librdkafka at every turn of the member's loop, so a membership that began between
+//! a read of the group and a read of the id is never removed).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -70,6 +72,8 @@ pub(super) async fn run(watch: Watch, stop: CancellationToken) {
     // Since when each peer's endpoint has refused.
     let mut down_since: HashMap<i32, Instant> = HashMap::new();
     let me = watch.ownership.me().node_id;
+    // This node's member ids that were not its current one at the last read.
+    let mut stale_before: HashSet<String> = HashSet::new();
     loop {
         tokio::select! {
             () = stop.cancelled() => return,
@@ -83,6 +87,7 @@ pub(super) async fn run(watch: Watch, stop: CancellationToken) {
             }
         };
         let mut members: Vec<(Peer, Vec<u32>)> = Vec::new();
+        let mut stale_now = HashSet::new();
         let mut unreachable = Vec::new();
         for member in &described.members {
             let Some(peer) = Peer::from_client_id(member.client_id.as_str()) else {
@@ -92,7 +97,14 @@ pub(super) async fn run(watch: Watch, stop: CancellationToken) {
             let member_id = member.member_id.as_str();
             if peer.node_id == me {
                 let current = watch.ownership.member_id();
-                if !current.is_empty() && member_id != current {
+                // Stale at two reads in a row: a membership that began between the read of
+                // the group and the read of the current id is never taken for an old one.
+                let stale = !current.is_empty() && member_id != current;
+                if stale && !stale_before.contains(member_id) {
+                    stale_now.insert(member_id.to_owned());
+                    continue;
+                }
+                if stale {
                     let removed = watch.client.remove_member(&watch.group, member_id).await;
                     tracing::info!(
                         member = member_id,
@@ -124,6 +136,7 @@ pub(super) async fn run(watch: Watch, stop: CancellationToken) {
             members.push((peer, shards));
         }
         down_since.retain(|id, _| members.iter().any(|(p, _)| p.node_id == *id));
+        stale_before = stale_now;
         watch.ownership.set_view(members, unreachable);
     }
 }
