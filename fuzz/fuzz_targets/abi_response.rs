@@ -5,15 +5,16 @@
 //! hold, and an answer the checks pass accounts for every partition exactly once (assigned
 //! plus unassigned is the group's partition count). For v2 the two readers must agree: when
 //! the fast reader (`read_response`, positions, checked by `check_positioned`) takes an
-//! answer, rmp-serde reads the same model from it, its indices are in range, and the checks
-//! by name give the same verdict; this is the promise `host/src/sandbox/wire.rs` relies on.
+//! answer, rmp-serde reads the same answer from it, its indices are in range, and the checks
+//! by name on its model give the same verdict; this is the promise `host/src/sandbox/wire.rs`
+//! relies on.
 #![no_main]
 
 use std::sync::Arc;
 
 use assignor_fuzz::{PARTITIONS, group as request};
 use assignor_sdk::abi::v2;
-use assignor_sdk::{AssignRequest, AssignResponse};
+use assignor_sdk::{Answer, AssignRequest, AssignResponse};
 use assignor_wire::checks::{CheckSummary, check_indices, check_positioned, check_response};
 use libfuzzer_sys::fuzz_target;
 
@@ -26,13 +27,14 @@ fn accounts_for_every_partition(verdict: &Result<CheckSummary, impl std::fmt::De
     }
 }
 
-/// The host's name-based path for a v2 answer: rmp-serde, indices, the model, the checks.
+/// The host's rmp-serde path for a v2 answer, with the verdict of the checks by name on the
+/// answer's model: rmp-serde, indices, positions, names, the checks.
 fn by_names(
     request: &AssignRequest,
     bytes: &[u8],
     cooperative: bool,
 ) -> Option<(
-    AssignResponse,
+    Answer,
     Result<CheckSummary, assignor_wire::checks::OutputError>,
 )> {
     let response = v2::decode_response(bytes).ok()?;
@@ -40,11 +42,11 @@ fn by_names(
         return None;
     }
     if let Err(e) = check_indices(request, &response) {
-        return Some((AssignResponse::default(), Err(e)));
+        return Some((Answer::default(), Err(e)));
     }
-    let model = v2::response_to_model(request, response);
-    let verdict = check_response(request, &model, cooperative);
-    Some((model, verdict))
+    let answer = v2::response_to_answer(response);
+    let verdict = check_response(request, &answer.to_response(request), cooperative);
+    Some((answer, verdict))
 }
 
 fuzz_target!(|data: &[u8]| {
@@ -69,8 +71,8 @@ fuzz_target!(|data: &[u8]| {
     if let Some(read) = v2::read_response(&request, bytes) {
         let fast = check_positioned(&request, &read, &layout, cooperative);
         accounts_for_every_partition(&fast);
-        let (model, verdict) = slow.expect("rmp-serde reads what the fast reader read");
-        assert_eq!(model, read.response, "both readers build the same model");
+        let (answer, verdict) = slow.expect("rmp-serde reads what the fast reader read");
+        assert_eq!(answer, read, "both readers build the same answer");
         assert_eq!(verdict, fast, "both checks decide the same way");
     }
 });

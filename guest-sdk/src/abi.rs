@@ -27,9 +27,11 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+mod answer;
 pub mod v2;
 
 pub use crate::index::Index;
+pub use answer::{Answer, AnswerEntry, Unresolved};
 
 /// ABI v1: named-field MessagePack maps. The host serves it for good.
 pub const ABI_V1: u32 = 1;

@@ -9,9 +9,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use assignor_sdk::abi::v2::{self, Extras, Inputs, Layout};
-use assignor_sdk::{
-    AssignRequest, AssignResponse, Input, Member, Topic, TopicOffsets, TopicPartitions,
-};
+use assignor_sdk::{Answer, AssignRequest, Input, Member, Topic, TopicOffsets, TopicPartitions};
 use proptest::prelude::*;
 
 /// A random group: up to 4 topics, up to 6 members with random subscriptions (some naming a
@@ -146,8 +144,8 @@ fn damage(bytes: &[u8], at: usize, with: u8, cut: bool) -> Vec<u8> {
     out
 }
 
-/// The rmp-serde path of the host: decode, refuse out-of-range indices, turn into names.
-fn slow_answer(request: &AssignRequest, bytes: &[u8]) -> Option<AssignResponse> {
+/// The rmp-serde path of the host: decode, refuse out-of-range indices, keep positions.
+fn slow_answer(request: &AssignRequest, bytes: &[u8]) -> Option<Answer> {
     let response = v2::decode_response(bytes).ok()?;
     if response.error.is_some() {
         return None;
@@ -158,7 +156,7 @@ fn slow_answer(request: &AssignRequest, bytes: &[u8]) -> Option<AssignResponse> 
                 .iter()
                 .all(|tp| (tp.topic as usize) < request.topics.len())
     });
-    in_range.then(|| v2::response_to_model(request, response))
+    in_range.then(|| v2::response_to_answer(response))
 }
 
 /// A random answer to a group of `members` members and `topics` topics, indices sometimes
@@ -239,20 +237,17 @@ proptest! {
         let slow = slow_answer(&request, &bytes);
         let fast = v2::read_response(&request, &bytes);
         // On the canonical bytes the reader always answers when rmp-serde accepts them.
-        prop_assert_eq!(fast.as_ref().map(|r| &r.response), slow.as_ref());
+        prop_assert_eq!(&fast, &slow);
         if let Some(read) = &fast {
+            // Positions as the module gave them, and the model they stand for.
             let wire_members: Vec<u32> = response.assignments.iter().map(|a| a.member).collect();
-            let wire_topics: Vec<u32> = response
-                .assignments
-                .iter()
-                .flat_map(|a| a.partitions.iter().map(|tp| tp.topic))
-                .collect();
-            prop_assert_eq!(&read.members, &wire_members);
-            prop_assert_eq!(&read.topics, &wire_topics);
+            let read_members: Vec<u32> = read.entries().iter().map(|e| e.member).collect();
+            prop_assert_eq!(read_members, wire_members);
+            prop_assert_eq!(read.to_response(&request), v2::response_to_model(&request, response.clone()));
         }
         let damaged = damage(&bytes, at, with, cut);
         if let Some(read) = v2::read_response(&request, &damaged) {
-            prop_assert_eq!(Some(read.response), slow_answer(&request, &damaged));
+            prop_assert_eq!(Some(read), slow_answer(&request, &damaged));
         }
     }
 }
@@ -276,7 +271,9 @@ fn short_answers_read_the_same() {
     // [nil, [[0, [[0, [1]]]]]]: no rebalance_after_ms, no user data or metadata.
     let bytes = [0x92, 0xc0, 0x91, 0x92, 0x00, 0x91, 0x92, 0x00, 0x91, 0x01];
     let read = v2::read_response(&request, &bytes).expect("canonical short form");
-    assert_eq!(Some(read.response.clone()), slow_answer(&request, &bytes));
-    assert_eq!(read.response.assignments[0].partitions[0].partitions, [1]);
-    assert_eq!((read.members, read.topics), (vec![0], vec![0]));
+    assert_eq!(Some(read.clone()), slow_answer(&request, &bytes));
+    let topics: Vec<(u32, Vec<i32>)> = read.topics(0).map(|(t, p)| (t, p.to_vec())).collect();
+    assert_eq!(topics, [(0, vec![1])]);
+    assert_eq!(read.entries()[0].member, 0);
+    assert_eq!(read.rebalance_after_ms, None);
 }

@@ -149,7 +149,7 @@ impl Shard {
                     result: Ok(AssignorOutput {
                         module: run.strategy.clone(),
                         version: 1,
-                        response: outcome.response,
+                        answer: outcome.answer,
                         duration_us: outcome.stats.duration.as_micros() as u64,
                         fuel: outcome.stats.fuel_used,
                     }),

@@ -118,6 +118,8 @@ impl Harness {
                     let response = assignor_range::assign(&run.request)
                         .expect("range")
                         .into_response();
+                    let answer = assignor_wire::checks::resolve(&run.request, &response)
+                        .expect("range answers members and topics of the request");
                     events.push(Event::AssignorDone(AssignorDone {
                         group_id: run.group_id.clone(),
                         generation_id: run.generation_id,
@@ -125,7 +127,7 @@ impl Harness {
                         result: Ok(AssignorOutput {
                             module: "range".into(),
                             version: 1,
-                            response,
+                            answer,
                             duration_us: started.elapsed().as_micros() as u64,
                             fuel: 0,
                         }),

@@ -87,7 +87,7 @@ fn main() {
                         },
                     );
                     let outcome = last.expect("ran");
-                    assert_eq!(outcome.response, expected, "{name}: wasm and native agree");
+                    assert_eq!(outcome.answer, expected, "{name}: wasm and native agree");
                     let (n, w) = (median(&native_times), median(&wasm_times));
                     let (nb, wb) = (native_times[0], wasm_times[0]);
                     let stats = outcome.stats;

@@ -33,7 +33,7 @@ use std::time::{Duration, Instant};
 use assignor_host::sandbox::{
     CallTag, CompiledModule, PoolConfig, Sandbox, SandboxLimits, check_positioned,
 };
-use assignor_sdk::{AssignRequest, AssignResponse};
+use assignor_sdk::{Answer, AssignRequest};
 use support::*;
 use wasmtime::{Linker, Module, Store, TypedFunc};
 
@@ -75,7 +75,7 @@ fn main() {
             || last = Some(call(&sandbox, &module, request)),
         );
         let outcome = last.expect("ran");
-        assert_eq!(outcome.response, expected, "wasm and native agree");
+        assert_eq!(outcome.answer, expected, "wasm and native agree");
         let (n, w) = (median(&native_times), median(&wasm_times));
         println!(
             "| {members} | {topics} | {} | {:.1} MB | {:.1} | {:.1} | {:.2} | {:.1} | {:.1} | {:.1} MiB | {:.0}M | {raised} |",
@@ -237,7 +237,7 @@ fn sandbox_for(wasm: &[u8], request: &AssignRequest) -> (Sandbox, String) {
 }
 
 /// The native path: what a sandboxed call does, minus the sandbox (ABI v2 both ways).
-fn native(request: &AssignRequest) -> AssignResponse {
+fn native(request: &AssignRequest) -> Answer {
     support::native("uniform", request).0
 }
 

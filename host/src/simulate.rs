@@ -79,7 +79,7 @@ pub fn simulate(
             version,
             cooperative,
             request,
-            &outcome.response,
+            &outcome.answer.to_response(request),
             Usage::from(&outcome.stats),
             log_lines(&outcome.logs),
         )),

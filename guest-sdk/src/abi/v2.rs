@@ -38,7 +38,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    ABI_V2, AssignRequest, AssignResponse, Input, Member as ModelMember,
+    ABI_V2, Answer, AssignRequest, AssignResponse, Input, Member as ModelMember,
     MemberAssignment as ModelAssignment, Topic as ModelTopic, TopicOffsets as ModelOffsets,
     TopicPartitions as ModelPartitions,
 };
@@ -47,7 +47,7 @@ use crate::index::{Index, IndexData};
 mod read;
 mod write;
 
-pub use read::{ReadResponse, request as read_request, response as read_response};
+pub use read::{request as read_request, response as read_response};
 
 /// `AssignRequest` (v2): one rebalance's input.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -529,6 +529,29 @@ pub fn into_model(wire: Request) -> Result<AssignRequest, String> {
         state: wire.state,
         index: Index(Some(Arc::new(index))),
     })
+}
+
+/// A decoded v2 answer by positions, as [`read_response`] gives it. The indices are not looked
+/// at: check them first (the host's `check_indices` does).
+pub fn response_to_answer(response: Response) -> Answer {
+    let partitions = response
+        .assignments
+        .iter()
+        .flat_map(|a| &a.partitions)
+        .map(|tp| tp.partitions.len())
+        .sum();
+    let mut answer = Answer::with_capacity(response.assignments.len(), partitions);
+    for a in response.assignments {
+        let entry = answer.push_entry(a.member);
+        entry.user_data = a.user_data;
+        entry.metadata = a.metadata;
+        for tp in a.partitions {
+            answer.push_topic(tp.topic, tp.partitions);
+        }
+    }
+    answer.rebalance_after_ms = response.rebalance_after_ms;
+    answer.state = response.state;
+    answer
 }
 
 /// The model of an answer (names instead of indices) for the request it answers. Indices must

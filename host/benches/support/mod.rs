@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use assignor_host::sandbox::{CheckSummary, PoolConfig, Sandbox, SandboxLimits, check_positioned};
 use assignor_sdk::abi::v2;
-use assignor_sdk::{AssignRequest, AssignResponse, Member, Topic};
+use assignor_sdk::{Answer, AssignRequest, Member, Topic};
 
 /// A homogeneous group from Kafka's benchmark grid: `members` consumers all subscribed to
 /// `topics` topics holding `members * partitions_per_member` partitions, spread evenly.
@@ -52,7 +52,7 @@ pub fn grid_group(members: usize, partitions_per_member: usize, topics: usize) -
 /// (the guest), assign, encode the answer (guest), decode it back to names (host) and run the
 /// same output checks. The layout is worked out afresh each call; the sandbox keeps it for the
 /// next rebalance of an unchanged group, so this path does a little more host work.
-pub fn native(name: &str, request: &AssignRequest) -> (AssignResponse, CheckSummary) {
+pub fn native(name: &str, request: &AssignRequest) -> (Answer, CheckSummary) {
     let layout = v2::Layout::new(request).expect("layout");
     let input = v2::encode_request(request, &layout, v2::Extras::default()).expect("encode");
     let decoded = v2::decode_request(&input).expect("decode");
@@ -80,10 +80,10 @@ pub fn read_and_check(
     request: &AssignRequest,
     layout: &v2::Layout,
     output: &[u8],
-) -> (AssignResponse, CheckSummary) {
+) -> (Answer, CheckSummary) {
     let read = v2::read_response(request, output).expect("a canonical answer");
     let summary = check_positioned(request, &read, layout, false).expect("valid");
-    (read.response, summary)
+    (read, summary)
 }
 
 /// A sandbox with production settings except limits raised so the largest grid cells fit

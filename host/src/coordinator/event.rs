@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use assignor_sdk::{AssignRequest, AssignResponse};
+use assignor_sdk::{Answer, AssignRequest};
 
 use kafka_protocol::messages::{OffsetCommitResponse, OffsetDeleteResponse};
 
@@ -180,11 +180,11 @@ pub struct AssignorDone {
     pub result: Result<AssignorOutput, AssignorFailure>,
 }
 
-/// A successful call: a response the coordinator installs without checking it again.
+/// A successful call: an answer the coordinator installs without checking it again.
 ///
-/// Whoever runs the assignor guarantees it: `response.error` is `None` and the response passed
-/// [`assignor_wire::checks::check_response`] against the run's `request` with the run's `cooperative`
-/// flag. The registry's runner gets both from the sandbox, which checks every module call
+/// Whoever runs the assignor guarantees it: the answer passed the output checks
+/// ([`assignor_wire::checks`]) against the run's `request` with the run's `cooperative` flag,
+/// so every position in it is inside that request. The registry's runner gets both from the sandbox, which checks every module call
 /// (off the shards, on the blocking pool); test runners apply the same function. Checking once,
 /// where a module's answer enters the host, keeps a second pass over a 10,000-member output
 /// off the shard thread and leaves one definition of "valid" (two used to disagree).
@@ -192,7 +192,8 @@ pub struct AssignorDone {
 pub struct AssignorOutput {
     pub module: String,
     pub version: u32,
-    pub response: AssignResponse,
+    /// By positions in the run's request.
+    pub answer: Answer,
     pub duration_us: u64,
     pub fuel: u64,
 }

@@ -4,7 +4,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use assignor_sdk::{AssignRequest, AssignResponse};
+use assignor_sdk::{Answer, AssignRequest};
 
 use super::Registry;
 use super::catalog::ModuleVersion;
@@ -16,7 +16,8 @@ pub struct RunReport {
     /// Canonical module name (an alias is resolved).
     pub module: String,
     pub version: u32,
-    pub response: AssignResponse,
+    /// By positions in the request it answers ([`Answer::to_response`] names them).
+    pub answer: Answer,
     pub stats: CallStats,
     /// Partitions of the group's topics nobody got (allowed, reported).
     pub unassigned_partitions: u64,
@@ -189,7 +190,7 @@ impl Registry {
                 Ok(RunReport {
                     module: module.name.clone(),
                     version: module.version,
-                    response: outcome.response,
+                    answer: outcome.answer,
                     stats: outcome.stats,
                     unassigned_partitions: outcome.summary.unassigned_partitions,
                 })

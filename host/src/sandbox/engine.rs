@@ -45,8 +45,17 @@ pub(crate) fn engine_config(pool: &PoolConfig, metering: Metering) -> Config {
         .linear_memory_keep_resident(usize::try_from(pool.keep_resident_bytes).unwrap_or(0))
         .table_keep_resident(usize::try_from(pool.keep_resident_bytes).unwrap_or(0));
     config.allocation_strategy(InstanceAllocationStrategy::Pooling(pooling));
+    if std::env::var_os(PERFMAP_ENV).is_some() {
+        config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+    }
     config
 }
+
+/// Set (to anything) in the environment, the engine writes `/tmp/perf-<pid>.map` naming the
+/// compiled code of every module, so `perf record` / `perf report` attribute a call's time to
+/// the guest's own functions (`docs/operating.md`, "Profiling a module"). Off by default: the
+/// map grows with every module compiled.
+pub const PERFMAP_ENV: &str = "ASSIGNOR_HOST_PERFMAP";
 
 /// Counts free instance slots; a call takes one for its whole life, waiting if none is free.
 pub(crate) struct Permits {

@@ -37,12 +37,14 @@ use std::time::{Duration, Instant};
 
 use assignor_sdk::abi::v2::{Extras, Inputs};
 use assignor_sdk::{
-    ABI_V1, ABI_V2, ABI_VERSIONS, AssignRequest, AssignResponse, AssignorInfo, EXPORT_ABI_VERSION,
-    Input, TopicOffsets,
+    ABI_V1, ABI_V2, ABI_VERSIONS, Answer, AssignRequest, AssignorInfo, EXPORT_ABI_VERSION, Input,
+    TopicOffsets,
 };
 use wasmtime::{Engine, InstancePre, Linker, Module};
 
-pub use assignor_wire::checks::{CheckSummary, OutputError, check_positioned, check_response};
+pub use assignor_wire::checks::{
+    CheckSummary, OutputError, check_named, check_positioned, check_response,
+};
 pub use config::SandboxConfig;
 pub use error::{CallError, CallFailure, LoadError};
 pub use limits::{FUEL_PER_MS, Metering, PoolConfig, SandboxLimits, UnknownMetering};
@@ -100,10 +102,11 @@ pub struct CallTag<'a> {
     pub version: u32,
 }
 
-/// A successful call: a response that passed every check.
+/// A successful call: an answer that passed every check, by positions in its request
+/// ([`Answer::to_response`] gives the model).
 #[derive(Debug, Clone)]
 pub struct CallOutcome {
-    pub response: AssignResponse,
+    pub answer: Answer,
     pub stats: CallStats,
     pub summary: CheckSummary,
     /// What the module logged (also emitted to tracing).
@@ -364,16 +367,9 @@ impl Sandbox {
                 return Err(failure(error, stats, Vec::new()));
             }
         };
-        // A v2 answer read by positions comes with the checks' verdict; any other is checked
-        // below by names.
         let result = session.assign(&input, |bytes| match &layout {
-            Some(layout) => wire::decode_v2(request, layout, bytes, cooperative),
-            None => assignor_sdk::decode::<AssignResponse>(bytes)
-                .map(|response| (response, None))
-                .map_err(|e| CallError::Malformed {
-                    what: "AssignResponse",
-                    message: e.to_string(),
-                }),
+            Some(_) => wire::read_v2(request, bytes),
+            None => wire::read_v1(request, bytes),
         });
         let (stats, log) = session.finish();
         log::emit(
@@ -384,29 +380,27 @@ impl Sandbox {
             &request.group_id,
             request.generation_id,
         );
-        let (mut response, verdict) = match result {
-            Ok(read) => read,
+        let mut answer = match result {
+            Ok(answer) => answer,
             Err(error) => return Err(failure(error, stats, log.lines)),
         };
-        if !module.inputs.has(Input::State) {
-            // Kept only for a module that reads it back: nothing else would ever see it.
-            response.state = None;
-        }
-        if let Some(message) = &response.error {
-            let error = CallError::Guest {
-                message: message.clone(),
-            };
-            return Err(failure(error, stats, log.lines));
-        }
-        let verdict = verdict.unwrap_or_else(|| check_response(request, &response, cooperative));
+        // The checks see the state as returned (one over the cap is refused whether or not
+        // the module declared the input), then it is dropped unless the module reads it back.
+        let verdict = match &layout {
+            Some(layout) => check_positioned(request, &answer, layout, cooperative),
+            None => check_named(request, &answer, cooperative),
+        };
         let summary = match verdict {
             Ok(summary) => summary,
             Err(e) => return Err(failure(CallError::Invalid(e), stats, log.lines)),
         };
+        if !module.inputs.has(Input::State) {
+            answer.state = None;
+        }
         let mut stats = stats;
         stats.duration = started.elapsed();
         Ok(CallOutcome {
-            response,
+            answer,
             stats,
             summary,
             logs: log.lines,

@@ -3,23 +3,24 @@
 //! and subscription tables across the rebalances of a group whose topics and subscriptions
 //! did not change.
 //!
-//! Both versions read and write the same model (`AssignRequest`, `AssignResponse`), so
-//! everything above the sandbox (the coordinator, the simulator, the registry's smoke call)
-//! is the same for v1 and v2 modules. A v2 answer names members and topics by index: each is
-//! checked against the request here ([`OutputError::MemberIndexOutOfRange`],
-//! [`OutputError::TopicIndexOutOfRange`]) before the answer becomes the model the rest of the
-//! output checks read.
+//! Both versions take the same model (`AssignRequest`) and give the same [`Answer`], an answer
+//! by positions in its request, so everything above the sandbox (the coordinator, the
+//! simulator, the registry's smoke call) is the same for v1 and v2 modules. A v2 answer is
+//! read by position straight away, each index checked against the request
+//! (`OutputError::MemberIndexOutOfRange`, `OutputError::TopicIndexOutOfRange`); a v1 answer
+//! names members and topics, and is turned into positions with the same refusals the output
+//! checks give (`OutputError::UnknownMember`, `OutputError::UnknownTopic`).
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use assignor_sdk::abi::v2::{self, Extras, Layout};
-use assignor_sdk::{ABI_V1, AssignRequest, AssignResponse, Member, Topic, TopicOffsets};
+use assignor_sdk::{ABI_V1, Answer, AssignRequest, AssignResponse, Member, Topic, TopicOffsets};
 use parking_lot::Mutex;
 use serde::Serialize;
 
 use super::error::CallError;
-use assignor_wire::checks::{self, CheckSummary, OutputError};
+use assignor_wire::checks;
 
 /// ABI v1's `AssignRequest`: the model's fields under their wire names, with `abi_version`
 /// 1 whatever the model says (the host's model is shared by both versions).
@@ -67,29 +68,37 @@ pub(crate) fn encode_v2(
     Ok((bytes, layout))
 }
 
-/// A v2 answer as the model, every index checked against `request`, and the output checks'
-/// verdict on it. The fast reader (`v2::read_response`) and the position-based checks take the
-/// common case; an answer they give up on (an error answer, an index out of range, anything
-/// but the canonical encoding) goes through rmp-serde and the name-based checks, which decide
-/// the same way and word the error.
-pub(crate) fn decode_v2(
-    request: &AssignRequest,
-    layout: &Layout,
-    bytes: &[u8],
-    cooperative: bool,
-) -> Result<(AssignResponse, Option<Result<CheckSummary, OutputError>>), CallError> {
-    if let Some(read) = v2::read_response(request, bytes) {
-        let verdict = checks::check_positioned(request, &read, layout, cooperative);
-        return Ok((read.response, Some(verdict)));
+/// A v2 answer by positions, every index checked against `request`. The fast reader
+/// (`v2::read_response`) takes the common case; an answer it gives up on (an error answer, an
+/// index out of range, anything but the canonical encoding) goes through rmp-serde, which
+/// decides the same way and words the error.
+pub(crate) fn read_v2(request: &AssignRequest, bytes: &[u8]) -> Result<Answer, CallError> {
+    if let Some(answer) = v2::read_response(request, bytes) {
+        return Ok(answer);
     }
     let response = v2::decode_response(bytes).map_err(|e| CallError::Malformed {
         what: "AssignResponse (ABI v2)",
         message: e.to_string(),
     })?;
-    if response.error.is_none() {
-        checks::check_indices(request, &response).map_err(CallError::Invalid)?;
+    if let Some(message) = response.error {
+        return Err(CallError::Guest { message });
     }
-    Ok((v2::response_to_model(request, response), None))
+    checks::check_indices(request, &response).map_err(CallError::Invalid)?;
+    Ok(v2::response_to_answer(response))
+}
+
+/// A v1 answer (names) by positions in `request`; a name the request does not have is refused
+/// as the output checks refuse it.
+pub(crate) fn read_v1(request: &AssignRequest, bytes: &[u8]) -> Result<Answer, CallError> {
+    let response =
+        assignor_sdk::decode::<AssignResponse>(bytes).map_err(|e| CallError::Malformed {
+            what: "AssignResponse",
+            message: e.to_string(),
+        })?;
+    if let Some(message) = response.error {
+        return Err(CallError::Guest { message });
+    }
+    checks::resolve(request, &response).map_err(CallError::Invalid)
 }
 
 /// The v2 layouts of recent requests, by group: the topic table and the distinct

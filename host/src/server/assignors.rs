@@ -24,7 +24,7 @@ impl AssignorRunner for Registry {
             Ok(report) => Ok(AssignorOutput {
                 module: report.module,
                 version: report.version,
-                response: report.response,
+                answer: report.answer,
                 duration_us: report.stats.duration.as_micros() as u64,
                 fuel: report.stats.fuel_used,
             }),

@@ -34,7 +34,7 @@ fn builtin(name: &str, wasm: Vec<u8>) -> BuiltinSource {
 
 fn marker(registry: &Registry, name: &str) -> (u32, u64) {
     let report = registry.run(name, None, &request(), false).expect("runs");
-    (report.version, report.response.rebalance_after_ms.unwrap())
+    (report.version, report.answer.rebalance_after_ms.unwrap())
 }
 
 fn precompiled(registry: &Registry, name: &str) -> Vec<(u32, bool)> {

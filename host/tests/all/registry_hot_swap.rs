@@ -59,7 +59,7 @@ fn a_module_written_without_the_sdk_runs() {
         rebalance_after_ms: None,
         state: None,
     };
-    assert_eq!(report.response, expected);
+    assert_eq!(report.answer.to_response(&request()), expected);
     assert_eq!(report.unassigned_partitions, 0);
     assert_eq!(report.version, 1);
 }
@@ -93,8 +93,8 @@ fn every_call_uses_exactly_one_whole_version_while_versions_change() {
                     while !done.load(Ordering::SeqCst) {
                         let report = registry.run("plain", None, req, false).expect("run");
                         let marker = plain_abi_marker(report.version);
-                        assert_eq!(report.response.assignments.len(), 3);
-                        for assignment in &report.response.assignments {
+                        assert_eq!(report.answer.to_response(req).assignments.len(), 3);
+                        for assignment in &report.answer.to_response(req).assignments {
                             assert_eq!(
                                 assignment.user_data.as_ref(),
                                 Some(&marker),

@@ -44,7 +44,7 @@ fn run_pinned(
         .map(|r| {
             (
                 r.version,
-                r.response.rebalance_after_ms.expect("marked module"),
+                r.answer.rebalance_after_ms.expect("marked module"),
             )
         })
         .map_err(|e| e.kind)

@@ -88,9 +88,9 @@ fn v1_and_v2_modules_are_served_side_by_side_each_in_its_own_encoding() {
     let request = request();
     let from_v1 = sandbox.assign(&v1, TAG, &request, false).unwrap();
     let from_v2 = sandbox.assign(&v2_module, TAG, &request, false).unwrap();
-    assert_eq!(from_v1.response, valid_response());
+    assert_eq!(from_v1.answer.to_response(&request), valid_response());
     assert_eq!(
-        from_v2.response,
+        from_v2.answer.to_response(&request),
         valid_response(),
         "the v2 answer reads, in names, as the v1 one"
     );
@@ -124,7 +124,7 @@ fn a_v2_module_uploads_and_is_listed_with_its_abi_version() {
     assert_eq!(versions.len(), 1);
     assert_eq!(versions[0].meta.abi_version, 2);
     let report = registry.run("hand-v2", None, &request(), false).unwrap();
-    assert!(report.response.assignments.is_empty());
+    assert!(report.answer.entries().is_empty());
     assert_eq!(report.unassigned_partitions, 5);
 }
 

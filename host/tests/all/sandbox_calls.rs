@@ -20,7 +20,7 @@ fn a_call_reports_its_stats_and_the_exact_response() {
         .load(&wasm(&returning_response(&valid_response())))
         .unwrap();
     let outcome = sandbox.assign(&module, TAG, &request(), false).unwrap();
-    assert_eq!(outcome.response, valid_response());
+    assert_eq!(outcome.answer.to_response(&request()), valid_response());
     let expected_output = assignor_sdk::encode(&valid_response()).unwrap().len() as u64;
     let expected_input = assignor_sdk::encode(&request()).unwrap().len() as u64;
     assert_eq!(outcome.stats.output_bytes, expected_output);
@@ -226,7 +226,7 @@ fn guest_logs_are_kept_truncated_and_bounded() {
     let module = sandbox.load(&wasm(&chatty(5, 25))).unwrap();
     let outcome = sandbox.assign(&module, TAG, &request(), false).unwrap();
     assert_eq!(
-        outcome.response,
+        outcome.answer.to_response(&request()),
         valid_response(),
         "logging never fails a call"
     );
@@ -273,7 +273,10 @@ fn calls_beyond_the_pool_size_wait_for_a_slot() {
                 s.spawn(|| {
                     (0..25)
                         .map(|_| sandbox.assign(&module, TAG, &request(), false))
-                        .filter(|r| r.as_ref().is_ok_and(|o| o.response == valid_response()))
+                        .filter(|r| {
+                            r.as_ref()
+                                .is_ok_and(|o| o.answer.to_response(&request()) == valid_response())
+                        })
                         .count()
                 })
             })

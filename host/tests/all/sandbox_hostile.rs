@@ -17,7 +17,7 @@ fn run(sandbox: &Sandbox, wat: &str) -> Result<AssignResponse, CallError> {
     let module = sandbox.load(&wasm(wat)).expect("module loads");
     sandbox
         .assign(&module, TAG, &request(), false)
-        .map(|outcome| outcome.response)
+        .map(|outcome| outcome.answer.to_response(&request()))
         .map_err(|failure| failure.error)
 }
 

@@ -87,7 +87,7 @@ fn ten_thousand_members_on_a_hundred_topics_fit_the_default_limits() {
     assert_eq!(outcome.summary.unassigned_partitions, 0);
     let index_of: HashMap<String, usize> = (0..MEMBERS).map(|i| (member_id(i), i)).collect();
     let mut owners = vec![0usize; MEMBERS];
-    for assignment in &outcome.response.assignments {
+    for assignment in &outcome.answer.to_response(&request).assignments {
         let index = index_of[&assignment.member_id];
         let owned: usize = assignment
             .partitions

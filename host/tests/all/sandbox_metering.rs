@@ -81,7 +81,7 @@ fn under_epoch_metering_an_endless_loop_is_stopped_by_the_deadline_not_fuel() {
         .load(&wasm(&returning_response(&valid_response())))
         .unwrap();
     let outcome = sandbox.assign(&good, TAG, &request(), false).unwrap();
-    assert_eq!(outcome.response, valid_response());
+    assert_eq!(outcome.answer.to_response(&request()), valid_response());
 }
 
 #[test]
@@ -101,8 +101,12 @@ fn a_normal_call_reports_no_fuel_under_epoch_and_some_under_fuel() {
         sandbox.assign(&module, TAG, &request(), false).unwrap()
     };
     let (fuel, epoch) = (run(&sandbox()), run(&epoch_sandbox()));
-    assert_eq!(fuel.response, valid_response());
-    assert_eq!(epoch.response, valid_response(), "same answer either way");
+    assert_eq!(fuel.answer.to_response(&request()), valid_response());
+    assert_eq!(
+        epoch.answer.to_response(&request()),
+        valid_response(),
+        "same answer either way"
+    );
     assert!(fuel.stats.fuel_used > 0, "{:?}", fuel.stats);
     assert_eq!(epoch.stats.fuel_used, 0, "{:?}", epoch.stats);
     // Everything but fuel and time is measured alike.

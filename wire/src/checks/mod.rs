@@ -25,12 +25,8 @@
 mod index;
 mod owners;
 
-use std::collections::HashMap;
-
-use assignor_sdk::abi::v2::{self, Layout, ReadResponse};
-use assignor_sdk::{
-    AssignRequest, AssignResponse, MAX_STATE_BYTES, MemberAssignment, TopicPartitions,
-};
+use assignor_sdk::abi::v2::{self, Layout};
+use assignor_sdk::{Answer, AssignRequest, AssignResponse, MAX_STATE_BYTES, Unresolved};
 
 pub use owners::strip_owned;
 
@@ -106,31 +102,50 @@ pub fn check_response(
     response: &AssignResponse,
     cooperative: bool,
 ) -> Result<CheckSummary, OutputError> {
-    let topics = topic_index(request);
-    let members = MemberIndex::new(&request.members);
-    check(request, response, cooperative, ByName { topics, members })
+    let answer = resolve(request, response)?;
+    check(request, &answer, cooperative, |m, t| {
+        subscribes_by_name(request, m, t)
+    })
 }
 
-/// [`check_response`] for an answer read from ABI v2 (`assignor_sdk::abi::v2::read_response`),
-/// whose entries already are positions in the request: `positions` gives them, `layout` the
-/// subscription of each member as topic positions. The same rules and the same errors, with no
-/// name looked up.
+/// [`check_response`] for an answer already by positions (a v1 module's, resolved with
+/// [`resolve`]): subscriptions are looked up by name.
+pub fn check_named(
+    request: &AssignRequest,
+    answer: &Answer,
+    cooperative: bool,
+) -> Result<CheckSummary, OutputError> {
+    check(request, answer, cooperative, |m, t| {
+        subscribes_by_name(request, m, t)
+    })
+}
+
+/// `response` by positions in `request`, for the checks and everything after them: a name
+/// the request does not have is refused as the checks refuse it.
+pub fn resolve(request: &AssignRequest, response: &AssignResponse) -> Result<Answer, OutputError> {
+    Answer::from_response(request, response).map_err(|e| match e {
+        Unresolved::Member { member } => OutputError::UnknownMember { member },
+        Unresolved::Topic { member, topic } => OutputError::UnknownTopic { member, topic },
+    })
+}
+
+/// [`check_response`] for an answer by positions (`assignor_sdk::abi::v2::read_response`, or
+/// [`resolve`]), with `layout` giving each member's subscription as topic positions. The same
+/// rules and the same errors, with no name looked up.
 pub fn check_positioned(
     request: &AssignRequest,
-    read: &ReadResponse,
+    answer: &Answer,
     layout: &Layout,
     cooperative: bool,
 ) -> Result<CheckSummary, OutputError> {
-    let resolve = ByPosition {
-        read,
-        layout,
-        next_topic: 0,
-    };
-    check(request, &read.response, cooperative, resolve)
+    check(request, answer, cooperative, |m, t| {
+        let s = layout.subscription_of[m] as usize;
+        layout.subscriptions[s].binary_search(&(t as u32)).is_ok()
+    })
 }
 
 /// Every member and topic index of an ABI v2 answer decoded by names (`v2::decode_response`)
-/// is inside `request`: run before `v2::response_to_model`, which indexes by them.
+/// is inside `request`: run before `v2::response_to_answer`, which trusts them.
 pub fn check_indices(request: &AssignRequest, response: &v2::Response) -> Result<(), OutputError> {
     let (members, topics) = (request.members.len(), request.topics.len());
     for a in &response.assignments {
@@ -151,91 +166,29 @@ pub fn check_indices(request: &AssignRequest, response: &v2::Response) -> Result
     Ok(())
 }
 
-/// How the checks find the request's positions of an answer's members and topics.
-trait Resolve {
-    /// The position of the `i`-th entry's member.
-    fn member(&mut self, i: usize, assignment: &MemberAssignment) -> Result<usize, OutputError>;
-    /// The position of the next topic entry's topic (entries come in answer order).
-    fn topic(&mut self, member: &str, tp: &TopicPartitions) -> Result<usize, OutputError>;
-    /// Whether the member at `m` subscribes to the topic at `t`.
-    fn subscribes(&self, request: &AssignRequest, m: usize, t: usize) -> bool;
-}
-
-struct ByName<'a> {
-    topics: HashMap<&'a str, usize>,
-    members: MemberIndex<'a>,
-}
-
-impl Resolve for ByName<'_> {
-    fn member(&mut self, _: usize, assignment: &MemberAssignment) -> Result<usize, OutputError> {
-        let name = assignment.member_id.as_str();
-        self.members
-            .find(name)
-            .ok_or_else(|| OutputError::UnknownMember {
-                member: name.to_owned(),
-            })
-    }
-
-    fn topic(&mut self, member: &str, tp: &TopicPartitions) -> Result<usize, OutputError> {
-        self.topics
-            .get(tp.topic.as_str())
-            .copied()
-            .ok_or_else(|| OutputError::UnknownTopic {
-                member: member.to_owned(),
-                topic: tp.topic.clone(),
-            })
-    }
-
-    fn subscribes(&self, request: &AssignRequest, m: usize, t: usize) -> bool {
-        let member = &request.members[m];
-        let topic = request.topics[t].name.as_str();
-        if member.topics.is_sorted() {
-            member
-                .topics
-                .binary_search_by(|t| t.as_str().cmp(topic))
-                .is_ok()
-        } else {
-            member.topics.iter().any(|t| t == topic)
-        }
-    }
-}
-
-struct ByPosition<'a> {
-    read: &'a ReadResponse,
-    layout: &'a Layout,
-    next_topic: usize,
-}
-
-impl Resolve for ByPosition<'_> {
-    fn member(&mut self, i: usize, _: &MemberAssignment) -> Result<usize, OutputError> {
-        Ok(self.read.members[i] as usize)
-    }
-
-    fn topic(&mut self, _: &str, _: &TopicPartitions) -> Result<usize, OutputError> {
-        let t = self.read.topics[self.next_topic];
-        self.next_topic += 1;
-        Ok(t as usize)
-    }
-
-    fn subscribes(&self, _: &AssignRequest, m: usize, t: usize) -> bool {
-        let s = self.layout.subscription_of[m] as usize;
-        self.layout.subscriptions[s]
-            .binary_search(&(t as u32))
+/// Whether the member at `m` subscribes to the topic at `t`, by their names.
+fn subscribes_by_name(request: &AssignRequest, m: usize, t: usize) -> bool {
+    let member = &request.members[m];
+    let topic = request.topics[t].name.as_str();
+    if member.topics.is_sorted() {
+        member
+            .topics
+            .binary_search_by(|t| t.as_str().cmp(topic))
             .is_ok()
+    } else {
+        member.topics.iter().any(|t| t == topic)
     }
 }
 
+/// The rules, on an answer whose positions are inside `request`. `subscribes(m, t)`: whether
+/// the member at `m` subscribes to the topic at `t`.
 fn check(
     request: &AssignRequest,
-    response: &AssignResponse,
+    answer: &Answer,
     cooperative: bool,
-    mut resolve: impl Resolve,
+    subscribes: impl Fn(usize, usize) -> bool,
 ) -> Result<CheckSummary, OutputError> {
-    if let Some(state) = response
-        .state
-        .as_ref()
-        .filter(|s| s.len() > MAX_STATE_BYTES)
-    {
+    if let Some(state) = answer.state.as_ref().filter(|s| s.len() > MAX_STATE_BYTES) {
         return Err(OutputError::StateTooLarge {
             bytes: state.len(),
             max: MAX_STATE_BYTES,
@@ -250,25 +203,23 @@ fn check(
     } else {
         None
     };
+    let name = |m: usize| request.members[m].member_id.clone();
     // assigned[topic][partition] = index of the member + 1; 0 while free. Filled lazily.
     let mut assigned: Vec<Vec<u32>> = vec![Vec::new(); request.topics.len()];
     let mut seen = vec![false; request.members.len()];
     let mut count = 0u64;
 
-    for (i, assignment) in response.assignments.iter().enumerate() {
-        let name = assignment.member_id.as_str();
-        let m = resolve.member(i, assignment)?;
+    for (i, entry) in answer.entries().iter().enumerate() {
+        let m = entry.member as usize;
         if std::mem::replace(&mut seen[m], true) {
-            return Err(OutputError::DuplicateMember {
-                member: name.to_owned(),
-            });
+            return Err(OutputError::DuplicateMember { member: name(m) });
         }
-        for tp in &assignment.partitions {
-            let t = resolve.topic(name, tp)?;
+        for (t, partitions) in answer.topics(i) {
+            let t = t as usize;
             let topic = request.topics[t].name.as_str();
-            if !resolve.subscribes(request, m, t) {
+            if !subscribes(m, t) {
                 return Err(OutputError::NotSubscribed {
-                    member: name.to_owned(),
+                    member: name(m),
                     topic: topic.to_owned(),
                 });
             }
@@ -277,10 +228,10 @@ fn check(
             if slots.is_empty() {
                 slots.resize(usize::try_from(partition_count).unwrap_or(0), 0);
             }
-            for &p in &tp.partitions {
+            for &p in partitions {
                 if p < 0 || p >= partition_count {
                     return Err(OutputError::PartitionOutOfRange {
-                        member: name.to_owned(),
+                        member: name(m),
                         topic: topic.to_owned(),
                         partition: p,
                         partition_count,
@@ -291,8 +242,8 @@ fn check(
                     return Err(OutputError::AssignedTwice {
                         topic: topic.to_owned(),
                         partition: p,
-                        first: request.members[*slot as usize - 1].member_id.clone(),
-                        second: name.to_owned(),
+                        first: name(*slot as usize - 1),
+                        second: name(m),
                     });
                 }
                 *slot = m as u32 + 1;
@@ -300,12 +251,12 @@ fn check(
                     return Err(OutputError::StillOwned {
                         topic: topic.to_owned(),
                         partition: p,
-                        owner: request.members[owner].member_id.clone(),
-                        assignee: name.to_owned(),
+                        owner: name(owner),
+                        assignee: name(m),
                     });
                 }
-                count += 1;
             }
+            count += partitions.len() as u64;
         }
     }
 

@@ -12,7 +12,7 @@
 
 use std::collections::HashMap;
 
-use assignor_sdk::{AssignRequest, AssignResponse};
+use assignor_sdk::{Answer, AssignRequest};
 
 use super::index::{MemberIndex, topic_index};
 
@@ -89,29 +89,16 @@ impl Owners {
     }
 }
 
-/// Removes from each member's assignment every partition another member still owns (the rule
+/// Removes from each member's share every partition another member still owns (the rule
 /// above), and returns how many were removed. Those partitions stay unassigned for one
 /// generation; their owners revoke them and rejoin, and the next round hands them over.
 ///
 /// For an output computed without the cooperative rule (the coordinator's fallback and its
-/// native range); the result passes [`super::check_response`] with `cooperative` whenever the
-/// input passed it without.
-pub fn strip_owned(request: &AssignRequest, response: &mut AssignResponse) -> u64 {
+/// native range); the result passes [`super::check_positioned`] with `cooperative` whenever
+/// the input passed it without.
+pub fn strip_owned(request: &AssignRequest, answer: &mut Answer) -> u64 {
     let topics = topic_index(request);
     let members = MemberIndex::new(&request.members);
     let owners = Owners::new(request, &topics, &members);
-    let mut stripped = 0;
-    for assignment in &mut response.assignments {
-        let m = members.find(&assignment.member_id);
-        for tp in &mut assignment.partitions {
-            let Some(&t) = topics.get(tp.topic.as_str()) else {
-                continue;
-            };
-            let before = tp.partitions.len();
-            tp.partitions
-                .retain(|&p| owners.other_than(t, p, m).is_none());
-            stripped += (before - tp.partitions.len()) as u64;
-        }
-    }
-    stripped
+    answer.retain(|m, t, p| owners.other_than(t as usize, p, Some(m as usize)).is_none())
 }

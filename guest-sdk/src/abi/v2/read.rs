@@ -15,10 +15,7 @@ use std::sync::Arc;
 
 use rmp::Marker;
 
-use super::super::{
-    ABI_V2, AssignRequest, AssignResponse, Member, MemberAssignment, Topic, TopicOffsets,
-    TopicPartitions,
-};
+use super::super::{ABI_V2, Answer, AssignRequest, Member, Topic, TopicOffsets, TopicPartitions};
 use crate::index::{Index, IndexData};
 
 /// A cursor over MessagePack bytes; every method reads one value or gives up.
@@ -182,8 +179,15 @@ impl<'a> Reader<'a> {
     }
 
     fn i32s(&mut self) -> Option<Vec<i32>> {
+        let mut out = Vec::new();
+        self.i32s_into(&mut out)?;
+        Some(out)
+    }
+
+    /// An array of `i32` appended to `out`.
+    fn i32s_into(&mut self, out: &mut Vec<i32>) -> Option<()> {
         let n = self.array()?;
-        let mut out = Vec::with_capacity(self.capacity(n));
+        out.reserve(self.capacity(n));
         for _ in 0..n {
             // Partition numbers below 65,536 are the common case, read inline.
             match *self.rest {
@@ -198,7 +202,7 @@ impl<'a> Reader<'a> {
                 _ => out.push(self.i32()?),
             }
         }
-        Some(out)
+        Some(())
     }
 
     fn i64s(&mut self) -> Option<Vec<i64>> {
@@ -389,74 +393,59 @@ fn partitions(r: &mut Reader<'_>, topics: &[Topic]) -> Option<Vec<TopicPartition
     Some(out)
 }
 
-/// A v2 answer read straight into the model (names, for everything above the sandbox), with
-/// the request positions it named them by (for the output checks, which need no names).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct ReadResponse {
-    pub response: AssignResponse,
-    /// Per entry of `response.assignments`, the member's position in the request.
-    pub members: Vec<u32>,
-    /// Per [`TopicPartitions`] of the answer, in order (the first entry's, then the next
-    /// one's), the topic's position in the request.
-    pub topics: Vec<u32>,
-}
-
-/// The answer to `request` in `bytes`, if it carries no error and every index is inside
-/// `request`; else `None`, and [`super::decode_response`] decides (see the module
-/// documentation).
-pub fn response(request: &AssignRequest, bytes: &[u8]) -> Option<ReadResponse> {
+/// The answer to `request` in `bytes` by positions, if it carries no error and every index is
+/// inside `request`; else `None`, and [`super::decode_response`] decides (see the module
+/// documentation). Nothing is allocated per member or per topic: three vectors hold it all.
+pub fn response(request: &AssignRequest, bytes: &[u8]) -> Option<Answer> {
+    let (members, topics) = (request.members.len(), request.topics.len());
     let mut r = Reader { rest: bytes };
     let items = r.array()?;
     if items > 4 {
         return None;
     }
-    let mut out = ReadResponse::default();
     if items == 0 {
-        return Some(out);
+        return Some(Answer::default());
     }
     if !r.nil() {
         return None;
     }
+    // Every partition is at least one byte, so the bytes bound the partitions.
+    let mut out = Answer::with_capacity(0, 0);
     if items >= 2 {
         let n = r.array()?;
-        let assignments = &mut out.response.assignments;
-        assignments.reserve(r.capacity(n));
-        out.members.reserve(r.capacity(n));
+        out = Answer::with_capacity(r.capacity(n), r.rest.len() / 2);
         for _ in 0..n {
             let fields = r.array()?;
             if !(2..=4).contains(&fields) {
                 return None;
             }
             let m = r.u32()?;
-            let member_id = request.members.get(m as usize)?.member_id.clone();
-            let count = r.array()?;
-            let mut partitions = Vec::with_capacity(r.capacity(count));
-            for _ in 0..count {
+            if m as usize >= members {
+                return None;
+            }
+            out.push_entry(m);
+            for _ in 0..r.array()? {
                 r.fields(2)?;
                 let t = r.u32()?;
-                let topic = request.topics.get(t as usize)?.name.clone();
-                out.topics.push(t);
-                partitions.push(TopicPartitions {
-                    topic,
-                    partitions: r.i32s()?,
-                });
+                if t as usize >= topics {
+                    return None;
+                }
+                out.push_topic_with(t, |list| r.i32s_into(list))?;
             }
             let user_data = if fields >= 3 { r.opt_bin()? } else { None };
             let metadata = if fields >= 4 { r.opt_bin()? } else { None };
-            assignments.push(MemberAssignment {
-                member_id,
-                partitions,
-                user_data,
-                metadata,
-            });
-            out.members.push(m);
+            if user_data.is_some() || metadata.is_some() {
+                let entry = out.last_entry_mut()?;
+                entry.user_data = user_data;
+                entry.metadata = metadata;
+            }
         }
     }
     if items >= 3 && !r.nil() {
-        out.response.rebalance_after_ms = Some(r.u64()?);
+        out.rebalance_after_ms = Some(r.u64()?);
     }
     if items == 4 {
-        out.response.state = r.opt_bin()?;
+        out.state = r.opt_bin()?;
     }
     Some(out)
 }

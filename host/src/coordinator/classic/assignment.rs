@@ -256,14 +256,14 @@ pub(crate) fn on_done(ctx: &mut Ctx<'_>, group: &mut Group, done: AssignorDone) 
                 fallback_used: pending.fallback,
             };
             notice_run(ctx, group, &record);
-            let mut response = output.response;
+            let mut answer = output.answer;
             if pending.fallback && cooperative(group) {
                 // The fallback ran without the cooperative rule; obey it now.
-                let stripped = strip_owned(&pending.request, &mut response);
+                let stripped = strip_owned(&pending.request, &mut answer);
                 tracing::debug!(group = %group.id, generation = group.generation_id,
                     module = %output.module, stripped, "fallback output stripped of owned partitions");
             }
-            install_assigned(ctx, group, &pending, response, record);
+            install_assigned(ctx, group, &pending, answer, record);
         }
         Err(failure) => {
             let outcome = match &failure.invalid_output {
@@ -332,9 +332,9 @@ fn next_step(ctx: &mut Ctx<'_>, group: &mut Group, failed: PendingRun) {
             launch(ctx, group, pending, false);
         }
         _ => {
-            let mut response = native_range(&failed.request);
+            let mut answer = native_range(&failed.request);
             if cooperative(group) {
-                strip_owned(&failed.request, &mut response);
+                strip_owned(&failed.request, &mut answer);
             }
             let record = RunRecord {
                 generation: group.generation_id,
@@ -346,7 +346,7 @@ fn next_step(ctx: &mut Ctx<'_>, group: &mut Group, failed: PendingRun) {
                 fallback_used: true,
             };
             notice_run(ctx, group, &record);
-            install_assigned(ctx, group, &failed, response, record);
+            install_assigned(ctx, group, &failed, answer, record);
         }
     }
 }

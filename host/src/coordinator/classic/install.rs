@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use assignor_sdk::{AssignResponse, MemberAssignment};
+use assignor_sdk::{Answer, AssignRequest, TopicPartitions};
 use bytes::Bytes;
 use kafka_protocol::messages::SyncGroupRequest;
 
@@ -22,58 +22,60 @@ use assignor_wire::consumer_protocol::{self, encode_assignment};
 
 /// Installs a checked assignment of the host's: encodes every member's Assignment (with the
 /// member's Subscription version; raw bytes for other protocol types), counts the partitions
-/// that changed owner, and goes Stable. A module's `rebalance_after_ms` arms the follow-up.
+/// that changed owner since the previous generation (the request's previous assignments), and
+/// goes Stable. A module's `rebalance_after_ms` arms the follow-up. `answer` is by positions in
+/// `pending.request`, which the checks guaranteed.
 pub(crate) fn install_assigned(
     ctx: &mut Ctx<'_>,
     group: &mut Group,
     pending: &PendingRun,
-    response: AssignResponse,
+    mut answer: Answer,
     record: RunRecord,
 ) {
-    let mut by_member: HashMap<String, MemberAssignment> = response
-        .assignments
-        .into_iter()
-        .map(|a| (a.member_id.clone(), a))
-        .collect();
+    let request = &pending.request;
+    let entry_of = answer.entry_of(request.members.len());
     let consumer = group.protocol_type.as_deref() == Some(consumer_protocol::PROTOCOL_TYPE);
-    let mut before: HashMap<(String, i32), Arc<str>> = HashMap::new();
-    for m in group.members.values() {
-        for tp in &m.given {
-            for p in &tp.partitions {
-                before.insert((tp.topic.clone(), *p), m.id.clone());
-            }
-        }
-    }
+    let before = PreviousOwners::new(request);
     let mut moved = 0u64;
-    for (abi, version) in pending.request.members.iter().zip(pending.versions.iter()) {
+    for (m, (abi, version)) in request
+        .members
+        .iter()
+        .zip(pending.versions.iter())
+        .enumerate()
+    {
         let Some(member) = group.members.get_mut(abi.member_id.as_str()) else {
             continue;
         };
-        let assigned = by_member.remove(&abi.member_id).unwrap_or_default();
-        let mut partitions = assigned.partitions;
-        partitions.retain(|tp| !tp.partitions.is_empty());
-        partitions.sort_by(|a, b| a.topic.cmp(&b.topic));
-        for tp in &mut partitions {
-            tp.partitions.sort_unstable();
-        }
-        for tp in &partitions {
-            for p in &tp.partitions {
-                if before
-                    .get(&(tp.topic.clone(), *p))
-                    .is_some_and(|owner| *owner != member.id)
-                {
-                    moved += 1;
+        let mut partitions: Vec<(u32, Vec<i32>)> = Vec::new();
+        let (mut user_data, mut metadata) = (None, None);
+        if let Some(i) = entry_of[m] {
+            let entry = &answer.entries()[i as usize];
+            (user_data, metadata) = (entry.user_data.as_deref(), entry.metadata.as_deref());
+            for (t, list) in answer.topics(i as usize) {
+                moved += list.iter().filter(|&&p| before.moved(t, p, m)).count() as u64;
+                match partitions.iter_mut().find(|(seen, _)| *seen == t) {
+                    Some((_, kept)) => kept.extend_from_slice(list),
+                    None if !list.is_empty() => partitions.push((t, list.to_vec())),
+                    None => {}
                 }
             }
         }
+        // Topic positions are in name order (the host sorts the request's topics).
+        partitions.sort_unstable_by_key(|(t, _)| *t);
+        let partitions: Vec<TopicPartitions> = partitions
+            .into_iter()
+            .map(|(t, mut list)| {
+                list.sort_unstable();
+                TopicPartitions {
+                    topic: request.topics[t as usize].name.clone(),
+                    partitions: list,
+                }
+            })
+            .collect();
         member.assignment = if consumer {
-            encode_assignment(
-                version.unwrap_or(0),
-                &partitions,
-                assigned.user_data.as_deref(),
-            )
+            encode_assignment(version.unwrap_or(0), &partitions, user_data)
         } else {
-            assigned.metadata.map(Bytes::from).unwrap_or_default()
+            metadata.map(Bytes::copy_from_slice).unwrap_or_default()
         };
         member.given = partitions;
     }
@@ -82,14 +84,55 @@ pub(crate) fn install_assigned(
     if !pending.fallback && strategy == pending.strategy {
         // The selected module answered: what it keeps replaces what it kept. A fallback's
         // round leaves the module's state as it was, for the module's next round.
-        group.module_state = ModuleState::from_answer(&strategy, response.state);
+        group.module_state = ModuleState::from_answer(&strategy, answer.state.take());
     }
     group.last_run = Some(record);
     // Before the snapshot `stabilize` writes, so the kept state is persisted with it.
     stabilize(ctx, group, Some(strategy), version, moved);
-    ctx.follow_up(&group.id, response.rebalance_after_ms);
+    ctx.follow_up(&group.id, answer.rebalance_after_ms);
     tracing::info!(group = %group.id, generation = group.generation_id, module = %pending.strategy,
         partitions_moved = moved, "assignment installed");
+}
+
+/// Who held each partition in the previous generation, by topic and member position in a
+/// request (its members' `previous_assignment`): flat arrays, no name looked up per partition.
+pub(crate) struct PreviousOwners {
+    /// Per topic position, per partition, the member position + 1; 0 for nobody.
+    owners: Vec<Vec<u32>>,
+}
+
+impl PreviousOwners {
+    pub(crate) fn new(request: &AssignRequest) -> PreviousOwners {
+        let mut owners: Vec<Vec<u32>> = vec![Vec::new(); request.topics.len()];
+        for (m, member) in request.members.iter().enumerate() {
+            for tp in &member.previous_assignment {
+                let Some(t) = request.topic_index(&tp.topic) else {
+                    continue;
+                };
+                let slots = &mut owners[t];
+                if slots.is_empty() {
+                    let count = usize::try_from(request.topics[t].partition_count).unwrap_or(0);
+                    slots.resize(count, 0);
+                }
+                for &p in &tp.partitions {
+                    if let Some(slot) = usize::try_from(p).ok().and_then(|p| slots.get_mut(p)) {
+                        *slot = m as u32 + 1;
+                    }
+                }
+            }
+        }
+        PreviousOwners { owners }
+    }
+
+    /// Whether partition `p` of the topic at `t`, now given to member `m`, was another
+    /// member's.
+    pub(crate) fn moved(&self, t: u32, p: i32, m: usize) -> bool {
+        let owner = usize::try_from(p)
+            .ok()
+            .and_then(|p| self.owners.get(t as usize)?.get(p).copied())
+            .unwrap_or(0);
+        owner != 0 && owner as usize != m + 1
+    }
 }
 
 /// Relay mode: the leader's assignments become every member's bytes (empty for a member the

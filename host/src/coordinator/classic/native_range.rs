@@ -4,24 +4,26 @@
 //! every partition once), so it needs no output check; for a cooperative group the caller
 //! strips it with [`assignor_wire::checks::strip_owned`] like any fallback output.
 
-use std::collections::BTreeMap;
+use std::ops::Range;
 
-use assignor_sdk::{AssignRequest, AssignResponse, MemberAssignment, TopicPartitions};
+use assignor_sdk::{Answer, AssignRequest};
 
 /// Kafka's range split per topic over its subscribers (sorted by member id): the last resort
-/// when both the module and the fallback failed.
-pub fn native_range(request: &AssignRequest) -> AssignResponse {
-    let mut per_member: BTreeMap<&str, Vec<TopicPartitions>> = request
-        .members
-        .iter()
-        .map(|m| (m.member_id.as_str(), Vec::new()))
-        .collect();
-    for topic in &request.topics {
-        let subscribers: Vec<&str> = request
-            .members
+/// when both the module and the fallback failed. By positions in `request`, like a module's
+/// checked answer; every member gets an entry.
+pub fn native_range(request: &AssignRequest) -> Answer {
+    let mut order: Vec<usize> = (0..request.members.len()).collect();
+    order.sort_by(|&a, &b| {
+        request.members[a]
+            .member_id
+            .cmp(&request.members[b].member_id)
+    });
+    let mut shares: Vec<Vec<(u32, Range<i32>)>> = vec![Vec::new(); request.members.len()];
+    for (t, topic) in request.topics.iter().enumerate() {
+        let subscribers: Vec<usize> = order
             .iter()
-            .filter(|m| m.topics.contains(&topic.name))
-            .map(|m| m.member_id.as_str())
+            .copied()
+            .filter(|&m| request.members[m].topics.contains(&topic.name))
             .collect();
         if subscribers.is_empty() {
             continue;
@@ -29,32 +31,20 @@ pub fn native_range(request: &AssignRequest) -> AssignResponse {
         let n = topic.partition_count.max(0) as usize;
         let (per, extra) = (n / subscribers.len(), n % subscribers.len());
         let mut next = 0;
-        for (i, member) in subscribers.iter().enumerate() {
+        for (i, &m) in subscribers.iter().enumerate() {
             let take = per + usize::from(i < extra);
             if take > 0 {
-                per_member
-                    .get_mut(member)
-                    .expect("listed")
-                    .push(TopicPartitions {
-                        topic: topic.name.clone(),
-                        partitions: (next..next + take).map(|p| p as i32).collect(),
-                    });
+                shares[m].push((t as u32, next as i32..(next + take) as i32));
             }
             next += take;
         }
     }
-    AssignResponse {
-        error: None,
-        assignments: per_member
-            .into_iter()
-            .map(|(id, partitions)| MemberAssignment {
-                member_id: id.to_string(),
-                partitions,
-                user_data: None,
-                metadata: None,
-            })
-            .collect(),
-        rebalance_after_ms: None,
-        state: None,
+    let mut answer = Answer::with_capacity(order.len(), 0);
+    for &m in &order {
+        answer.push_entry(m as u32);
+        for (t, partitions) in std::mem::take(&mut shares[m]) {
+            answer.push_topic(t, partitions);
+        }
     }
+    answer
 }

@@ -21,7 +21,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
-use assignor_sdk::{ABI_VERSION, AssignRequest, AssignResponse, Member as AbiMember, Topic};
+use assignor_sdk::{ABI_VERSION, Answer, AssignRequest, Member as AbiMember, Topic};
 use kafka_protocol::ResponseError;
 
 use super::group::{AssignorChoice, Group, TargetRun};
@@ -252,7 +252,7 @@ pub(crate) fn on_done(ctx: &mut Ctx<'_>, group: &mut Group, done: AssignorDone) 
                 fallback_used: run.fallback,
             };
             notice_run(ctx, group, &record);
-            install(ctx, group, &run, output.response, record);
+            install(ctx, group, &run, output.answer, record);
         }
         Err(failure) => {
             let outcome = match &failure.invalid_output {
@@ -360,7 +360,7 @@ fn next_step(ctx: &mut Ctx<'_>, group: &mut Group, failed: TargetRun, message: S
 
 /// The last resort: Kafka's range computed natively (valid by construction).
 fn install_native(ctx: &mut Ctx<'_>, group: &mut Group, run: TargetRun) {
-    let response = native_range(&run.request);
+    let answer = native_range(&run.request);
     let record = RunRecord {
         generation: run.epoch,
         module: "native-range".to_owned(),
@@ -372,7 +372,7 @@ fn install_native(ctx: &mut Ctx<'_>, group: &mut Group, run: TargetRun) {
     };
     group.fallback_used = true;
     notice_run(ctx, group, &record);
-    install(ctx, group, &run, response, record);
+    install(ctx, group, &run, answer, record);
 }
 
 /// Installs a checked output as the target of `run.epoch`: each member of the run's request
@@ -383,13 +383,23 @@ fn install(
     ctx: &mut Ctx<'_>,
     group: &mut Group,
     run: &TargetRun,
-    response: AssignResponse,
+    answer: Answer,
     record: RunRecord,
 ) {
-    let mut by_member: HashMap<String, Partitions> = response
-        .assignments
+    let topics = &run.request.topics;
+    let mut by_member: HashMap<String, Partitions> = answer
+        .entries()
         .iter()
-        .map(|a| (a.member_id.clone(), Partitions::from_abi(&a.partitions)))
+        .enumerate()
+        .map(|(i, e)| {
+            let pairs = answer
+                .topics(i)
+                .map(|(t, list)| (topics[t as usize].name.as_str(), list));
+            (
+                run.request.members[e.member as usize].member_id.clone(),
+                Partitions::from_pairs(pairs),
+            )
+        })
         .collect();
     let in_request: HashSet<&str> = run
         .request
@@ -444,10 +454,10 @@ fn install(
     if !run.fallback && record.module == run.strategy {
         // The selected module answered: what it keeps replaces what it kept; a fallback's
         // target leaves the module's state for its next run.
-        group.module_state = ModuleState::from_answer(&record.module, response.state);
+        group.module_state = ModuleState::from_answer(&record.module, answer.state);
     }
     group.last_run = Some(record);
-    ctx.follow_up(&group.id, response.rebalance_after_ms);
+    ctx.follow_up(&group.id, answer.rebalance_after_ms);
     after_target(ctx, group, run.epoch);
 }
 

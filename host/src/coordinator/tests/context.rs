@@ -547,11 +547,13 @@ pub fn runner_result(
     if let Some(error) = &response.error {
         return Err(failure(error.clone(), None));
     }
-    match check_response(request, &response, cooperative) {
-        Ok(_) => Ok(AssignorOutput {
+    let checked = check_response(request, &response, cooperative)
+        .and_then(|_| assignor_wire::checks::resolve(request, &response));
+    match checked {
+        Ok(answer) => Ok(AssignorOutput {
             module: strategy.to_owned(),
             version: 1,
-            response,
+            answer,
             duration_us: 10,
             fuel: 100,
         }),

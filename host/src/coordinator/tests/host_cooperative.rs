@@ -10,7 +10,7 @@ use super::context::*;
 use super::host::{joined, notices_of_run, sync_all};
 use crate::coordinator::classic::native_range;
 use crate::coordinator::{GroupState, RunOutcome};
-use assignor_wire::checks::{OutputError, check_response, strip_owned};
+use assignor_wire::checks::{OutputError, check_named, check_response, resolve, strip_owned};
 
 /// A cooperative group where member A owns t-0..2 and B owns t-3..5 at generation 1, both
 /// rejoining for generation 2; `script` computes generation 2.
@@ -269,7 +269,7 @@ fn answer(given: &[(&str, &[i32])]) -> AssignResponse {
 #[test]
 fn host_cooperative_fallback_strips_partitions_another_member_still_owns() {
     let request = claims_request(&[("a", &[0, 1, 2], -1), ("b", &[], -1)]);
-    let mut response = answer(&[("a", &[0, 1]), ("b", &[2])]);
+    let response = answer(&[("a", &[0, 1]), ("b", &[2])]);
     assert_eq!(
         check_response(&request, &response, true),
         Err(OutputError::StillOwned {
@@ -279,29 +279,34 @@ fn host_cooperative_fallback_strips_partitions_another_member_still_owns() {
             assignee: "b".into(),
         })
     );
-    assert_eq!(strip_owned(&request, &mut response), 1);
+    let mut positions = resolve(&request, &response).unwrap();
+    assert_eq!(strip_owned(&request, &mut positions), 1);
     assert_eq!(
-        response,
+        positions.to_response(&request),
         answer(&[("a", &[0, 1]), ("b", &[])]),
         "b waits a round for t-2"
     );
-    assert!(check_response(&request, &response, true).is_ok());
+    assert!(check_named(&request, &positions, true).is_ok());
 }
 
 #[test]
 fn host_cooperative_strip_keeps_a_partition_for_its_current_generation_owner() {
     // "a" owns t-0 at generation 6; "b" (sorting after it) still claims t-0 from generation 5.
     let request = claims_request(&[("a", &[0], 6), ("b", &[0, 1], 5)]);
-    let mut keep = answer(&[("a", &[0]), ("b", &[1, 2])]);
+    let mut keep = resolve(&request, &answer(&[("a", &[0]), ("b", &[1, 2])])).unwrap();
     assert_eq!(strip_owned(&request, &mut keep), 0);
-    assert_eq!(keep, answer(&[("a", &[0]), ("b", &[1, 2])]), "a keeps t-0");
-    assert!(check_response(&request, &keep, true).is_ok());
+    assert_eq!(
+        keep.to_response(&request),
+        answer(&[("a", &[0]), ("b", &[1, 2])]),
+        "a keeps t-0"
+    );
+    assert!(check_named(&request, &keep, true).is_ok());
     // The stale claim is no ownership: handing t-0 to its stale claimant is the hand-over
     // that must wait a round.
-    let mut back = answer(&[("a", &[2]), ("b", &[0, 1])]);
+    let mut back = resolve(&request, &answer(&[("a", &[2]), ("b", &[0, 1])])).unwrap();
     assert_eq!(strip_owned(&request, &mut back), 1);
     assert_eq!(
-        back,
+        back.to_response(&request),
         answer(&[("a", &[2]), ("b", &[1])]),
         "b keeps t-1, waits for t-0"
     );
@@ -313,9 +318,9 @@ fn host_cooperative_strip_keeps_nothing_claimed_by_members_tied_at_the_newest_ge
     // it from the other, and a third member may not take it from either.
     let request = claims_request(&[("a", &[0], 6), ("b", &[0], 6), ("c", &[], -1)]);
     for giver in ["a", "b", "c"] {
-        let mut response = answer(&[(giver, &[0])]);
-        assert_eq!(strip_owned(&request, &mut response), 1, "{giver} got t-0");
-        assert!(check_response(&request, &response, true).is_ok());
+        let mut positions = resolve(&request, &answer(&[(giver, &[0])])).unwrap();
+        assert_eq!(strip_owned(&request, &mut positions), 1, "{giver} got t-0");
+        assert!(check_named(&request, &positions, true).is_ok());
     }
 }
 
@@ -331,16 +336,16 @@ fn host_native_range_is_a_valid_assignment_and_stripped_a_cooperative_one() {
         partition_count: 4,
         partition_racks: vec![],
     });
-    let mut response = native_range(&request);
-    let summary = check_response(&request, &response, false).unwrap();
+    let mut positions = native_range(&request);
+    let summary = check_named(&request, &positions, false).unwrap();
     assert_eq!(
         (summary.assigned_partitions, summary.unassigned_partitions),
         (7, 0)
     );
     // range gives a t-0..1 (owned by b) and b t-2 (owned by a): both wait a round.
-    assert!(check_response(&request, &response, true).is_err());
-    assert_eq!(strip_owned(&request, &mut response), 3);
-    let summary = check_response(&request, &response, true).unwrap();
+    assert!(check_named(&request, &positions, true).is_err());
+    assert_eq!(strip_owned(&request, &mut positions), 3);
+    let summary = check_named(&request, &positions, true).unwrap();
     assert_eq!(
         (summary.assigned_partitions, summary.unassigned_partitions),
         (4, 3)
