@@ -50,6 +50,11 @@ pub struct Assignment {
     topic_map: Option<FxHashMap<String, u32>>,
     runs: Vec<Run>,
     partitions: Vec<i32>,
+    /// Whether the runs are already in answer order: member slots ascending, each member's
+    /// topic slots ascending, each run's partitions ascending. Strategies that hand out
+    /// partitions member by member (or partition by partition over members in order) keep it,
+    /// and the ABI v2 answer is then written straight from the runs, with no plan.
+    in_order: bool,
     user_data: Vec<(u32, Vec<u8>)>,
     metadata: Vec<(u32, Vec<u8>)>,
     rebalance_after_ms: Option<u64>,
@@ -68,7 +73,10 @@ struct Run {
 impl Assignment {
     /// An assignment giving nothing to every member of `request`.
     pub fn new(request: &AssignRequest) -> Assignment {
-        let mut a = Assignment::default();
+        let mut a = Assignment {
+            in_order: true,
+            ..Assignment::default()
+        };
         let total: usize = request.members.iter().map(|m| m.member_id.len()).sum();
         a.ids.reserve(total);
         a.id_ends.reserve(request.members.len());
@@ -149,18 +157,25 @@ impl Assignment {
         if start == end {
             return;
         }
+        let added = &self.partitions[start as usize..];
+        let mut in_order = added.is_sorted_by(|a, b| a < b);
         match self.runs.last_mut() {
             // Strategies mostly hand out partitions topic by topic: extend the last run.
             Some(last) if last.member == member && last.topic == topic && last.end == start => {
+                in_order &= self.partitions[start as usize - 1] < added[0];
                 last.end = end;
             }
-            _ => self.runs.push(Run {
-                member,
-                topic,
-                start,
-                end,
-            }),
+            last => {
+                in_order &= last.is_none_or(|l| (l.member, l.topic) < (member, topic));
+                self.runs.push(Run {
+                    member,
+                    topic,
+                    start,
+                    end,
+                });
+            }
         }
+        self.in_order &= in_order;
     }
 
     /// Sets the user data sent to `member_id` in its Assignment (e.g. a sticky strategy's
@@ -273,7 +288,7 @@ impl Assignment {
                     .iter()
                     .map(|g| TopicPartitions {
                         topic: self.topics[g.topic as usize].clone(),
-                        partitions: plan.partitions[g.start as usize..g.end as usize].to_vec(),
+                        partitions: self.planned(&plan, g).to_vec(),
                     })
                     .collect(),
                 user_data: take(&mut user_data, slot),
@@ -296,6 +311,10 @@ impl Assignment {
                 error: Some(error),
                 ..Default::default()
             });
+        }
+        if self.in_order && self.alias.is_none() {
+            // Runs in request order (v2 answers name topics by position, already in order).
+            return Ok(wire::write_v2_in_order(self));
         }
         let rank = self.topic_rank(false);
         let order: Vec<u32> = self.answered().collect();
@@ -445,7 +464,7 @@ impl Assignment {
         let mut plan = Plan {
             groups: Vec::with_capacity(sorted.len()),
             group_ends: Vec::with_capacity(order.len()),
-            partitions: Vec::with_capacity(self.partitions.len()),
+            merged: Vec::new(),
         };
         for m in 0..order.len() {
             let runs = &mut sorted[first[m] as usize..first[m + 1] as usize];
@@ -456,47 +475,68 @@ impl Assignment {
             if !ordered {
                 runs.sort_by_key(|&r| rank[self.runs[r as usize].topic as usize]);
             }
-            let member_start = plan.groups.len();
-            for &r in runs.iter() {
-                let run = self.runs[r as usize];
-                let start = plan.partitions.len() as u32;
-                plan.partitions.extend_from_slice(self.run(&run));
-                let in_member = plan.groups.len() > member_start;
-                match plan.groups.last_mut() {
-                    Some(g) if in_member && g.topic == run.topic => {
-                        g.end = plan.partitions.len() as u32;
-                    }
-                    _ => plan.groups.push(Group {
+            let mut i = 0;
+            while i < runs.len() {
+                let run = self.runs[runs[i] as usize];
+                let same = runs[i..]
+                    .iter()
+                    .take_while(|&&r| self.runs[r as usize].topic == run.topic)
+                    .count();
+                let list = self.run(&run);
+                if same == 1 && list.is_sorted() {
+                    // One sorted run: written from where it is, not copied.
+                    plan.groups.push(Group {
                         topic: run.topic,
-                        start,
-                        end: plan.partitions.len() as u32,
-                    }),
+                        start: run.start,
+                        end: run.end,
+                        merged: false,
+                    });
+                } else {
+                    let start = plan.merged.len();
+                    for &r in &runs[i..i + same] {
+                        plan.merged
+                            .extend_from_slice(self.run(&self.runs[r as usize]));
+                    }
+                    plan.merged[start..].sort_unstable();
+                    plan.groups.push(Group {
+                        topic: run.topic,
+                        start: start as u32,
+                        end: plan.merged.len() as u32,
+                        merged: true,
+                    });
                 }
+                i += same;
             }
             plan.group_ends.push(plan.groups.len() as u32);
         }
-        for g in &plan.groups {
-            let list = &mut plan.partitions[g.start as usize..g.end as usize];
-            if !list.is_sorted() {
-                list.sort_unstable();
-            }
-        }
         plan
+    }
+
+    /// The partitions of a planned group, wherever they are.
+    fn planned<'a>(&'a self, plan: &'a Plan, g: &Group) -> &'a [i32] {
+        let list = if g.merged {
+            &plan.merged
+        } else {
+            &self.partitions
+        };
+        &list[g.start as usize..g.end as usize]
     }
 }
 
 /// The answer in order: `groups` are (member, topic) groups, the member at place `i` owning
-/// `groups[group_ends[i - 1]..group_ends[i]]`.
+/// `groups[group_ends[i - 1]..group_ends[i]]`; a group's partitions are a run of the
+/// assignment's own, or (a topic given in several runs, or unsorted) sorted in `merged`.
 struct Plan {
     groups: Vec<Group>,
     group_ends: Vec<u32>,
-    partitions: Vec<i32>,
+    merged: Vec<i32>,
 }
 
 struct Group {
     topic: u32,
     start: u32,
     end: u32,
+    merged: bool,
 }
 
 impl Plan {

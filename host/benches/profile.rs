@@ -73,10 +73,16 @@ fn main() {
         times.push(t.elapsed());
     }
     times.sort();
+    let at = |q: f64| ms(times[((times.len() - 1) as f64 * q) as usize]);
     println!(
-        "{strategy} {members}x{per_member}x{topics} {path}: {} calls, median {:.2} ms, best {:.2} ms",
+        "{strategy} {members}x{per_member}x{topics} {path}: {} calls, median {:.2} ms, best {:.2} ms \
+         (p10 {:.2}, p25 {:.2}, p75 {:.2}, p90 {:.2})",
         times.len(),
         ms(median(&times)),
-        ms(times[0])
+        ms(times[0]),
+        at(0.1),
+        at(0.25),
+        at(0.75),
+        at(0.9),
     );
 }

@@ -15,6 +15,13 @@ use assignor_host::config::Config;
 use clap::{Parser, Subcommand};
 use tracing_subscriber::EnvFilter;
 
+/// mimalloc rather than glibc's malloc: a rebalance of a large group allocates and frees
+/// buffers of megabytes (the request, the answer, the checks' tables), which glibc maps and
+/// unmaps around each call, so every call paid fresh page faults and calls of the same group
+/// took two very different times (`host/benches/RESULTS.md`, "The host's allocator").
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// A Kafka-wire-compatible consumer-group coordinator whose partition assignors are sandboxed
 /// WebAssembly modules.
 #[derive(Parser)]

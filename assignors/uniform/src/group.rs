@@ -184,6 +184,11 @@ impl<'a> Group<'a> {
         self.claimed[g as usize / 64] & (1 << (g % 64)) != 0
     }
 
+    /// Bits `64 * w .. 64 * w + 63` of [`Self::is_claimed`], for skipping unclaimed stretches.
+    pub fn claimed_word(&self, w: u32) -> u64 {
+        self.claimed[w as usize]
+    }
+
     fn topic_id(&self, name: &str) -> Option<u32> {
         self.topics
             .binary_search_by(|&i| self.request.topics[i as usize].name.as_str().cmp(name))

@@ -90,20 +90,34 @@ pub fn build(group: &Group<'_>) -> Result<Vec<u32>, AssignError> {
         remaining_members_to_get_an_extra_partition -= 1;
         *quota += 1;
     }
-    let mut unassigned = topics
-        .iter()
-        .flat_map(|&t| {
-            let offset = group.offset(t);
-            offset..offset + group.partition_count(t)
-        })
-        .filter(|&g| !group.is_claimed(g))
-        .chain(revoked);
-    for (m, quota) in unfilled_members {
-        for g in unassigned.by_ref().take(quota as usize) {
-            owners[g as usize] = m;
+    // The partitions nobody holds, topic by topic (whole 64-partition words at a time when
+    // none is claimed), then the revoked ones in revocation order.
+    let mut unassigned: Vec<u32> = Vec::with_capacity(owners.len());
+    for &t in topics {
+        let (offset, end) = (group.offset(t), group.offset(t) + group.partition_count(t));
+        let mut g = offset;
+        while g < end {
+            if g % 64 == 0 && end - g >= 64 && group.claimed_word(g / 64) == 0 {
+                unassigned.extend(g..g + 64);
+                g += 64;
+                continue;
+            }
+            if !group.is_claimed(g) {
+                unassigned.push(g);
+            }
+            g += 1;
         }
     }
-    if unassigned.next().is_some() {
+    unassigned.extend_from_slice(&revoked);
+    let mut next = 0usize;
+    for (m, quota) in unfilled_members {
+        let take = (quota as usize).min(unassigned.len() - next);
+        for &g in &unassigned[next..next + take] {
+            owners[g as usize] = m;
+        }
+        next += take;
+    }
+    if next < unassigned.len() {
         return Err(AssignError::new("Partitions were left unassigned"));
     }
     Ok(owners)

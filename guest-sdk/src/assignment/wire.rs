@@ -12,7 +12,7 @@ use super::{Assignment, Plan};
 /// The v2 answer: `[nil, [[member, [[topic, [partition...]]...], user_data, metadata]...],
 /// rebalance_after_ms, state]`, members as in `order`, `state` only when there is one.
 pub(super) fn write_v2(assignment: &Assignment, order: &[u32], plan: &Plan) -> Vec<u8> {
-    let mut out = Vec::with_capacity(16 + plan.partitions.len() * 2 + order.len() * 12);
+    let mut out = Vec::with_capacity(16 + assignment.partitions.len() * 2 + order.len() * 12);
     let user_data = by_slot(&assignment.user_data);
     let metadata = by_slot(&assignment.metadata);
     array(&mut out, if assignment.state.is_some() { 4 } else { 3 });
@@ -26,7 +26,48 @@ pub(super) fn write_v2(assignment: &Assignment, order: &[u32], plan: &Plan) -> V
         for g in groups {
             array(&mut out, 2);
             uint(&mut out, u64::from(g.topic));
-            let partitions = &plan.partitions[g.start as usize..g.end as usize];
+            let partitions = assignment.planned(plan, g);
+            array(&mut out, partitions.len());
+            for &p in partitions {
+                partition(&mut out, p);
+            }
+        }
+        bytes(&mut out, find(&user_data, slot));
+        bytes(&mut out, find(&metadata, slot));
+    }
+    match assignment.rebalance_after_ms {
+        Some(ms) => uint(&mut out, ms),
+        None => out.push(NIL),
+    }
+    if let Some(state) = &assignment.state {
+        bytes(&mut out, Some(state));
+    }
+    out
+}
+
+/// [`write_v2`] for an assignment whose runs are already in answer order (see
+/// `Assignment::in_order`): every member of the request in order, its runs as they are, no
+/// plan and no copy of the partitions.
+pub(super) fn write_v2_in_order(assignment: &Assignment) -> Vec<u8> {
+    let members = assignment.id_ends.len();
+    let mut out = Vec::with_capacity(16 + assignment.partitions.len() * 2 + members * 12);
+    let user_data = by_slot(&assignment.user_data);
+    let metadata = by_slot(&assignment.metadata);
+    array(&mut out, if assignment.state.is_some() { 4 } else { 3 });
+    out.push(NIL);
+    array(&mut out, members);
+    let mut runs = assignment.runs.as_slice();
+    for slot in 0..members as u32 {
+        let count = runs.iter().take_while(|r| r.member == slot).count();
+        let (mine, rest) = runs.split_at(count);
+        runs = rest;
+        array(&mut out, 4);
+        uint(&mut out, u64::from(slot));
+        array(&mut out, mine.len());
+        for run in mine {
+            array(&mut out, 2);
+            uint(&mut out, u64::from(run.topic));
+            let partitions = assignment.run(run);
             array(&mut out, partitions.len());
             for &p in partitions {
                 partition(&mut out, p);
@@ -165,5 +206,43 @@ mod tests {
                 "{members} x {partitions}"
             );
         }
+    }
+
+    /// Runs given in answer order are written straight from the runs; given in any other
+    /// order they go through the plan. Both give the same bytes for the same assignment.
+    #[test]
+    fn in_order_and_planned_answers_are_the_same_bytes() {
+        let request = request(5, 9);
+        let mut pairs: Vec<(usize, usize, i32)> = Vec::new();
+        for p in 0..9 {
+            pairs.push(((p as usize * 3) % 5, 0, p));
+            pairs.push(((p as usize * 2) % 5, 1, p));
+        }
+        let build = |order: &[(usize, usize, i32)]| {
+            let mut a = Assignment::new(&request);
+            for &(m, t, p) in order {
+                a.assign_indexed(m, t, p);
+            }
+            a.set_user_data("m003", vec![4, 2]);
+            a
+        };
+        let mut sorted = pairs.clone();
+        sorted.sort();
+        let in_order = build(&sorted);
+        assert!(in_order.in_order, "sorted pairs keep the answer order");
+        let shuffled = build(&pairs);
+        assert!(!shuffled.in_order);
+        assert_eq!(
+            in_order.to_v2_bytes().unwrap(),
+            shuffled.to_v2_bytes().unwrap()
+        );
+        // A run extended with a lower partition is out of order.
+        let mut late = Assignment::new(&request);
+        late.assign_all_indexed(0, 0, [3, 4]);
+        late.assign_indexed(0, 0, 1);
+        assert!(!late.in_order);
+        let mut early = Assignment::new(&request);
+        early.assign_all_indexed(0, 0, [1, 3, 4]);
+        assert_eq!(late.to_v2_bytes().unwrap(), early.to_v2_bytes().unwrap());
     }
 }

@@ -4,6 +4,10 @@
 
 use std::time::{Duration, Instant};
 
+/// The host binary's allocator (`host/src/main.rs`), so the benches time what ships.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use assignor_host::sandbox::{CheckSummary, PoolConfig, Sandbox, SandboxLimits, check_positioned};
 use assignor_sdk::abi::v2;
 use assignor_sdk::{Answer, AssignRequest, Member, Topic};
