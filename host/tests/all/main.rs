@@ -24,4 +24,5 @@ mod sandbox_calls;
 mod sandbox_hostile;
 mod sandbox_large_group;
 mod sandbox_metering;
+mod sandbox_plain_v2;
 mod tracing_spans;

@@ -1,5 +1,7 @@
 //! Shared helpers of the sandbox and registry tests: a small group, hostile modules written as
-//! inline WAT (no toolchain needed), and MessagePack bytes spliced into WAT data segments.
+//! inline WAT (no toolchain needed), MessagePack bytes spliced into WAT data segments, and the
+//! fixture modules written without the SDK (`tests/fixtures/plain-abi`, `plain-abi-v2`) built
+//! to wasm.
 
 use std::sync::OnceLock;
 
@@ -172,48 +174,11 @@ pub fn wasm(wat: &str) -> Vec<u8> {
 pub const PLAIN_ABI_MARKER: &[u8; 16] = b"PLAIN-ABI:000000";
 
 /// The plain-abi fixture (an ABI v1 module written without the SDK) built to wasm once per
-/// test binary: `cargo build --target wasm32-unknown-unknown --release` of
-/// `tests/fixtures/plain-abi` into `target/wasm-fixtures`, with the environment cargo gives
-/// tests scrubbed as a build script would (so the outer build's flags do not leak in).
+/// test binary ([`fixture_wasm`]).
 pub fn plain_abi_wasm() -> &'static [u8] {
     static WASM: OnceLock<Vec<u8>> = OnceLock::new();
     WASM.get_or_init(|| {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .parent()
-            .expect("workspace root")
-            .to_path_buf();
-        let fixture = root.join("tests/fixtures/plain-abi");
-        let target_dir = root.join("target/wasm-fixtures");
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let mut command = std::process::Command::new(cargo);
-        command
-            .current_dir(&fixture)
-            .args(["build", "--locked", "--release"])
-            .args(["--target", "wasm32-unknown-unknown"])
-            .arg("--manifest-path")
-            .arg(fixture.join("Cargo.toml"))
-            .arg("--target-dir")
-            .arg(&target_dir);
-        for (key, _) in std::env::vars_os() {
-            let key = key.to_string_lossy();
-            let keep = ["CARGO_HOME", "CARGO_NET_", "CARGO_HTTP_", "CARGO_REGISTRY_"]
-                .iter()
-                .any(|k| key.starts_with(k));
-            let outer = key.starts_with("CARGO_")
-                || key.starts_with("__CARGO")
-                || ["RUSTFLAGS", "RUSTC_WRAPPER", "RUSTC_WORKSPACE_WRAPPER"].contains(&&*key);
-            if outer && !keep {
-                command.env_remove(&*key);
-            }
-        }
-        let output = command.output().expect("run cargo");
-        assert!(
-            output.status.success(),
-            "building tests/fixtures/plain-abi failed:\n{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        let wasm = std::fs::read(target_dir.join("wasm32-unknown-unknown/release/plain_abi.wasm"))
-            .expect("plain_abi.wasm");
+        let wasm = fixture_wasm("plain-abi");
         assert_eq!(
             wasm.windows(16).filter(|w| w == PLAIN_ABI_MARKER).count(),
             1,
@@ -221,6 +186,78 @@ pub fn plain_abi_wasm() -> &'static [u8] {
         );
         wasm
     })
+}
+
+/// The marker the plain-abi-v2 fixture writes at the start of every member's `user_data`.
+pub const PLAIN_ABI_V2_MARKER: &[u8; 16] = b"PLAIN-ABI-V2:000";
+
+/// The optional inputs the plain-abi-v2 fixture declares, as they sit in its data (a list the
+/// tests may rewrite, keeping its length).
+pub const PLAIN_ABI_V2_INPUTS: &[u8; 24] = b"INPUTS=client           ";
+
+/// The plain-abi-v2 fixture (an ABI v2 module written without the SDK) built to wasm once per
+/// test binary ([`fixture_wasm`]).
+pub fn plain_abi_v2_wasm() -> &'static [u8] {
+    static WASM: OnceLock<Vec<u8>> = OnceLock::new();
+    WASM.get_or_init(|| {
+        let wasm = fixture_wasm("plain-abi-v2");
+        for marker in [PLAIN_ABI_V2_MARKER.as_slice(), PLAIN_ABI_V2_INPUTS] {
+            assert_eq!(
+                wasm.windows(marker.len()).filter(|w| *w == marker).count(),
+                1,
+                "{} appears exactly once in the module",
+                String::from_utf8_lossy(marker)
+            );
+        }
+        wasm
+    })
+}
+
+/// `tests/fixtures/<name>` built with `cargo build --target wasm32-unknown-unknown --release`
+/// into `target/wasm-fixtures`, with the environment cargo gives tests scrubbed as a build
+/// script would (so the outer build's flags do not leak in); the bytes of its `.wasm`.
+pub fn fixture_wasm(name: &str) -> Vec<u8> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root")
+        .to_path_buf();
+    let fixture = root.join("tests/fixtures").join(name);
+    let target_dir = root.join("target/wasm-fixtures");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut command = std::process::Command::new(cargo);
+    command
+        .current_dir(&fixture)
+        .args(["build", "--locked", "--release"])
+        .args(["--target", "wasm32-unknown-unknown"])
+        .arg("--manifest-path")
+        .arg(fixture.join("Cargo.toml"))
+        .arg("--target-dir")
+        .arg(&target_dir);
+    for (key, _) in std::env::vars_os() {
+        let key = key.to_string_lossy();
+        let keep = ["CARGO_HOME", "CARGO_NET_", "CARGO_HTTP_", "CARGO_REGISTRY_"]
+            .iter()
+            .any(|k| key.starts_with(k));
+        let outer = key.starts_with("CARGO_")
+            || key.starts_with("__CARGO")
+            || ["RUSTFLAGS", "RUSTC_WRAPPER", "RUSTC_WORKSPACE_WRAPPER"].contains(&&*key);
+        if outer && !keep {
+            command.env_remove(&*key);
+        }
+    }
+    let output = command.output().expect("run cargo");
+    assert!(
+        output.status.success(),
+        "building tests/fixtures/{name} failed:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let file = format!("{}.wasm", name.replace('-', "_"));
+    std::fs::read(
+        target_dir
+            .join("wasm32-unknown-unknown/release")
+            .join(&file),
+    )
+    .unwrap_or_else(|e| panic!("{file}: {e}"))
 }
 
 /// The plain-abi module with its marker set to `PLAIN-ABI:<n, six digits>`: distinct bytes
