@@ -25,4 +25,5 @@ mod sandbox_hostile;
 mod sandbox_large_group;
 mod sandbox_metering;
 mod sandbox_plain_v2;
+mod sandbox_v1_sdk;
 mod tracing_spans;
