@@ -1,15 +1,23 @@
 //! Module life-cycle costs (targets: upload -> active <= 300 ms for a 1 MiB module; restart
-//! with precompiled cache <= 20 ms):
+//! with precompiled cache <= 20 ms), and the compiler options behind them (issue 12):
 //!
-//! - upload -> active: `Registry::upload` from bytes to the version serving calls: size and
-//!   hash checks, Cranelift compile, ABI checks, smoke call, persist to redb, swap. Measured for
-//!   the built-in `range` module (~300 KB, release profile) and for a ~1.2 MiB module (the same
-//!   crate built in the dev profile, debug sections stripped: ~0.9 MB of code).
-//! - restart: `Registry::open` on a store holding those modules plus the two built-ins, all
-//!   read from the precompiled cache.
+//! - options: for each compiler (Cranelift at `Speed`, `SpeedAndSize`, `None`; Winch), load
+//!   + smoke call (`Sandbox::load` and one call on the smoke group: what an upload does besides
+//!   hashing, persisting and swapping, a few ms) of the built-in `range` (~330 KB, release
+//!   profile) and of a ~1 MiB module (the same crate built in the dev profile, debug sections
+//!   stripped), and the call speed of the code each gives: range on 1,000 members x 10
+//!   topics x 10 partitions per member. Options are interleaved round by round, so each sees
+//!   the same machine phases.
+//! - upload -> active: `Registry::upload` from bytes to the version serving calls, as the host
+//!   does it (baseline code first): size and hash checks, Winch compile, ABI checks, smoke
+//!   call, persist to redb, swap; and upload -> optimised, until the background Cranelift
+//!   compile has swapped in the optimised code.
+//! - restart: `Registry::open` on a store holding those modules plus the built-ins, all read
+//!   from the precompiled cache (which holds optimised code only).
 //!
-//! `cargo bench -p assignor-host --bench lifecycle`. The 1 MiB module is built on first run
-//! into `target/wasm-bench` (about a minute and a half).
+//! `cargo bench -p assignor-host --bench lifecycle` (`LIFECYCLE_ROUNDS`, default 7, sets the
+//! rounds of the options table). The 1 MiB module is built on first run into
+//! `target/wasm-bench` (about a minute and a half).
 
 #![allow(clippy::print_stdout, reason = "a bench prints its results")]
 
@@ -18,67 +26,199 @@ mod support;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use assignor_host::registry::{Registry, RegistryConfig, UploadOptions};
+use assignor_host::registry::{Registry, RegistryConfig, UploadOptions, smoke_request};
+use assignor_host::sandbox::{
+    CallTag, Compiler, Metering, OptLevel, PoolConfig, Sandbox, SandboxLimits, Tier,
+};
 use assignor_host::store::Store;
 use support::*;
 
+const TAG: CallTag<'static> = CallTag {
+    module: "range",
+    version: 1,
+};
+
 fn main() {
-    let sandbox = assignor_host::sandbox::Sandbox::new(
-        assignor_host::sandbox::PoolConfig::default(),
-        assignor_host::sandbox::SandboxLimits::default(),
-    )
-    .unwrap();
     let range = assignor_host::builtins::builtin("range")
         .unwrap()
         .wasm
         .to_vec();
     let big = big_module();
+    let rounds: usize = std::env::var("LIFECYCLE_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(7);
+    options(&range, &big, rounds);
+
+    let sandbox = Sandbox::new(PoolConfig::default(), SandboxLimits::default()).unwrap();
+    println!();
     println!("| what | module | median | best | runs |");
     println!("|---|---:|---:|---:|---:|");
+    upload(&sandbox, &range, &big, rounds);
+    restart(&sandbox, &range, &big);
+}
 
-    for (label, wasm) in [("range (release)", &range), ("range (dev, stripped)", &big)] {
-        // A store on disk, no cache: every upload compiles. Distinct names so none is a
-        // duplicate of an earlier upload.
-        let dir = tempfile::tempdir().unwrap();
-        let registry = open(&sandbox, dir.path(), false);
-        let mut n = 0;
-        let times = sample(Duration::from_secs(5), 5, 20, || {
-            n += 1;
-            let outcome = registry
-                .upload(&format!("m{n}"), wasm, UploadOptions::default())
-                .expect("upload");
-            assert!(outcome.active);
-        });
-        row("upload -> active", label, wasm.len(), &times);
+/// The options table: load + smoke call per compiler and module, and range's call time.
+fn options(range: &[u8], big: &[u8], rounds: usize) {
+    let compilers = [
+        (
+            "Cranelift `Speed` (the optimised tier)",
+            Compiler::Cranelift(OptLevel::Speed),
+        ),
+        (
+            "Cranelift `SpeedAndSize`",
+            Compiler::Cranelift(OptLevel::SpeedAndSize),
+        ),
+        ("Cranelift `None`", Compiler::Cranelift(OptLevel::None)),
+        ("Winch (the baseline tier)", Compiler::Winch),
+    ];
+    let pool = PoolConfig {
+        max_instances: 2,
+        ..PoolConfig::default()
+    };
+    let sandboxes: Vec<Sandbox> = compilers
+        .iter()
+        .map(|(_, compiler)| {
+            Sandbox::with_compiler(
+                pool.clone(),
+                SandboxLimits::default(),
+                Metering::Fuel,
+                *compiler,
+            )
+            .unwrap()
+        })
+        .collect();
+    let smoke = smoke_request("range");
+    let group = grid_group(1_000, 10, 10);
+    let modules = [range, big];
+    let mut loads = vec![[Vec::new(), Vec::new()]; compilers.len()];
+    let mut calls = vec![Vec::new(); compilers.len()];
+    let mut fuel = vec![0; compilers.len()];
+    let compiled: Vec<_> = sandboxes.iter().map(|s| s.load(range).unwrap()).collect();
+    for round in 0..=rounds {
+        for (i, sandbox) in sandboxes.iter().enumerate() {
+            for (m, wasm) in modules.iter().enumerate() {
+                let started = Instant::now();
+                let module = sandbox.load(wasm).unwrap();
+                sandbox.assign(&module, TAG, &smoke, false).unwrap();
+                // Round 0 warms up.
+                if round > 0 {
+                    loads[i][m].push(started.elapsed());
+                }
+            }
+            for _ in 0..5 {
+                let outcome = sandbox.assign(&compiled[i], TAG, &group, false).unwrap();
+                fuel[i] = outcome.stats.fuel_used;
+                if round > 0 {
+                    calls[i].push(outcome.stats.duration);
+                }
+            }
+        }
     }
+    println!(
+        "| compiler | load + smoke, range (release), {:.0} KB | load + smoke, range (dev, stripped), {:.0} KB | range call, 1,000 members x 10,000 partitions | fuel of that call |",
+        range.len() as f64 / 1e3,
+        big.len() as f64 / 1e3
+    );
+    println!("|---|---:|---:|---:|---:|");
+    let cell = |times: &mut Vec<Duration>| {
+        times.sort();
+        format!("{:.1} ms (best {:.1})", ms(median(times)), ms(times[0]))
+    };
+    for (i, (label, _)) in compilers.iter().enumerate() {
+        let [small, large] = &mut loads[i];
+        println!(
+            "| {label} | {} | {} | {} | {} |",
+            cell(small),
+            cell(large),
+            cell(&mut calls[i]),
+            fuel[i]
+        );
+    }
+}
 
+/// `Registry::upload` as the host does it: to active (baseline code), and to optimised.
+fn upload(sandbox: &Sandbox, range: &[u8], big: &[u8], rounds: usize) {
+    // A store on disk, no cache: every upload compiles. Distinct names so none is a duplicate
+    // of an earlier upload.
+    let dir = tempfile::tempdir().unwrap();
+    let registry = open(sandbox, dir.path(), false);
+    let modules = [("range (release)", range), ("range (dev, stripped)", big)];
+    let mut active = [Vec::new(), Vec::new()];
+    let mut optimized = [Vec::new(), Vec::new()];
+    let mut n = 0;
+    for round in 0..=rounds {
+        for (m, (_, wasm)) in modules.iter().enumerate() {
+            n += 1;
+            let name = format!("m{n}");
+            let started = Instant::now();
+            let outcome = registry
+                .upload(&name, wasm, UploadOptions::default())
+                .expect("upload");
+            let to_active = started.elapsed();
+            assert!(outcome.active);
+            let version = registry.resolve(&name, None).unwrap();
+            registry.finish_optimizing();
+            let to_optimized = started.elapsed();
+            assert_eq!(version.compiled().tier(), Tier::Optimized);
+            if round > 0 {
+                active[m].push(to_active);
+                optimized[m].push(to_optimized);
+            }
+        }
+    }
+    for (m, (label, wasm)) in modules.iter().enumerate() {
+        active[m].sort();
+        optimized[m].sort();
+        row(
+            "upload -> active (baseline code)",
+            label,
+            wasm.len(),
+            &active[m],
+        );
+        row(
+            "upload -> optimised code in",
+            label,
+            wasm.len(),
+            &optimized[m],
+        );
+    }
+}
+
+/// `Registry::open` with every module read from the precompiled cache.
+fn restart(sandbox: &Sandbox, range: &[u8], big: &[u8]) {
     let builtins = assignor_host::builtins::BUILTINS.len();
-    let all: Vec<(&str, &Vec<u8>)> = vec![("a", &range), ("b", &big)];
+    let all: Vec<(&str, &[u8])> = vec![("a", range), ("b", big)];
     for (label, uploads) in [
         (format!("{builtins} built-ins"), &all[..0]),
         (
-            format!("{builtins} built-ins + range + the 1.2 MB module"),
+            format!("{builtins} built-ins + range + the 1 MiB module"),
             &all[..],
         ),
     ] {
         let dir = tempfile::tempdir().unwrap();
         {
-            let registry = open(&sandbox, dir.path(), true);
+            let registry = open(sandbox, dir.path(), true);
             for (name, wasm) in uploads {
                 registry
                     .upload(name, wasm, UploadOptions::default())
                     .unwrap();
             }
+            // Dropping the registry finishes the optimising compiles, which fill the cache.
         }
         let mut times = Vec::new();
         for _ in 0..30 {
             let started = Instant::now();
-            let registry = open(&sandbox, dir.path(), true);
+            let registry = open(sandbox, dir.path(), true);
             times.push(started.elapsed());
-            // Every version came from the precompiled cache; dropping is not timed.
+            // Every version came from the precompiled cache, as optimised code; dropping is
+            // not timed.
             for module in registry.list() {
-                let versions = registry.versions(&module.name).unwrap();
-                assert!(versions.iter().all(|v| v.meta.precompiled));
+                for v in registry.versions(&module.name).unwrap() {
+                    assert!(v.meta.precompiled);
+                    let version = registry.resolve(&module.name, Some(v.version)).unwrap();
+                    assert_eq!(version.compiled().tier(), Tier::Optimized);
+                }
             }
         }
         times.sort();
@@ -94,7 +234,7 @@ fn builtin_bytes() -> usize {
         .sum()
 }
 
-fn open(sandbox: &assignor_host::sandbox::Sandbox, dir: &Path, cache: bool) -> Registry {
+fn open(sandbox: &Sandbox, dir: &Path, cache: bool) -> Registry {
     let config = RegistryConfig {
         cache_dir: cache.then(|| dir.join("cache")),
         ..RegistryConfig::default()

@@ -15,10 +15,14 @@
 //! - **Durability.** With a [`Store`], every version and active pointer is persisted, and
 //!   compiled code is cached on disk (`cache`), so a restart restores the registry without
 //!   recompiling. Without one (tests) everything lives in memory.
+//! - **Two tiers.** An upload is checked and first served on baseline (Winch) code, compiled
+//!   in a fraction of Cranelift's time; a background worker (`optimize`) then compiles it with
+//!   Cranelift and swaps the optimised code into the same version. Fuel is charged alike on
+//!   both, and only optimised code is cached, so a restart runs optimised code.
 //!
-//! Layout: `catalog` (the data), `restore` (start), `upload` (checks), `manage` (activate,
-//! roll back, delete), `replica` (versions numbered by a cluster's module log), `run` (calls
-//! and quarantine), [`health`], [`aliases`], `cache`.
+//! Layout: `catalog` (the data), `restore` (start), `upload` (checks), `optimize` (the
+//! background compile), `manage` (activate, roll back, delete), `replica` (versions numbered
+//! by a cluster's module log), `run` (calls and quarantine), [`health`], [`aliases`], `cache`.
 
 pub mod aliases;
 pub mod health;
@@ -26,6 +30,7 @@ pub mod health;
 mod cache;
 mod catalog;
 mod manage;
+mod optimize;
 mod params;
 mod replica;
 mod restore;
@@ -48,6 +53,7 @@ pub use health::{
     Clock, FailureRecord, HealthSnapshot, ManualClock, QuarantinePolicy, SystemClock,
 };
 pub use manage::DeleteOutcome;
+pub use optimize::Optimization;
 pub use replica::Inserted;
 pub use run::{RunError, RunErrorKind, RunReport};
 pub use upload::{Checked, Prepared, UploadError, UploadOptions, UploadOutcome, smoke_request};
@@ -163,11 +169,14 @@ pub struct Registry {
     store: Option<Store>,
     cache: Option<PrecompiledCache>,
     config: RegistryConfig,
-    catalog: ArcSwap<Catalog>,
-    /// Serializes writers (upload commit, activate, delete); readers never take it.
-    writer: Mutex<()>,
+    catalog: Arc<ArcSwap<Catalog>>,
+    /// Serializes writers (upload commit, activate, delete, the optimiser's cache writes);
+    /// readers never take it.
+    writer: Arc<Mutex<()>>,
     view_tx: watch::Sender<Arc<StrategiesView>>,
     problems: Vec<LoadProblem>,
+    /// Compiles uploads' optimised code in the background; finishes its queue on drop.
+    optimizer: optimize::Optimizer,
 }
 
 impl Registry {
@@ -188,15 +197,24 @@ impl Registry {
                 .ok()
         });
         let (view_tx, _) = watch::channel(Arc::new(StrategiesView::default()));
+        let catalog = Arc::new(ArcSwap::from_pointee(Catalog::default()));
+        let writer = Arc::new(Mutex::new(()));
+        let optimizer = optimize::Optimizer::new(optimize::Context {
+            sandbox: sandbox.clone(),
+            cache: cache.clone(),
+            catalog: catalog.clone(),
+            writer: writer.clone(),
+        });
         let mut registry = Registry {
             sandbox,
             store,
             cache,
             config,
-            catalog: ArcSwap::from_pointee(Catalog::default()),
-            writer: Mutex::new(()),
+            catalog,
+            writer,
             view_tx,
             problems: Vec::new(),
+            optimizer,
         };
         let started = std::time::Instant::now();
         let catalog = registry.restore()?;

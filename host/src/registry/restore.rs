@@ -128,19 +128,47 @@ impl Registry {
     }
 
     /// The compiled module for `wasm`: the cached artifact if there is a valid one (then
-    /// `true`), else a fresh compile. Either way checked against ABI v1.
+    /// `true`), else a fresh compile. Either way optimised code, checked against the ABI.
     pub(super) fn compile(
         &self,
         wasm: &[u8],
         sha256: &str,
     ) -> Result<(CompiledModule, bool), LoadError> {
+        if let Some(cached) = self.cached(wasm, sha256)? {
+            return Ok((cached, true));
+        }
+        Ok((self.sandbox.load(wasm)?, false))
+    }
+
+    /// [`Registry::compile`] for an upload: the cached artifact if there is one, else baseline
+    /// code (Winch, `crate::registry::optimize` swaps in optimised code later), else, when
+    /// Winch cannot take the module (it does not implement tail calls, say), a Cranelift
+    /// compile, whose answer is the verdict.
+    pub(super) fn compile_for_upload(
+        &self,
+        wasm: &[u8],
+        sha256: &str,
+    ) -> Result<(CompiledModule, bool), LoadError> {
+        if let Some(cached) = self.cached(wasm, sha256)? {
+            return Ok((cached, true));
+        }
+        match self.sandbox.load_baseline(wasm) {
+            Ok(baseline) => Ok((baseline, false)),
+            Err(error) => {
+                tracing::debug!(%error, "no baseline code; compiling with Cranelift");
+                Ok((self.sandbox.load(wasm)?, false))
+            }
+        }
+    }
+
+    /// The module of the valid cached artifact of `sha256`, checked against the ABI.
+    fn cached(&self, wasm: &[u8], sha256: &str) -> Result<Option<CompiledModule>, LoadError> {
         // Text first: a cached artifact must not let a text upload in by its sha256.
         Sandbox::check_binary(wasm)?;
         let engine = self.sandbox.engine();
-        if let Some(module) = self.cache.as_ref().and_then(|c| c.get(engine, sha256)) {
-            return Ok((self.sandbox.prepare(module)?, true));
+        match self.cache.as_ref().and_then(|c| c.get(engine, sha256)) {
+            Some(module) => Ok(Some(self.sandbox.prepare(module)?)),
+            None => Ok(None),
         }
-        let module = self.sandbox.compile(wasm)?;
-        Ok((self.sandbox.prepare(module)?, false))
     }
 }

@@ -1,0 +1,251 @@
+//! Two tiers of compiled code, so an upload serves within ~0.1 s and runs optimised code
+//! a second later (issue 12: upload -> active for a 1 MiB module within 300 ms on 2 cores).
+//!
+//! - **Baseline**: Winch, wasmtime's single-pass compiler, on a twin of the process's engine
+//!   made on first use. It compiles the 1 MiB module in ~40 ms instead of ~600 ms for
+//!   Cranelift at `Speed`; its code runs range on 1,000 members several times slower
+//!   (`host/benches/RESULTS.md`, "Module life cycle"). An upload is checked and first served
+//!   on it ([`Sandbox::load_baseline`]).
+//! - **Optimised**: Cranelift at `OptLevel::Speed`, the process's own engine, compiled in the
+//!   background ([`Sandbox::optimize`]) and installed into the baseline module: calls resolve
+//!   the tier once ([`CompiledModule::serving`]), so a rebalance runs one compiled module from
+//!   start to end, and every call after the install runs the optimised code.
+//!
+//! The twin has the optimising engine's configuration with only the compiler switched
+//! ([`super::engine::engine_config`]): the same fuel metering, epoch deadline, NaN
+//! canonicalization, features and pooling allocator, and it shares the pool permits and the
+//! v2 layout cache. Winch charges fuel exactly as Cranelift does (one unit per operator, the
+//! same free operators, checks at function entries and loop headers), so a module runs out of
+//! fuel at the same budget on either tier and a fuel verdict never depends on the tier; the
+//! tests check it on every built-in and on hostile modules. The wall-clock deadline does
+//! depend on the tier (baseline code is slower), as it already depends on the machine.
+//!
+//! Only optimised code is ever written to the precompiled cache (its key is the optimising
+//! engine's compatibility hash), so a restart always loads optimised code.
+
+use std::borrow::Cow;
+use std::sync::{Arc, OnceLock};
+
+pub use wasmtime::OptLevel;
+use wasmtime::{Engine, Linker, Module};
+
+use super::engine::{EpochTicker, Permits, engine_config};
+use super::error::{CallError, LoadError};
+use super::limits::{Metering, PoolConfig, SandboxLimits};
+use super::store::CallState;
+use super::{CompiledModule, Sandbox, SandboxError, Shared, check_limits, log, wire};
+
+/// The compiler of an engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compiler {
+    /// Cranelift, the optimising compiler, at this optimisation level.
+    Cranelift(OptLevel),
+    /// Winch, the baseline compiler: one pass, no optimisation.
+    Winch,
+}
+
+impl Compiler {
+    /// The process's engine: Cranelift at `Speed` (`SpeedAndSize` measured no faster to
+    /// compile and no faster to run; `None` compiles ~1.3x faster but runs slower, and is
+    /// still far over 300 ms for 1 MiB).
+    pub const OPTIMIZING: Compiler = Compiler::Cranelift(OptLevel::Speed);
+}
+
+/// Which code a [`CompiledModule`] runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tier {
+    /// Winch code: fast to compile, slower to run; replaced once the optimised code is in.
+    Baseline,
+    /// The sandbox's own engine's code (Cranelift at `Speed` in the host).
+    Optimized,
+}
+
+/// The optimised code could not replace a baseline module's; it goes on serving baseline code.
+#[derive(Debug, thiserror::Error)]
+pub enum OptimizeError {
+    #[error("the optimising compile failed: {0}")]
+    Load(#[from] LoadError),
+    #[error("the optimised module differs from the baseline one: {what}")]
+    Differs { what: &'static str },
+    #[error("the module already runs optimised code")]
+    AlreadyOptimized,
+}
+
+/// The baseline twin of an optimising engine: made on first use, kept for the process. `Err`
+/// says why it could not be made (then uploads compile with Cranelift directly).
+#[derive(Default)]
+pub(super) struct BaselineSlot(OnceLock<Result<Arc<Shared>, String>>);
+
+impl Shared {
+    /// An engine with `compiler`, its linker and epoch ticker, sharing `permits` and `layouts`.
+    fn build(
+        pool: PoolConfig,
+        metering: Metering,
+        compiler: Compiler,
+        tier: Tier,
+        permits: Arc<Permits>,
+        layouts: Arc<wire::LayoutCache>,
+    ) -> Result<Shared, SandboxError> {
+        let engine_error = |e: wasmtime::Error| SandboxError::Engine {
+            message: format!("{e:#}"),
+        };
+        let engine =
+            Engine::new(&engine_config(&pool, metering, compiler)).map_err(engine_error)?;
+        let mut linker = Linker::new(&engine);
+        log::define(&mut linker, |state: &mut CallState| &mut state.log).map_err(engine_error)?;
+        let ticker = EpochTicker::start(engine.clone(), pool.epoch_tick)?;
+        Ok(Shared {
+            engine,
+            linker,
+            permits,
+            pool,
+            metering,
+            layouts,
+            _ticker: ticker,
+            tier,
+            compiler,
+            baseline: BaselineSlot::default(),
+        })
+    }
+}
+
+impl Sandbox {
+    /// [`Sandbox::new_metered`] with the compiler chosen; the host uses
+    /// [`Compiler::OPTIMIZING`], the life-cycle bench compares the others. Whatever the
+    /// compiler, [`Sandbox::load_baseline`] compiles with Winch.
+    pub fn with_compiler(
+        pool: PoolConfig,
+        limits: SandboxLimits,
+        metering: Metering,
+        compiler: Compiler,
+    ) -> Result<Sandbox, SandboxError> {
+        check_limits(&pool, &limits)?;
+        let permits = Arc::new(Permits::new(pool.max_instances));
+        let shared = Shared::build(
+            pool,
+            metering,
+            compiler,
+            Tier::Optimized,
+            permits,
+            Default::default(),
+        )?;
+        Ok(Sandbox {
+            shared: Arc::new(shared),
+            limits: Arc::new(limits),
+        })
+    }
+
+    /// The compiler of this sandbox's engine.
+    pub fn compiler(&self) -> Compiler {
+        self.shared.compiler
+    }
+
+    /// The baseline twin with this handle's limits, or why it cannot be made (logged once).
+    fn baseline(&self) -> Result<Sandbox, String> {
+        let shared = &self.shared;
+        if shared.tier == Tier::Baseline {
+            return Err("the baseline engine has no twin".to_owned());
+        }
+        let twin = shared.baseline.0.get_or_init(|| {
+            Shared::build(
+                shared.pool.clone(),
+                shared.metering,
+                Compiler::Winch,
+                Tier::Baseline,
+                shared.permits.clone(),
+                shared.layouts.clone(),
+            )
+            .map(Arc::new)
+            .map_err(|e| {
+                tracing::warn!(error = %e, "no baseline engine: uploads compile with Cranelift");
+                e.to_string()
+            })
+        });
+        twin.clone().map(|shared| Sandbox {
+            shared,
+            limits: self.limits.clone(),
+        })
+    }
+
+    /// The sandbox whose engine runs code of `tier`.
+    pub(super) fn on_tier(&self, tier: Tier) -> Result<Cow<'_, Sandbox>, CallError> {
+        if tier == self.shared.tier {
+            return Ok(Cow::Borrowed(self));
+        }
+        // Only the optimising engine has a twin, and only the twin makes baseline modules.
+        match self.baseline() {
+            Ok(twin) if tier == Tier::Baseline => Ok(Cow::Owned(twin)),
+            Ok(_) | Err(_) => Err(CallError::Instantiate {
+                message: format!("no engine for {tier:?} code in this sandbox"),
+            }),
+        }
+    }
+
+    /// [`Sandbox::load`] with Winch: compiled in a fraction of Cranelift's time, checked
+    /// against the ABI the same way, [`Tier::Baseline`] until [`Sandbox::optimize`] installs
+    /// its optimised code. An `Err` (Winch unavailable here, or a module it refuses, e.g. one
+    /// using tail calls, which Winch does not implement) is no verdict on the module: the
+    /// caller loads it with [`Sandbox::load`], whose answer is the verdict.
+    pub fn load_baseline(&self, wasm: &[u8]) -> Result<CompiledModule, LoadError> {
+        let twin = self
+            .baseline()
+            .map_err(|message| LoadError::Compile { message })?;
+        twin.load(wasm)
+    }
+
+    /// Compiles `wasm` with this sandbox's engine and installs the result into `baseline`
+    /// (compiled from the same bytes by [`Sandbox::load_baseline`]): every call that starts
+    /// after this returns runs the optimised code; calls under way finish on the baseline
+    /// code. Returns the installed module (for the precompiled cache). On `Err` nothing
+    /// changed and `baseline` goes on serving.
+    pub fn optimize<'m>(
+        &self,
+        baseline: &'m CompiledModule,
+        wasm: &[u8],
+    ) -> Result<&'m CompiledModule, OptimizeError> {
+        if baseline.tier != Tier::Baseline || baseline.optimized.get().is_some() {
+            return Err(OptimizeError::AlreadyOptimized);
+        }
+        let optimized = self.load(wasm)?;
+        // The same bytes answer the same: a difference means the bytes are not the same module.
+        let differs = |what| Err(OptimizeError::Differs { what });
+        if optimized.abi_version != baseline.abi_version {
+            return differs("assignor_abi_version");
+        }
+        if optimized.info != baseline.info {
+            return differs("assignor_describe");
+        }
+        if optimized.inputs != baseline.inputs {
+            return differs("the inputs it reads");
+        }
+        baseline
+            .optimized
+            .set(Box::new(optimized))
+            .map_err(|_| OptimizeError::AlreadyOptimized)?;
+        Ok(baseline.serving())
+    }
+}
+
+impl CompiledModule {
+    /// The code a call starting now runs: the installed optimised module if there is one, else
+    /// this one. A call resolves it once and keeps it to its end.
+    pub(super) fn serving(&self) -> &CompiledModule {
+        self.optimized.get().map_or(self, |optimized| optimized)
+    }
+
+    /// The tier a call starting now would run.
+    pub fn tier(&self) -> Tier {
+        self.serving().tier
+    }
+
+    /// The module the optimising engine compiled, when a call would run it now: what the
+    /// precompiled cache may store.
+    pub fn optimized_module(&self) -> Option<&Module> {
+        let serving = self.serving();
+        (serving.tier == Tier::Optimized).then_some(&serving.module)
+    }
+}
+
+#[cfg(test)]
+#[path = "tier_tests.rs"]
+mod tests;
