@@ -58,6 +58,7 @@ fn main() {
         version: 0,
     };
     let mut times = Vec::new();
+    let mut fuel = 0;
     let started = Instant::now();
     while started.elapsed() < Duration::from_secs(seconds as u64) {
         let t = Instant::now();
@@ -66,7 +67,9 @@ fn main() {
                 std::hint::black_box(native(&strategy, &request));
             }
             "wasm" => {
-                std::hint::black_box(sandbox.assign(&module, tag, &request, false).expect("call"));
+                let outcome = sandbox.assign(&module, tag, &request, false).expect("call");
+                fuel = outcome.stats.fuel_used;
+                std::hint::black_box(outcome);
             }
             other => panic!("path {other}: `wasm` or `native`"),
         }
@@ -76,7 +79,7 @@ fn main() {
     let at = |q: f64| ms(times[((times.len() - 1) as f64 * q) as usize]);
     println!(
         "{strategy} {members}x{per_member}x{topics} {path}: {} calls, median {:.2} ms, best {:.2} ms \
-         (p10 {:.2}, p25 {:.2}, p75 {:.2}, p90 {:.2})",
+         (p10 {:.2}, p25 {:.2}, p75 {:.2}, p90 {:.2}), fuel {:.1}M",
         times.len(),
         ms(median(&times)),
         ms(times[0]),
@@ -84,5 +87,6 @@ fn main() {
         at(0.25),
         at(0.75),
         at(0.9),
+        fuel as f64 / 1e6,
     );
 }

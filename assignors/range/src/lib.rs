@@ -78,13 +78,49 @@ pub(crate) fn assign_partitions(
 /// Kafka's ranges when no member has a rack, so racks cannot change anything: each topic's
 /// partitions split over its subscribers in Kafka's order, the first `partitions %
 /// subscribers` getting one more. The same answer as the rack-aware path's plain range pass,
-/// by position and without per-topic state: the subscribers come borrowed from the request's
-/// index, and a topic costs only the partitions it gives out.
+/// by position and without per-topic state.
+///
+/// A topic that only one subscription covers (every topic of a homogeneous group) has that
+/// subscription's members as its subscribers, so the share of the member at rank `i` among them
+/// is known without walking the others: those topics are handed out member by member in
+/// request order, the order of the answer, which the SDK then writes as it is. Topics covered by
+/// several subscriptions go topic by topic over their merged subscribers, as Kafka does.
 fn plain_ranges(request: &AssignRequest) -> Assignment {
     let mut assignment = Assignment::new(request);
+    let groups = request.subscription_groups();
+    let mut covering = vec![0u32; request.topics.len()];
+    for group in &groups {
+        for &t in group.topics.iter() {
+            covering[t as usize] += 1;
+        }
+    }
+    // Each member's subscription group and rank in it (Kafka's order).
+    let mut place = vec![(usize::MAX, 0usize); request.members.len()];
+    for (g, group) in groups.iter().enumerate() {
+        for (i, &m) in group.members.iter().enumerate() {
+            place[m as usize] = (g, i);
+        }
+    }
+    for (m, &(g, i)) in place.iter().enumerate() {
+        let Some(group) = groups.get(g) else { continue };
+        let subscribers = group.members.len();
+        for &t in group.topics.iter() {
+            let t = t as usize;
+            let partitions = usize::try_from(request.topics[t].partition_count).unwrap_or(0);
+            if covering[t] != 1 || partitions == 0 {
+                continue;
+            }
+            let (quota, extra) = (partitions / subscribers, partitions % subscribers);
+            let count = quota + usize::from(i < extra);
+            if count > 0 {
+                let start = i * quota + i.min(extra);
+                assignment.assign_all_indexed(m, t, (start..start + count).map(|p| p as i32));
+            }
+        }
+    }
     for (t, topic) in request.topics.iter().enumerate() {
         let partitions = usize::try_from(topic.partition_count).unwrap_or(0);
-        if partitions == 0 {
+        if covering[t] < 2 || partitions == 0 {
             continue;
         }
         let subscribers = request.subscriber_indices(t);

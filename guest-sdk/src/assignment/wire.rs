@@ -26,11 +26,7 @@ pub(super) fn write_v2(assignment: &Assignment, order: &[u32], plan: &Plan) -> V
         for g in groups {
             array(&mut out, 2);
             uint(&mut out, u64::from(g.topic));
-            let partitions = assignment.planned(plan, g);
-            array(&mut out, partitions.len());
-            for &p in partitions {
-                partition(&mut out, p);
-            }
+            partitions(&mut out, assignment.planned(plan, g));
         }
         bytes(&mut out, find(&user_data, slot));
         bytes(&mut out, find(&metadata, slot));
@@ -67,11 +63,7 @@ pub(super) fn write_v2_in_order(assignment: &Assignment) -> Vec<u8> {
         for run in mine {
             array(&mut out, 2);
             uint(&mut out, u64::from(run.topic));
-            let partitions = assignment.run(run);
-            array(&mut out, partitions.len());
-            for &p in partitions {
-                partition(&mut out, p);
-            }
+            partitions(&mut out, assignment.run(run));
         }
         bytes(&mut out, find(&user_data, slot));
         bytes(&mut out, find(&metadata, slot));
@@ -88,15 +80,19 @@ pub(super) fn write_v2_in_order(assignment: &Assignment) -> Vec<u8> {
 
 const NIL: u8 = 0xc0;
 
-/// A partition number in rmp's smallest form, the common widths inline (rmp's `write_sint`
-/// picks the same markers: positive fixint, then `uint 8`, then `uint 16`).
-#[inline]
-fn partition(out: &mut Vec<u8>, p: i32) {
-    match p {
-        0..=127 => out.push(p as u8),
-        128..=255 => out.extend_from_slice(&[0xcc, p as u8]),
-        256..=65535 => out.extend_from_slice(&[0xcd, (p >> 8) as u8, p as u8]),
-        _ => sint(out, i64::from(p)),
+/// A list of partition numbers, each in rmp's smallest form (rmp's `write_sint` picks the
+/// same markers: positive fixint, then `uint 8`, then `uint 16`), the common widths inline
+/// and room made once for the list: this loop writes every partition of the answer.
+fn partitions(out: &mut Vec<u8>, list: &[i32]) {
+    array(out, list.len());
+    out.reserve(list.len() * 3);
+    for &p in list {
+        match p {
+            0..=127 => out.push(p as u8),
+            128..=255 => out.extend_from_slice(&[0xcc, p as u8]),
+            256..=65535 => out.extend_from_slice(&[0xcd, (p >> 8) as u8, p as u8]),
+            _ => sint(out, i64::from(p)),
+        }
     }
 }
 

@@ -379,7 +379,17 @@ pub fn request(bytes: &[u8]) -> Option<AssignRequest> {
 }
 
 /// A member's owned partitions or previous assignment: `[topic index, [partition...]]` pairs.
+/// Empty for most members of a first assignment: read inline.
+#[inline]
 fn partitions(r: &mut Reader<'_>, topics: &[Topic]) -> Option<Vec<TopicPartitions>> {
+    if r.rest.first() == Some(&0x90) {
+        r.rest = &r.rest[1..];
+        return Some(Vec::new());
+    }
+    some_partitions(r, topics)
+}
+
+fn some_partitions(r: &mut Reader<'_>, topics: &[Topic]) -> Option<Vec<TopicPartitions>> {
     let n = r.array()?;
     let mut out = Vec::with_capacity(r.capacity(n));
     for _ in 0..n {
