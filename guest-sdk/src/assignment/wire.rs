@@ -83,6 +83,7 @@ const NIL: u8 = 0xc0;
 /// A list of partition numbers, each in rmp's smallest form (rmp's `write_sint` picks the
 /// same markers: positive fixint, then `uint 8`, then `uint 16`), the common widths inline
 /// and room made once for the list: this loop writes every partition of the answer.
+#[inline(always)]
 fn partitions(out: &mut Vec<u8>, list: &[i32]) {
     array(out, list.len());
     out.reserve(list.len() * 3);
@@ -99,7 +100,7 @@ fn partitions(out: &mut Vec<u8>, list: &[i32]) {
 // Writing into a `Vec` cannot fail, so rmp's `io::Error`s are never there to ignore. The
 // one-byte forms (fixarray, positive fixint) are written inline: they are nearly every array
 // and index of an answer.
-#[inline]
+#[inline(always)]
 fn array(out: &mut Vec<u8>, len: usize) {
     if len < 16 {
         out.push(0x90 | len as u8);
@@ -108,7 +109,7 @@ fn array(out: &mut Vec<u8>, len: usize) {
     }
 }
 
-#[inline]
+#[inline(always)]
 fn uint(out: &mut Vec<u8>, v: u64) {
     if v < 128 {
         out.push(v as u8);
@@ -121,7 +122,7 @@ fn sint(out: &mut Vec<u8>, v: i64) {
     let _ = rmp::encode::write_sint(out, v);
 }
 
-#[inline]
+#[inline(always)]
 fn bytes(out: &mut Vec<u8>, value: Option<&[u8]>) {
     match value {
         Some(b) => {
