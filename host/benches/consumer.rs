@@ -11,7 +11,9 @@
 //! the sandbox spend: the time between heartbeats is the clients' heartbeat interval, which a
 //! librdkafka consumer shortens to "now" once its assignment changes.
 //!
-//! Run: `cargo bench -p assignor-host --bench consumer`
+//! Run: `cargo bench -p assignor-host --bench consumer`. Each figure is also appended to
+//! `target/bench/consumer.jsonl` (`support::jsonl`; not in the smoke run `cargo test` makes).
+//! No Kafka figure has these shapes (two partitions per member).
 
 #![allow(clippy::print_stdout, reason = "a bench prints its results")]
 
@@ -376,6 +378,52 @@ fn main() {
     let mut runs: Vec<Join> = (0..samples).map(|_| join_bench(members)).collect();
     runs.sort_by(|a, b| a.target.total_cmp(&b.target));
     let j = &runs[runs.len() / 2];
+    let run = (!quick).then(|| support::Run::start("consumer"));
+    let record = |cell: support::Cell| {
+        if let Some(run) = &run {
+            run.record(&cell);
+        }
+    };
+    // Each figure's samples, sorted.
+    let sorted = |pick: &dyn Fn(&Join) -> f64| {
+        let mut v: Vec<Duration> = runs
+            .iter()
+            .map(|r| Duration::from_secs_f64(pick(r) / 1e3))
+            .collect();
+        v.sort();
+        v
+    };
+    let shape = support::Cell {
+        strategy: "uniform".into(),
+        members: Some(members + 1),
+        topics: Some(TOPICS),
+        partitions: Some(TOPICS * (PARTITIONS * members.div_ceil(1000) as i32) as usize),
+        subscription: Some(support::Subscription::Homogeneous.as_str()),
+        assignment: Some("incremental"),
+        path: Some("wasm"),
+        metering: Some("fuel"),
+        ..Default::default()
+    };
+    let cells = [
+        (
+            "join: epoch-0 heartbeat in -> target computed and the join answered",
+            sorted(&|r| r.target),
+        ),
+        ("join: of which the module call", sorted(&|r| r.module)),
+        (
+            "join: shard work until the joiner's heartbeat carries its partitions",
+            sorted(&|r| r.work),
+        ),
+    ];
+    for (what, times) in cells {
+        record(
+            support::Cell {
+                cell: what.into(),
+                ..shape.clone()
+            }
+            .with_times(&times),
+        );
+    }
     println!(
         "join: {members} members + 1, {TOPICS} topics x {} partitions, uniform in wasm: \
          epoch-0 heartbeat in -> target computed: median {:.2} ms (the join heartbeat {:.2} ms, \
@@ -394,4 +442,13 @@ fn main() {
         "heartbeats: {hb_members} members: {rate:.0} ConsumerGroupHeartbeats handled/s on one \
          core [target >= 100,000/s on 2 cores]"
     );
+    record(support::Cell {
+        cell: "ConsumerGroupHeartbeats handled per second, one shard".into(),
+        members: Some(hb_members),
+        topics: Some(TOPICS),
+        samples: hb_members * rounds,
+        value: Some(rate),
+        unit: Some("heartbeats/s"),
+        ..Default::default()
+    });
 }

@@ -4,15 +4,23 @@
 //! 2. heartbeats handled per second with 10,000 members (one shard, one core);
 //! 3. memory per idle member (a counting allocator around a 10,000-member stable group).
 //!
-//! Run: `cargo bench -p assignor-host --bench coordinator`
+//! Run: `cargo bench -p assignor-host --bench coordinator`. Each figure is also appended to
+//! `target/bench/coordinator.jsonl` (`support/report`; not in the smoke run `cargo test`
+//! makes). No Kafka figure has these shapes: Kafka's assignor figures are 10 partitions per
+//! member, this rejoin is one.
 
 #![allow(clippy::print_stdout, reason = "a bench prints its results")]
+
+// Only the report part of `support`: the rest brings mimalloc as the global allocator, and this
+// bench counts bytes with its own.
+#[path = "support/report/mod.rs"]
+mod report;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicIsize, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use assignor_host::coordinator::view::{StrategiesView, StrategyEntry, Topics};
 use assignor_host::coordinator::{
@@ -220,6 +228,8 @@ fn stable_group(h: &mut Harness, n: usize, topics: usize) -> (Vec<String>, i32) 
     (ids, generation)
 }
 
+/// One rejoin: ms from the last JoinGroup in to every SyncGroup answered, and ms of it the
+/// assignment took.
 fn rejoin_bench(members: usize, topics: usize, partitions: i32) -> (f64, f64) {
     let mut h = Harness::new(topics, partitions);
     let (ids, generation) = stable_group(&mut h, members, topics);
@@ -326,11 +336,49 @@ fn main() {
     let (members, rounds) = if quick { (50, 2) } else { (1_000, 100) };
     println!("assignor-host coordinator benchmarks (sans-io, one shard, release build)");
     println!("command: cargo bench -p assignor-host --bench coordinator");
+    let run = (!quick).then(|| report::jsonl::Run::start("coordinator"));
+    let record = |cell: report::jsonl::Cell| {
+        if let Some(run) = &run {
+            run.record(&cell);
+        }
+    };
     let mut rejoins: Vec<(f64, f64)> = (0..if quick { 1 } else { 7 })
         .map(|_| rejoin_bench(members, 10, 100))
         .collect();
     rejoins.sort_by(|a, b| a.0.total_cmp(&b.0));
     let (median, assignor) = rejoins[rejoins.len() / 2];
+    let sorted = |values: Vec<f64>| {
+        let mut v: Vec<Duration> = values
+            .into_iter()
+            .map(|ms| Duration::from_secs_f64(ms / 1e3))
+            .collect();
+        v.sort();
+        v
+    };
+    let shape = report::jsonl::Cell {
+        strategy: "range".into(),
+        members: Some(members),
+        topics: Some(10),
+        partitions: Some(1_000),
+        subscription: Some(report::Subscription::Homogeneous.as_str()),
+        assignment: Some("full"),
+        path: Some("native"),
+        ..Default::default()
+    };
+    record(
+        report::jsonl::Cell {
+            cell: "rejoin: last JoinGroup in -> every SyncGroup answered".into(),
+            ..shape.clone()
+        }
+        .with_times(&sorted(rejoins.iter().map(|r| r.0).collect())),
+    );
+    record(
+        report::jsonl::Cell {
+            cell: "rejoin: of which the assignment".into(),
+            ..shape
+        }
+        .with_times(&sorted(rejoins.iter().map(|r| r.1).collect())),
+    );
     println!(
         "rejoin: {members} members, 10 topics x 100 partitions, native range: last JoinGroup in -> every SyncGroup answered: median {median:.2} ms (assignor {assignor:.2} ms) [target <= 50 ms]"
     );
@@ -339,7 +387,25 @@ fn main() {
     println!(
         "heartbeats: {hb_members} members: {rate:.0} handled/s on one core [target >= 100,000/s on 2 cores]"
     );
+    record(report::jsonl::Cell {
+        cell: "heartbeats handled per second, one shard".into(),
+        members: Some(hb_members),
+        topics: Some(10),
+        samples: hb_members * rounds,
+        value: Some(rate),
+        unit: Some("heartbeats/s"),
+        ..Default::default()
+    });
     let per = memory_per_member(if quick { 100 } else { 10_000 });
+    record(report::jsonl::Cell {
+        cell: "memory per idle member".into(),
+        members: Some(10_000),
+        topics: Some(10),
+        samples: 1,
+        value: Some(per),
+        unit: Some("bytes"),
+        ..Default::default()
+    });
     println!(
         "memory: {per:.0} bytes per idle member (10 topics subscribed, v3 subscription, assignment held) [target <= 2048]"
     );

@@ -12,6 +12,10 @@
 //! fuel rate (fuel units per millisecond of guest time, from the best times) used to calibrate
 //! the default fuel budget. Cells marked `*` exceed the default limits
 //! (`SandboxLimits::default()`: memory, input, fuel) and ran with the bench's raised limits.
+//! Cells of Kafka's client-side benchmark shape (10 partitions per member) print Apache
+//! Kafka's own `RangeAssignor` / `RoundRobinAssignor` figure beside ours (`support::kafka`:
+//! its assignor call alone; ours end to end) and the ratio wasm / Kafka. Every cell is also
+//! appended to `target/bench/grid.jsonl` (`support::jsonl`).
 //!
 //! `cargo bench -p assignor-host --bench grid` (`-- --quick` for one sample per cell).
 //!
@@ -39,13 +43,15 @@ fn main() {
             .unwrap_or_else(|_| panic!("--max-members {v}: not a number"))
     });
     let sandbox = metered(bench_sandbox(), metering);
+    let run = Run::start_with("grid", quick || max_members != usize::MAX);
     let defaults = SandboxLimits::default();
     println!("metering: {metering}\n");
     println!(
         "| strategy | members | partitions/member | topics | partitions | native ms | wasm ms \
-         | wasm/native | native best | wasm best | best ratio | request | peak memory | fuel |"
+         | wasm/native | native best | wasm best | best ratio | request | peak memory | fuel \
+         | Kafka client ms | wasm / Kafka |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     let mut rates = Vec::new();
     for name in ["range", "roundrobin"] {
         let wasm = assignor_host::builtins::builtin(name)
@@ -101,8 +107,12 @@ fn main() {
                     if metering == Metering::Fuel && wb > Duration::from_millis(5) {
                         rates.push(stats.fuel_used as f64 / ms(wb));
                     }
+                    let figure = kafka::client(name, members, topics, partitions);
+                    let (kafka_ms, ratio) = figure.map_or(("-".into(), "-".into()), |k| {
+                        (k.to_string(), kafka::ratio_cell(k, ms(w)))
+                    });
                     println!(
-                        "| {name} | {members} | {per_member} | {topics} | {partitions} | {:.3} | {:.3} | {:.2} | {:.3} | {:.3} | {:.2} | {:.1} KB | {:.1} MiB{} | {fuel} |",
+                        "| {name} | {members} | {per_member} | {topics} | {partitions} | {:.3} | {:.3} | {:.2} | {:.3} | {:.3} | {:.2} | {:.1} KB | {:.1} MiB{} | {fuel} | {kafka_ms} | {ratio} |",
                         ms(n),
                         ms(w),
                         w.as_secs_f64() / n.as_secs_f64(),
@@ -113,11 +123,32 @@ fn main() {
                         stats.peak_memory_bytes as f64 / (1 << 20) as f64,
                         if over { " *" } else { "" },
                     );
+                    for (path, times) in [("native", &native_times), ("wasm", &wasm_times)] {
+                        let wasm = path == "wasm";
+                        run.record(&Cell {
+                            strategy: name.into(),
+                            members: Some(members),
+                            topics: Some(topics),
+                            partitions: Some(partitions),
+                            subscription: Some(Subscription::Homogeneous.as_str()),
+                            assignment: Some("full"),
+                            path: Some(path),
+                            metering: wasm.then_some(metering.as_str()),
+                            fuel: (wasm && metering == Metering::Fuel).then_some(stats.fuel_used),
+                            peak_memory_bytes: wasm.then_some(stats.peak_memory_bytes),
+                            request_bytes: Some(stats.input_bytes),
+                            limits: wasm
+                                .then(|| if over { "raised" } else { "defaults" }.to_string()),
+                            kafka: figure,
+                            ..Cell::timed(times)
+                        });
+                    }
                 }
             }
         }
     }
-    small_group(&sandbox, quick);
+    small_group(&sandbox, quick, &run, metering);
+    println!("\n{}", kafka::LEGEND);
     rates.sort_by(f64::total_cmp);
     if !rates.is_empty() {
         println!(
@@ -161,7 +192,12 @@ fn metered(base: Sandbox, metering: Metering) -> Sandbox {
 /// The small-group call (3 members, 12 partitions), as the mean of the best of five batches of
 /// 2,000 calls: on a shared machine the best batch is the closest to an idle machine, next to
 /// `small_group.rs`'s criterion figures taken under whatever load there is.
-fn small_group(sandbox: &assignor_host::sandbox::Sandbox, quick: bool) {
+fn small_group(
+    sandbox: &assignor_host::sandbox::Sandbox,
+    quick: bool,
+    run: &Run,
+    metering: Metering,
+) {
     let request = grid_group(3, 4, 2);
     let batches = if quick { 1 } else { 5 };
     println!("\n| small group, 3 members x 12 partitions | native us | wasm us (fresh instance) |");
@@ -175,23 +211,44 @@ fn small_group(sandbox: &assignor_host::sandbox::Sandbox, quick: bool) {
             module: name,
             version: 0,
         };
-        let best = |f: &mut dyn FnMut()| {
-            (0..batches)
+        // Each batch's mean per call, sorted.
+        let batch_means = |f: &mut dyn FnMut()| {
+            let mut means: Vec<Duration> = (0..batches)
                 .map(|_| {
                     let started = std::time::Instant::now();
                     for _ in 0..2_000 {
                         f();
                     }
-                    started.elapsed().as_secs_f64() * 1e6 / 2_000.0
+                    started.elapsed() / 2_000
                 })
-                .fold(f64::MAX, f64::min)
+                .collect();
+            means.sort();
+            means
         };
-        let native_us = best(&mut || {
+        let native_means = batch_means(&mut || {
             std::hint::black_box(native(name, &request));
         });
-        let wasm_us = best(&mut || {
+        let wasm_means = batch_means(&mut || {
             std::hint::black_box(sandbox.assign(&module, tag, &request, false).expect("call"));
         });
-        println!("| {name} | {native_us:.1} | {wasm_us:.1} |");
+        println!(
+            "| {name} | {:.1} | {:.1} |",
+            ms(native_means[0]) * 1e3,
+            ms(wasm_means[0]) * 1e3
+        );
+        for (path, means) in [("native", &native_means), ("wasm", &wasm_means)] {
+            run.record(&Cell {
+                cell: "small group, mean of a batch of 2,000 calls".into(),
+                strategy: name.into(),
+                members: Some(3),
+                topics: Some(2),
+                partitions: Some(12),
+                subscription: Some(Subscription::Homogeneous.as_str()),
+                assignment: Some("full"),
+                path: Some(path),
+                metering: (path == "wasm").then_some(metering.as_str()),
+                ..Cell::timed(means)
+            });
+        }
     }
 }

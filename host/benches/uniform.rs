@@ -8,7 +8,9 @@
 //!    instance, encode, write, run, read, decode, checks) against the same crate called
 //!    natively with the same encode/decode/checks around it. Each cell runs under the host's
 //!    default limits when it fits them; a cell that does not is run with only the exceeded
-//!    limits raised, and the table says which.
+//!    limits raised, and the table says which. Apache Kafka's `UniformAssignor` figure for
+//!    the same shape is printed beside ours (`support::kafka`: its assignor call alone, ours
+//!    end to end), and the cells are appended to `target/bench/uniform.jsonl`.
 //! 2. Where the time goes, phase by phase, natively and inside the sandbox. Natively each phase
 //!    is timed on its own. In wasm the phases come from a copy of the module built with the
 //!    `probes` feature (extra exports that stop after decoding; after indexing; after the
@@ -30,9 +32,7 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use assignor_host::sandbox::{
-    CallTag, CompiledModule, PoolConfig, Sandbox, SandboxLimits, check_positioned,
-};
+use assignor_host::sandbox::{CompiledModule, Sandbox, check_positioned};
 use assignor_sdk::{Answer, AssignRequest};
 use support::*;
 use wasmtime::{Linker, Module, Store, TypedFunc};
@@ -46,6 +46,9 @@ fn main() {
         .expect("uniform is built in")
         .wasm;
     let probes = Probes::new(&build_probe_module());
+    let run = Run::start_with("uniform", quick);
+    let probe = bench_sandbox();
+    let module = probe.load(wasm).expect("module loads");
     let groups: Vec<AssignRequest> = CELLS
         .iter()
         .map(|&(m, p, t)| {
@@ -57,12 +60,11 @@ fn main() {
 
     println!("## End to end\n");
     println!(
-        "| members | topics | partitions | request | native ms | wasm ms | wasm/native | native best | wasm best | peak memory | fuel | limits |"
+        "| members | topics | partitions | request | native ms | wasm ms | wasm/native | native best | wasm best | peak memory | fuel | limits | Kafka ms (4.0 / 4.2) | wasm / Kafka |"
     );
-    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|");
     for (&(members, per_member, topics), request) in CELLS.iter().zip(&groups) {
-        let (sandbox, raised) = sandbox_for(wasm, request);
-        let module = sandbox.load(wasm).expect("module loads");
+        let (sandbox, raised) = sandbox_for(&probe, &module, "uniform", request);
         let expected = native(request);
         let mut last = None;
         let (native_times, wasm_times) = sample_pair(
@@ -72,14 +74,19 @@ fn main() {
             || {
                 std::hint::black_box(native(request));
             },
-            || last = Some(call(&sandbox, &module, request)),
+            || last = Some(call(&sandbox, &module, "uniform", request)),
         );
         let outcome = last.expect("ran");
         assert_eq!(outcome.answer, expected, "wasm and native agree");
         let (n, w) = (median(&native_times), median(&wasm_times));
+        let partitions = members * per_member;
+        let homogeneous = Subscription::Homogeneous;
+        let figure = kafka::server("uniform", homogeneous, members, topics, partitions);
+        let (kafka_ms, ratio) = figure.map_or(("-".into(), "-".into()), |k| {
+            (k.to_string(), kafka::ratio_cell(k, ms(w)))
+        });
         println!(
-            "| {members} | {topics} | {} | {:.1} MB | {:.1} | {:.1} | {:.2} | {:.1} | {:.1} | {:.1} MiB | {:.0}M | {raised} |",
-            members * per_member,
+            "| {members} | {topics} | {partitions} | {:.1} MB | {:.1} | {:.1} | {:.2} | {:.1} | {:.1} | {:.1} MiB | {:.0}M | {raised} | {kafka_ms} | {ratio} |",
             outcome.stats.input_bytes as f64 / 1e6,
             ms(n),
             ms(w),
@@ -89,7 +96,27 @@ fn main() {
             outcome.stats.peak_memory_bytes as f64 / (1 << 20) as f64,
             outcome.stats.fuel_used as f64 / 1e6,
         );
+        for (path, times) in [("native", &native_times), ("wasm", &wasm_times)] {
+            let wasm = path == "wasm";
+            run.record(&Cell {
+                strategy: "uniform".into(),
+                members: Some(members),
+                topics: Some(topics),
+                partitions: Some(partitions),
+                subscription: Some(homogeneous.as_str()),
+                assignment: Some("full"),
+                path: Some(path),
+                metering: wasm.then_some("fuel"),
+                fuel: wasm.then_some(outcome.stats.fuel_used),
+                peak_memory_bytes: wasm.then_some(outcome.stats.peak_memory_bytes),
+                request_bytes: Some(outcome.stats.input_bytes),
+                limits: wasm.then(|| raised.clone()),
+                kafka: figure,
+                ..Cell::timed(times)
+            });
+        }
     }
+    println!("\n{}", kafka::LEGEND);
 
     println!("\n## Where the time goes (medians, ms)\n");
     println!(
@@ -110,8 +137,7 @@ fn main() {
             ms(n.host_decode + n.checks),
             ms(n.total()),
         );
-        let (sandbox, _) = sandbox_for(wasm, request);
-        let module = sandbox.load(wasm).expect("module loads");
+        let (sandbox, _) = sandbox_for(&probe, &module, "uniform", request);
         let w = WasmPhases::median_of(runs, &probes, &sandbox, &module, request);
         println!(
             "| {topics} | wasm | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} |",
@@ -185,55 +211,6 @@ fn budget(quick: bool, topics: usize) -> Duration {
 
 fn runs(topics: usize) -> usize {
     if topics >= 1000 { 3 } else { 9 }
-}
-
-fn call(
-    sandbox: &Sandbox,
-    module: &CompiledModule,
-    request: &AssignRequest,
-) -> assignor_host::sandbox::CallOutcome {
-    let tag = CallTag {
-        module: "uniform",
-        version: 0,
-    };
-    sandbox
-        .assign(module, tag, request, false)
-        .expect("wasm call")
-}
-
-/// The host's default sandbox if the call fits its limits, else one with only the exceeded
-/// limits raised (memory to the next power of two above the peak, input to the request's
-/// size, fuel to twice the use), and a note saying which.
-fn sandbox_for(wasm: &[u8], request: &AssignRequest) -> (Sandbox, String) {
-    let probe = bench_sandbox();
-    let module = probe.load(wasm).expect("module loads");
-    let stats = call(&probe, &module, request).stats;
-    let (mut limits, mut pool) = (SandboxLimits::default(), PoolConfig::default());
-    let mut raised = Vec::new();
-    if stats.peak_memory_bytes > limits.memory_bytes {
-        limits.memory_bytes = stats.peak_memory_bytes.next_power_of_two();
-        pool.max_memory_bytes = limits.memory_bytes;
-        raised.push(format!("memory {} MiB", limits.memory_bytes >> 20));
-    }
-    if stats.input_bytes > limits.max_input_bytes {
-        limits.max_input_bytes = stats.input_bytes.next_power_of_two();
-        raised.push(format!("input {} MiB", limits.max_input_bytes >> 20));
-    }
-    if stats.output_bytes > limits.max_output_bytes {
-        limits.max_output_bytes = stats.output_bytes.next_power_of_two();
-        raised.push(format!("output {} MiB", limits.max_output_bytes >> 20));
-    }
-    if stats.fuel_used > limits.fuel {
-        limits.fuel = stats.fuel_used * 2;
-        limits.timeout = limits.timeout.max(Duration::from_secs(60));
-        raised.push(format!("fuel {:.0}e9", limits.fuel as f64 / 1e9));
-    }
-    let note = if raised.is_empty() {
-        "defaults".to_string()
-    } else {
-        raised.join(", ")
-    };
-    (Sandbox::new(pool, limits).expect("sandbox"), note)
 }
 
 /// The native path: what a sandboxed call does, minus the sandbox (ABI v2 both ways).
@@ -352,7 +329,7 @@ impl WasmPhases {
             median(&v)
         };
         let total = median(&sample(Duration::ZERO, runs, runs, || {
-            std::hint::black_box(call(sandbox, module, request));
+            std::hint::black_box(call(sandbox, module, "uniform", request));
         }));
         WasmPhases {
             decode: time("probe_decode"),

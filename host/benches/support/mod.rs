@@ -1,6 +1,15 @@
-//! Shared by the benches: Kafka-grid groups, the native path of a strategy (the same work the
-//! module does, minus the sandbox), timing helpers, and the sandbox the benches run in.
-#![allow(dead_code)]
+//! Shared by the benches: the native path of a strategy (the same work the module does, minus
+//! the sandbox), timing helpers, and the sandbox the benches run in. Kafka-grid groups are in
+//! `groups`; Apache Kafka's own figures (`report::kafka`) and the JSON-lines results writer
+//! (`report::jsonl`) are in `report`.
+#![allow(dead_code, unused_imports, reason = "each bench uses part of it")]
+
+mod groups;
+pub mod report;
+
+pub use groups::{grid_group, grid_group_with, incremental_group};
+pub use report::jsonl::{Cell, Run};
+pub use report::{Subscription, kafka};
 
 use std::time::{Duration, Instant};
 
@@ -8,48 +17,12 @@ use std::time::{Duration, Instant};
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use assignor_host::sandbox::{CheckSummary, PoolConfig, Sandbox, SandboxLimits, check_positioned};
+use assignor_host::sandbox::{
+    CallOutcome, CallTag, CheckSummary, CompiledModule, PoolConfig, Sandbox, SandboxLimits,
+    check_positioned,
+};
 use assignor_sdk::abi::v2;
-use assignor_sdk::{Answer, AssignRequest, Member, Topic};
-
-/// A homogeneous group from Kafka's benchmark grid: `members` consumers all subscribed to
-/// `topics` topics holding `members * partitions_per_member` partitions, spread evenly.
-/// Member ids look like a Java consumer's (`consumer-<n>-<uuid>`), so strings weigh what they
-/// weigh in production; no protocol metadata is attached.
-pub fn grid_group(members: usize, partitions_per_member: usize, topics: usize) -> AssignRequest {
-    let names: Vec<String> = (0..topics).map(|t| format!("topic-{t:04}")).collect();
-    // One subscription list shared by every member, as the coordinator builds them.
-    let subscription: std::sync::Arc<[String]> = names.clone().into();
-    let per_topic = (members * partitions_per_member).div_ceil(topics) as i32;
-    AssignRequest {
-        abi_version: 1,
-        group_id: "bench-group".into(),
-        generation_id: 1,
-        protocol_type: "consumer".into(),
-        protocol_name: "range".into(),
-        now_ms: 0,
-        params: Default::default(),
-        members: (0..members)
-            .map(|i| Member {
-                member_id: format!("consumer-{i:05}-6f1c2a8e-4d7b-4b1e-9a3f-2c5d8e7f{i:04x}"),
-                client_id: format!("consumer-{i}"),
-                client_host: "/10.0.0.1".into(),
-                topics: subscription.clone(),
-                owned_generation: -1,
-                ..Member::default()
-            })
-            .collect(),
-        topics: names
-            .iter()
-            .map(|name| Topic {
-                name: name.clone(),
-                partition_count: per_topic,
-                partition_racks: Vec::new(),
-            })
-            .collect(),
-        ..AssignRequest::default()
-    }
-}
+use assignor_sdk::{Answer, AssignRequest};
 
 /// The native path of a built-in, doing exactly what a sandboxed call of an ABI v2 module
 /// does minus the sandbox: lay out and encode the request (the host), decode it with its index
@@ -108,6 +81,64 @@ pub fn bench_sandbox() -> Sandbox {
         ..SandboxLimits::default()
     };
     Sandbox::new(pool, limits).expect("sandbox")
+}
+
+/// `probe` (a sandbox with raised limits, [`bench_sandbox`]) under the host's default limits
+/// if a call of `module` on `request` fits them, else under the defaults with only the
+/// exceeded limits raised (memory to the next power of two above the peak, input and output
+/// to the next power of two above their size, fuel to twice the use), and a note saying which
+/// (`defaults` when none). The handle shares `probe`'s engine, so `module` runs on it as is.
+pub fn sandbox_for(
+    probe: &Sandbox,
+    module: &CompiledModule,
+    name: &str,
+    request: &AssignRequest,
+) -> (Sandbox, String) {
+    let stats = call(probe, module, name, request).stats;
+    let mut limits = SandboxLimits::default();
+    let mut raised = Vec::new();
+    if stats.peak_memory_bytes > limits.memory_bytes {
+        limits.memory_bytes = stats.peak_memory_bytes.next_power_of_two();
+        raised.push(format!("memory {} MiB", limits.memory_bytes >> 20));
+    }
+    if stats.input_bytes > limits.max_input_bytes {
+        limits.max_input_bytes = stats.input_bytes.next_power_of_two();
+        raised.push(format!("input {} MiB", limits.max_input_bytes >> 20));
+    }
+    if stats.output_bytes > limits.max_output_bytes {
+        limits.max_output_bytes = stats.output_bytes.next_power_of_two();
+        raised.push(format!("output {} MiB", limits.max_output_bytes >> 20));
+    }
+    if stats.fuel_used > limits.fuel {
+        limits.fuel = stats.fuel_used * 2;
+        limits.timeout = limits.timeout.max(Duration::from_secs(60));
+        raised.push(format!("fuel {:.0}e9", limits.fuel as f64 / 1e9));
+    }
+    let note = if raised.is_empty() {
+        "defaults".to_string()
+    } else {
+        raised.join(", ")
+    };
+    (
+        probe.with_limits(limits).expect("limits fit the pool"),
+        note,
+    )
+}
+
+/// One eager `Sandbox::assign` of `module` (named `name` in logs), which must succeed.
+pub fn call(
+    sandbox: &Sandbox,
+    module: &CompiledModule,
+    name: &str,
+    request: &AssignRequest,
+) -> CallOutcome {
+    let tag = CallTag {
+        module: name,
+        version: 0,
+    };
+    sandbox
+        .assign(module, tag, request, false)
+        .unwrap_or_else(|e| panic!("{name}: wasm call failed: {e:?}"))
 }
 
 /// Times `f` until `budget` is spent (at least `min`, at most `max` runs, after one warm-up)
