@@ -101,8 +101,30 @@ fn plain_ranges(request: &AssignRequest) -> Assignment {
             place[m as usize] = (g, i);
         }
     }
+    // Per group, how many of its first members get anything: past it a member is skipped
+    // without looking at its topics (with more members than partitions, most of them).
+    let reach: Vec<usize> = groups
+        .iter()
+        .map(|group| {
+            let subscribers = group.members.len();
+            group
+                .topics
+                .iter()
+                .filter(|&&t| covering[t as usize] == 1)
+                .map(|&t| {
+                    let partitions =
+                        usize::try_from(request.topics[t as usize].partition_count).unwrap_or(0);
+                    partitions.min(subscribers)
+                })
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
     for (m, &(g, i)) in place.iter().enumerate() {
         let Some(group) = groups.get(g) else { continue };
+        if i >= reach[g] {
+            continue;
+        }
         let subscribers = group.members.len();
         for &t in group.topics.iter() {
             let t = t as usize;
