@@ -71,7 +71,29 @@ impl IndexData {
         subscription_of: Vec<u32>,
     ) -> IndexData {
         let ids_sorted = ids_sorted(members);
-        let kafka_order = kafka_order_of(members, ids_sorted);
+        let as_sent = ids_sorted && members.iter().all(plain);
+        IndexData::with_order(
+            members,
+            topics,
+            subscriptions,
+            subscription_of,
+            ids_sorted,
+            as_sent,
+        )
+    }
+
+    /// [`IndexData::new`] for a reader that already knows whether the ids are strictly
+    /// increasing and whether, on top of that, every member is [`plain`] (so Kafka's order is
+    /// the order sent): both are then not worked out again from the ids.
+    pub(crate) fn with_order(
+        members: &[Member],
+        topics: usize,
+        subscriptions: Vec<Vec<u32>>,
+        subscription_of: Vec<u32>,
+        ids_sorted: bool,
+        as_sent: bool,
+    ) -> IndexData {
+        let kafka_order = kafka_order_of(members, as_sent);
         let mut members_of = vec![Vec::new(); subscriptions.len()];
         for &m in &kafka_order {
             members_of[subscription_of[m as usize] as usize].push(m);
@@ -112,18 +134,20 @@ pub(crate) fn ids_sorted(members: &[Member]) -> bool {
 
 /// Member positions in Kafka's member order.
 pub(crate) fn kafka_order(members: &[Member]) -> Vec<u32> {
-    kafka_order_of(members, ids_sorted(members))
+    kafka_order_of(members, ids_sorted(members) && members.iter().all(plain))
 }
 
-/// [`kafka_order`] knowing whether the ids are sorted. The host sends members sorted by member
-/// id, which is Kafka's order when no member is static and the ids compare the same in Java
-/// (always for ASCII ids): then nothing is compared again, and nothing sorted.
-fn kafka_order_of(members: &[Member], ids_sorted: bool) -> Vec<u32> {
+/// Whether a member's place in Kafka's order is its place by member id: a dynamic member whose
+/// id compares the same in Java as in bytes (always for an ASCII id).
+pub(crate) fn plain(member: &Member) -> bool {
+    member.group_instance_id.is_none() && member.member_id.is_ascii()
+}
+
+/// [`kafka_order`] knowing whether the members are sent in Kafka's order already (ids sorted
+/// and every member [`plain`]; the host sends members sorted by member id): then nothing is
+/// compared again, and nothing sorted.
+fn kafka_order_of(members: &[Member], as_sent: bool) -> Vec<u32> {
     let mut order: Vec<u32> = (0..members.len() as u32).collect();
-    let as_sent = ids_sorted
-        && members
-            .iter()
-            .all(|m| m.group_instance_id.is_none() && m.member_id.is_ascii());
     let sorted = as_sent
         || members
             .windows(2)

@@ -101,38 +101,41 @@ fn plain_ranges(request: &AssignRequest) -> Assignment {
             place[m as usize] = (g, i);
         }
     }
-    // Per group, how many of its first members get anything: past it a member is skipped
-    // without looking at its topics (with more members than partitions, most of them).
-    let reach: Vec<usize> = groups
+    // Per group, its topics that no other subscription covers, each with the quota and the
+    // number of members getting one more, worked out once; and how many of its first members
+    // get anything: past it a member is skipped without looking at its topics (with more
+    // members than partitions, most of them).
+    let shares: Vec<(usize, Vec<(usize, usize, usize)>)> = groups
         .iter()
         .map(|group| {
             let subscribers = group.members.len();
-            group
+            let topics: Vec<(usize, usize, usize)> = group
                 .topics
                 .iter()
-                .filter(|&&t| covering[t as usize] == 1)
-                .map(|&t| {
-                    let partitions =
-                        usize::try_from(request.topics[t as usize].partition_count).unwrap_or(0);
-                    partitions.min(subscribers)
+                .map(|&t| t as usize)
+                .filter(|&t| covering[t] == 1)
+                .filter_map(|t| {
+                    let partitions = usize::try_from(request.topics[t].partition_count).ok()?;
+                    (partitions > 0)
+                        .then(|| (t, partitions / subscribers, partitions % subscribers))
                 })
+                .collect();
+            let reach = topics
+                .iter()
+                .map(|&(_, quota, extra)| if quota > 0 { subscribers } else { extra })
                 .max()
-                .unwrap_or(0)
+                .unwrap_or(0);
+            (reach, topics)
         })
         .collect();
     for (m, &(g, i)) in place.iter().enumerate() {
-        let Some(group) = groups.get(g) else { continue };
-        if i >= reach[g] {
+        let Some((reach, topics)) = shares.get(g) else {
+            continue;
+        };
+        if i >= *reach {
             continue;
         }
-        let subscribers = group.members.len();
-        for &t in group.topics.iter() {
-            let t = t as usize;
-            let partitions = usize::try_from(request.topics[t].partition_count).unwrap_or(0);
-            if covering[t] != 1 || partitions == 0 {
-                continue;
-            }
-            let (quota, extra) = (partitions / subscribers, partitions % subscribers);
+        for &(t, quota, extra) in topics {
             let count = quota + usize::from(i < extra);
             if count > 0 {
                 let start = i * quota + i.min(extra);

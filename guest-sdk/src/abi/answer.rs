@@ -86,11 +86,12 @@ impl fmt::Display for Unresolved {
 impl std::error::Error for Unresolved {}
 
 impl Answer {
-    /// An answer with room for `entries` entries and `partitions` partitions.
-    pub fn with_capacity(entries: usize, partitions: usize) -> Answer {
+    /// An answer with room for `entries` entries, `topics` (member, topic) runs and
+    /// `partitions` partitions.
+    pub fn with_capacity(entries: usize, topics: usize, partitions: usize) -> Answer {
         Answer {
             entries: Vec::with_capacity(entries),
-            runs: Vec::with_capacity(entries),
+            runs: Vec::with_capacity(topics),
             partitions: Vec::with_capacity(partitions),
             ..Answer::default()
         }
@@ -216,13 +217,18 @@ impl Answer {
         request: &AssignRequest,
         response: &AssignResponse,
     ) -> Result<Answer, Unresolved> {
+        let topics = response
+            .assignments
+            .iter()
+            .map(|a| a.partitions.len())
+            .sum();
         let partitions = response
             .assignments
             .iter()
             .flat_map(|a| &a.partitions)
             .map(|tp| tp.partitions.len())
             .sum();
-        let mut answer = Answer::with_capacity(response.assignments.len(), partitions);
+        let mut answer = Answer::with_capacity(response.assignments.len(), topics, partitions);
         for a in &response.assignments {
             let member = request
                 .member_index(&a.member_id)

@@ -534,13 +534,18 @@ pub fn into_model(wire: Request) -> Result<AssignRequest, String> {
 /// A decoded v2 answer by positions, as [`read_response`] gives it. The indices are not looked
 /// at: check them first (the host's `check_indices` does).
 pub fn response_to_answer(response: Response) -> Answer {
+    let topics = response
+        .assignments
+        .iter()
+        .map(|a| a.partitions.len())
+        .sum();
     let partitions = response
         .assignments
         .iter()
         .flat_map(|a| &a.partitions)
         .map(|tp| tp.partitions.len())
         .sum();
-    let mut answer = Answer::with_capacity(response.assignments.len(), partitions);
+    let mut answer = Answer::with_capacity(response.assignments.len(), topics, partitions);
     for a in response.assignments {
         let entry = answer.push_entry(a.member);
         entry.user_data = a.user_data;

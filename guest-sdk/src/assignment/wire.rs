@@ -12,7 +12,7 @@ use super::{Assignment, Plan};
 /// The v2 answer: `[nil, [[member, [[topic, [partition...]]...], user_data, metadata]...],
 /// rebalance_after_ms, state]`, members as in `order`, `state` only when there is one.
 pub(super) fn write_v2(assignment: &Assignment, order: &[u32], plan: &Plan) -> Vec<u8> {
-    let mut out = Vec::with_capacity(16 + assignment.partitions.len() * 2 + order.len() * 12);
+    let mut out = Vec::with_capacity(capacity(assignment, plan.groups.len()));
     let user_data = by_slot(&assignment.user_data);
     let metadata = by_slot(&assignment.metadata);
     array(&mut out, if assignment.state.is_some() { 4 } else { 3 });
@@ -46,7 +46,7 @@ pub(super) fn write_v2(assignment: &Assignment, order: &[u32], plan: &Plan) -> V
 /// plan and no copy of the partitions.
 pub(super) fn write_v2_in_order(assignment: &Assignment) -> Vec<u8> {
     let members = assignment.id_ends.len();
-    let mut out = Vec::with_capacity(16 + assignment.partitions.len() * 2 + members * 12);
+    let mut out = Vec::with_capacity(capacity(assignment, assignment.runs.len()));
     let user_data = by_slot(&assignment.user_data);
     let metadata = by_slot(&assignment.metadata);
     array(&mut out, if assignment.state.is_some() { 4 } else { 3 });
@@ -76,6 +76,19 @@ pub(super) fn write_v2_in_order(assignment: &Assignment) -> Vec<u8> {
         bytes(&mut out, Some(state));
     }
     out
+}
+
+/// Room for the answer, so it is written without growing: per member about a dozen bytes
+/// (headers, index, nils), per (member, topic) group up to eight, per partition up to three
+/// (a partition below 65,536); user data, metadata and state as they are.
+fn capacity(assignment: &Assignment, groups: usize) -> usize {
+    let bytes = |list: &[(u32, Vec<u8>)]| list.iter().map(|(_, b)| b.len() + 5).sum::<usize>();
+    16 + assignment.id_ends.len() * 12
+        + groups * 8
+        + assignment.partitions.len() * 3
+        + bytes(&assignment.user_data)
+        + bytes(&assignment.metadata)
+        + assignment.state.as_ref().map_or(0, |s| s.len() + 5)
 }
 
 const NIL: u8 = 0xc0;

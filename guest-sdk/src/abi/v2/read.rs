@@ -290,10 +290,21 @@ pub fn request(bytes: &[u8]) -> Option<AssignRequest> {
     let mut members = Vec::with_capacity(r.capacity(member_count));
     let mut subscription_of = Vec::with_capacity(members.capacity());
     let mut member_racks: Vec<(usize, u32)> = Vec::new();
+    // Whether the ids come strictly increasing, and every member is also `index::plain`:
+    // learnt here, while each id is at hand, rather than in another pass over them all.
+    let (mut ids_sorted, mut as_sent) = (true, true);
+    let mut previous: &str = "";
     for m in 0..member_count {
         r.fields(12)?;
-        let member_id = r.string()?;
+        let id = r.str()?;
+        if m > 0 && ids_sorted && previous >= id {
+            (ids_sorted, as_sent) = (false, false);
+        }
+        as_sent &= id.is_ascii();
+        previous = id;
+        let member_id = id.to_owned();
         let group_instance_id = r.opt_string()?;
+        as_sent &= group_instance_id.is_none();
         let subscription = r.u32()?;
         let owned_generation = r.i32()?;
         let owned_partitions = partitions(&mut r, &topics)?;
@@ -361,7 +372,14 @@ pub fn request(bytes: &[u8]) -> Option<AssignRequest> {
     };
     let state = if items == 13 { r.opt_bin()? } else { None };
 
-    let index = IndexData::new(&members, topic_count, subscriptions, subscription_of);
+    let index = IndexData::with_order(
+        &members,
+        topic_count,
+        subscriptions,
+        subscription_of,
+        ids_sorted,
+        as_sent,
+    );
     Some(AssignRequest {
         abi_version: ABI_V2,
         group_id,
@@ -419,11 +437,12 @@ pub fn response(request: &AssignRequest, bytes: &[u8]) -> Option<Answer> {
     if !r.nil() {
         return None;
     }
-    // Every partition is at least one byte, so the bytes bound the partitions.
-    let mut out = Answer::with_capacity(0, 0);
+    // Every partition is at least one byte and every (member, topic) run at least four, so
+    // the bytes bound both.
+    let mut out = Answer::with_capacity(0, 0, 0);
     if items >= 2 {
         let n = r.array()?;
-        out = Answer::with_capacity(r.capacity(n), r.rest.len() / 2);
+        out = Answer::with_capacity(r.capacity(n), r.rest.len() / 4, r.rest.len() / 2);
         for _ in 0..n {
             let fields = r.array()?;
             if !(2..=4).contains(&fields) {

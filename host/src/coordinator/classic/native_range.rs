@@ -39,7 +39,7 @@ pub fn native_range(request: &AssignRequest) -> Answer {
             next += take;
         }
     }
-    let mut answer = Answer::with_capacity(order.len(), 0);
+    let mut answer = Answer::with_capacity(order.len(), 0, 0);
     for &m in &order {
         answer.push_entry(m as u32);
         for (t, partitions) in std::mem::take(&mut shares[m]) {
