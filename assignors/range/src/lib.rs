@@ -105,11 +105,11 @@ fn plain_ranges(request: &AssignRequest) -> Assignment {
     // number of members getting one more, worked out once; and how many of its first members
     // get anything: past it a member is skipped without looking at its topics (with more
     // members than partitions, most of them).
-    let shares: Vec<(usize, Vec<(usize, usize, usize)>)> = groups
+    let shares: Vec<(usize, Vec<Share>)> = groups
         .iter()
         .map(|group| {
             let subscribers = group.members.len();
-            let topics: Vec<(usize, usize, usize)> = group
+            let topics: Vec<Share> = group
                 .topics
                 .iter()
                 .map(|&t| t as usize)
@@ -169,6 +169,9 @@ fn plain_ranges(request: &AssignRequest) -> Assignment {
     }
     assignment
 }
+
+/// A topic's split over its subscribers: (topic position, quota, members getting one more).
+type Share = (usize, usize, usize);
 
 /// One state per subscribed topic that has partitions, its subscribers in Kafka's order.
 fn topic_states(
