@@ -1,13 +1,14 @@
 //! Module life-cycle costs (targets: upload -> active <= 300 ms for a 1 MiB module; restart
 //! with precompiled cache <= 20 ms), and the compiler options behind them (issue 12):
 //!
-//! - options: for each compiler (Cranelift at `Speed`, `SpeedAndSize`, `None`; Winch), load
-//!   + smoke call (`Sandbox::load` and one call on the smoke group: what an upload does besides
-//!   hashing, persisting and swapping, a few ms) of the built-in `range` (~330 KB, release
-//!   profile) and of a ~1 MiB module (the same crate built in the dev profile, debug sections
-//!   stripped), and the call speed of the code each gives: range on 1,000 members x 10
-//!   topics x 10 partitions per member. Options are interleaved round by round, so each sees
-//!   the same machine phases.
+//! - options: for each compiler (Cranelift at `Speed`, `SpeedAndSize`, `None`; Winch), load and
+//!   smoke call (`Sandbox::compile`, `prepare` and one call on the smoke group: what an upload
+//!   does besides hashing, persisting and swapping, a few ms) of the built-in `range` (~450 KB,
+//!   release profile) and of a ~1 MiB module (the same crate built in the dev profile, debug
+//!   sections stripped; ~1.5 MB by now), and the call speed of the code each gives: range on 1,000 members x 10
+//!   topics x 10 partitions per member; and the 1 MiB module's load by part (compile, ABI
+//!   checks, smoke call). Options are interleaved round by round, so each sees the same
+//!   machine phases.
 //! - upload -> active: `Registry::upload` from bytes to the version serving calls, as the host
 //!   does it (baseline code first): size and hash checks, Winch compile, ABI checks, smoke
 //!   call, persist to redb, swap; and upload -> optimised, until the background Cranelift
@@ -92,6 +93,9 @@ fn options(range: &[u8], big: &[u8], rounds: usize) {
     let group = grid_group(1_000, 10, 10);
     let modules = [range, big];
     let mut loads = vec![[Vec::new(), Vec::new()]; compilers.len()];
+    // The 1 MiB module's load + smoke by part: compile, ABI checks (link, instantiate, the
+    // version and describe calls), smoke call.
+    let mut parts = vec![[Vec::new(), Vec::new(), Vec::new()]; compilers.len()];
     let mut calls = vec![Vec::new(); compilers.len()];
     let mut fuel = vec![0; compilers.len()];
     let compiled: Vec<_> = sandboxes.iter().map(|s| s.load(range).unwrap()).collect();
@@ -99,11 +103,20 @@ fn options(range: &[u8], big: &[u8], rounds: usize) {
         for (i, sandbox) in sandboxes.iter().enumerate() {
             for (m, wasm) in modules.iter().enumerate() {
                 let started = Instant::now();
-                let module = sandbox.load(wasm).unwrap();
+                let module = sandbox.compile(wasm).unwrap();
+                let compiled_at = started.elapsed();
+                let module = sandbox.prepare(module).unwrap();
+                let checked_at = started.elapsed();
                 sandbox.assign(&module, TAG, &smoke, false).unwrap();
+                let done = started.elapsed();
                 // Round 0 warms up.
                 if round > 0 {
-                    loads[i][m].push(started.elapsed());
+                    loads[i][m].push(done);
+                    if m == 1 {
+                        parts[i][0].push(compiled_at);
+                        parts[i][1].push(checked_at - compiled_at);
+                        parts[i][2].push(done - checked_at);
+                    }
                 }
             }
             for _ in 0..5 {
@@ -133,6 +146,18 @@ fn options(range: &[u8], big: &[u8], rounds: usize) {
             cell(large),
             cell(&mut calls[i]),
             fuel[i]
+        );
+    }
+    println!();
+    println!("| compiler | 1 MiB module: compile | ABI checks | smoke call |");
+    println!("|---|---:|---:|---:|");
+    for (i, (label, _)) in compilers.iter().enumerate() {
+        let [compile, checks, smoke] = &mut parts[i];
+        println!(
+            "| {label} | {} | {} | {} |",
+            cell(compile),
+            cell(checks),
+            cell(smoke)
         );
     }
 }

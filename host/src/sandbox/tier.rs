@@ -1,24 +1,27 @@
-//! Two tiers of compiled code, so an upload serves within ~0.1 s and runs optimised code
-//! a second later (issue 12: upload -> active for a 1 MiB module within 300 ms on 2 cores).
+//! Two tiers of compiled code, so an upload serves within a fraction of a second and runs
+//! optimised code a second later (issue 12: upload -> active for a 1 MiB module within 300 ms
+//! on 2 cores).
 //!
-//! - **Baseline**: Winch, wasmtime's single-pass compiler, on a twin of the process's engine
-//!   made on first use. It compiles the 1 MiB module in ~40 ms instead of ~600 ms for
-//!   Cranelift at `Speed`; its code runs range on 1,000 members several times slower
-//!   (`host/benches/RESULTS.md`, "Module life cycle"). An upload is checked and first served
-//!   on it ([`Sandbox::load_baseline`]).
+//! - **Baseline**: Winch, wasmtime's one-pass compiler, on a twin of the process's engine made
+//!   on first use. It compiles range's release build (~450 KB) 8-10x and a 1.5 MB dev build
+//!   5-6x faster than Cranelift at `Speed`, and its code runs range on 1,000 members about
+//!   2.2x slower (`host/benches/RESULTS.md`, "Module life cycle"). An upload is checked and
+//!   first served on it ([`Sandbox::load_baseline`]).
 //! - **Optimised**: Cranelift at `OptLevel::Speed`, the process's own engine, compiled in the
 //!   background ([`Sandbox::optimize`]) and installed into the baseline module: calls resolve
 //!   the tier once ([`CompiledModule::serving`]), so a rebalance runs one compiled module from
 //!   start to end, and every call after the install runs the optimised code.
 //!
 //! The twin has the optimising engine's configuration with only the compiler switched
-//! ([`super::engine::engine_config`]): the same fuel metering, epoch deadline, NaN
+//! ([`super::engine::engine_config`]): the same fuel metering and costs, epoch deadline, NaN
 //! canonicalization, features and pooling allocator, and it shares the pool permits and the
-//! v2 layout cache. Winch charges fuel exactly as Cranelift does (one unit per operator, the
-//! same free operators, checks at function entries and loop headers), so a module runs out of
-//! fuel at the same budget on either tier and a fuel verdict never depends on the tier; the
-//! tests check it on every built-in and on hostile modules. The wall-clock deadline does
-//! depend on the tier (baseline code is slower), as it already depends on the machine.
+//! v2 layout cache. Both charge one unit of fuel per operator at the same points (function
+//! entries, loop headers), so a call uses the same fuel and runs out of fuel at the same
+//! budget on either tier, and a fuel verdict never depends on the tier; the tests check it on
+//! every built-in and on hostile modules. That holds because the engines do not charge bulk
+//! memory per byte, which Winch cannot do ([`super::engine::fuel_costs`]). The wall-clock
+//! deadline does depend on the tier (baseline code is slower), as it already depends on the
+//! machine.
 //!
 //! Only optimised code is ever written to the precompiled cache (its key is the optimising
 //! engine's compatibility hash), so a restart always loads optimised code.
@@ -45,9 +48,10 @@ pub enum Compiler {
 }
 
 impl Compiler {
-    /// The process's engine: Cranelift at `Speed` (`SpeedAndSize` measured no faster to
-    /// compile and no faster to run; `None` compiles ~1.3x faster but runs slower, and is
-    /// still far over 300 ms for 1 MiB).
+    /// The process's engine: Cranelift at `Speed`. Measured against it (`lifecycle` bench):
+    /// `SpeedAndSize` compiles no faster and its code runs no faster; `None` compiles only
+    /// 1.1-1.3x faster, its code runs range 10-50% slower, and it stays several times over
+    /// 300 ms for 1 MiB; Winch is the baseline tier instead.
     pub const OPTIMIZING: Compiler = Compiler::Cranelift(OptLevel::Speed);
 }
 
