@@ -44,7 +44,22 @@ fn main() {
     let seconds = number(5, "10");
     let mut request = grid_group(members, per_member, topics);
     request.protocol_name = strategy.clone();
-    let sandbox = bench_sandbox();
+    // PROFILE_METERING=epoch: the same call on an epoch-only engine (what fuel costs).
+    let sandbox = match std::env::var("PROFILE_METERING").ok().as_deref() {
+        None | Some("fuel") => bench_sandbox(),
+        Some(other) => {
+            let base = bench_sandbox();
+            let metering = other
+                .parse()
+                .unwrap_or_else(|e| panic!("PROFILE_METERING: {e}"));
+            assignor_host::sandbox::Sandbox::new_metered(
+                base.pool().clone(),
+                base.limits().clone(),
+                metering,
+            )
+            .expect("sandbox")
+        }
+    };
     let wasm = match args.get(6) {
         Some(path) => std::fs::read(path).unwrap_or_else(|e| panic!("{path}: {e}")),
         None => assignor_host::builtins::builtin(&strategy)
