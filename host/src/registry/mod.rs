@@ -16,11 +16,11 @@
 //!   compiled code is cached on disk (`cache`), so a restart restores the registry without
 //!   recompiling. Without one (tests) everything lives in memory.
 //! - **Two tiers.** An upload is checked and first served on baseline (Winch) code, compiled
-//!   in a fraction of Cranelift's time; a background worker (`optimize`) then compiles it with
+//!   in a fraction of Cranelift's time; a background worker (`optimizer`) then compiles it with
 //!   Cranelift and swaps the optimised code into the same version. Fuel is charged alike on
 //!   both, and only optimised code is cached, so a restart runs optimised code.
 //!
-//! Layout: `catalog` (the data), `restore` (start), `upload` (checks), `optimize` (the
+//! Layout: `catalog` (the data), `restore` (start), `upload` (checks), `optimizer` (the
 //! background compile), `manage` (activate, roll back, delete), `replica` (versions numbered
 //! by a cluster's module log), `run` (calls and quarantine), [`health`], [`aliases`], `cache`.
 
@@ -30,7 +30,7 @@ pub mod health;
 mod cache;
 mod catalog;
 mod manage;
-mod optimize;
+mod optimizer;
 mod params;
 mod replica;
 mod restore;
@@ -53,13 +53,13 @@ pub use health::{
     Clock, FailureRecord, HealthSnapshot, ManualClock, QuarantinePolicy, SystemClock,
 };
 pub use manage::DeleteOutcome;
-pub use optimize::Optimization;
+pub use optimizer::Optimization;
 pub use replica::Inserted;
 pub use run::{RunError, RunErrorKind, RunReport};
 pub use upload::{Checked, Prepared, UploadError, UploadOptions, UploadOutcome, smoke_request};
 
 use crate::coordinator::view::StrategiesView;
-use crate::sandbox::{CompiledModule, LoadError, Sandbox};
+use crate::sandbox::{CompiledModule, LoadError, Sandbox, Tier};
 use crate::store::{Store, StoreError};
 use cache::PrecompiledCache;
 use catalog::Catalog;
@@ -176,7 +176,7 @@ pub struct Registry {
     view_tx: watch::Sender<Arc<StrategiesView>>,
     problems: Vec<LoadProblem>,
     /// Compiles uploads' optimised code in the background; finishes its queue on drop.
-    optimizer: optimize::Optimizer,
+    optimizer: optimizer::Optimizer,
 }
 
 impl Registry {
@@ -199,7 +199,7 @@ impl Registry {
         let (view_tx, _) = watch::channel(Arc::new(StrategiesView::default()));
         let catalog = Arc::new(ArcSwap::from_pointee(Catalog::default()));
         let writer = Arc::new(Mutex::new(()));
-        let optimizer = optimize::Optimizer::new(optimize::Context {
+        let optimizer = optimizer::Optimizer::new(optimizer::Context {
             sandbox: sandbox.clone(),
             cache: cache.clone(),
             catalog: catalog.clone(),
@@ -310,6 +310,25 @@ impl Registry {
                 health: v.health.snapshot(now),
             })
             .collect())
+    }
+
+    /// Where the optimised code of `version` of `name` (the exact name) stands; `None` when
+    /// there is no such version.
+    pub fn optimization(&self, name: &str, version: u32) -> Option<Optimization> {
+        let found = self.version_of(name, version)?;
+        Some(match found.compiled.tier() {
+            Tier::Optimized => Optimization::Done,
+            Tier::Baseline => match self.optimizer.failure(name, version) {
+                Some(reason) => Optimization::Failed(reason),
+                None => Optimization::Pending,
+            },
+        })
+    }
+
+    /// Blocks until every version uploaded so far runs optimised code or failed to get it
+    /// (a bench, a test, or a caller about to measure call speed waits here).
+    pub fn finish_optimizing(&self) {
+        self.optimizer.settle();
     }
 
     /// The health of every version of `name`: counters, recent failures, quarantine.

@@ -141,7 +141,7 @@ impl Registry {
     }
 
     /// [`Registry::compile`] for an upload: the cached artifact if there is one, else baseline
-    /// code (Winch, `crate::registry::optimize` swaps in optimised code later), else, when
+    /// code (Winch, the `optimizer` swaps in optimised code later), else, when
     /// Winch cannot take the module (it does not implement tail calls, say), a Cranelift
     /// compile, whose answer is the verdict.
     pub(super) fn compile_for_upload(

@@ -14,7 +14,7 @@
 //!
 //! Steps 4 and 5 run on baseline (Winch) code, which is what makes a 1 MiB module active in
 //! about a tenth of a second instead of two-thirds of one; the version serves it until the
-//! optimiser (`optimize`) swaps in Cranelift's code. The verdict stays Cranelift's: a module
+//! optimiser (`optimizer`) swaps in Cranelift's code. The verdict stays Cranelift's: a module
 //! Winch cannot compile, or whose smoke call fails on baseline code, is compiled and
 //! smoke-called again with Cranelift, and that decides.
 
@@ -285,6 +285,13 @@ impl Registry {
         tracing::info!(module = name, version, sha256 = %sha256, active, ?tier, "module uploaded");
         self.optimize_later(&optimize, wasm);
         Ok(active)
+    }
+
+    /// Queues `version`'s optimised code (`optimizer`) when it serves baseline code.
+    fn optimize_later(&self, version: &Arc<ModuleVersion>, wasm: &[u8]) {
+        if version.compiled.tier() == Tier::Baseline {
+            self.optimizer.submit(version.clone(), wasm);
+        }
     }
 
     /// An uploaded version of `name` built from the same bytes.

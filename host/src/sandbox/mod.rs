@@ -48,11 +48,12 @@ pub use assignor_wire::checks::{
     CheckSummary, OutputError, check_named, check_positioned, check_response,
 };
 pub use config::SandboxConfig;
+pub use engine::{Compiler, OptLevel, Tier};
 pub use error::{CallError, CallFailure, LoadError};
 pub use limits::{FUEL_PER_MS, Metering, PoolConfig, SandboxLimits, UnknownMetering};
 pub use log::GuestLogLine;
 pub use stats::CallStats;
-pub use tier::{Compiler, OptLevel, OptimizeError, Tier};
+pub use tier::OptimizeError;
 pub use wire::LagLookup;
 
 use engine::{EpochTicker, Permits};
@@ -92,8 +93,9 @@ struct Shared {
     /// The tier of the modules this engine prepares, and its compiler.
     tier: Tier,
     compiler: Compiler,
-    /// The baseline (Winch) twin of the optimising engine, made on first use (`tier`).
-    baseline: tier::BaselineSlot,
+    /// The baseline (Winch) twin of the optimising engine, made on first use (`tier`); `Err`
+    /// says why it could not be made (uploads then compile with Cranelift directly).
+    baseline: std::sync::OnceLock<Result<Arc<Shared>, String>>,
 }
 
 impl Shared {

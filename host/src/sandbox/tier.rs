@@ -27,42 +27,15 @@
 //! engine's compatibility hash), so a restart always loads optimised code.
 
 use std::borrow::Cow;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
-pub use wasmtime::OptLevel;
 use wasmtime::{Engine, Linker, Module};
 
-use super::engine::{EpochTicker, Permits, engine_config};
+use super::engine::{Compiler, EpochTicker, Permits, Tier, engine_config};
 use super::error::{CallError, LoadError};
 use super::limits::{Metering, PoolConfig, SandboxLimits};
 use super::store::CallState;
 use super::{CompiledModule, Sandbox, SandboxError, Shared, check_limits, log, wire};
-
-/// The compiler of an engine.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Compiler {
-    /// Cranelift, the optimising compiler, at this optimisation level.
-    Cranelift(OptLevel),
-    /// Winch, the baseline compiler: one pass, no optimisation.
-    Winch,
-}
-
-impl Compiler {
-    /// The process's engine: Cranelift at `Speed`. Measured against it (`lifecycle` bench):
-    /// `SpeedAndSize` compiles no faster and its code runs no faster; `None` compiles only
-    /// 1.1-1.3x faster, its code runs range 10-50% slower, and it stays several times over
-    /// 300 ms for 1 MiB; Winch is the baseline tier instead.
-    pub const OPTIMIZING: Compiler = Compiler::Cranelift(OptLevel::Speed);
-}
-
-/// Which code a [`CompiledModule`] runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Tier {
-    /// Winch code: fast to compile, slower to run; replaced once the optimised code is in.
-    Baseline,
-    /// The sandbox's own engine's code (Cranelift at `Speed` in the host).
-    Optimized,
-}
 
 /// The optimised code could not replace a baseline module's; it goes on serving baseline code.
 #[derive(Debug, thiserror::Error)]
@@ -74,11 +47,6 @@ pub enum OptimizeError {
     #[error("the module already runs optimised code")]
     AlreadyOptimized,
 }
-
-/// The baseline twin of an optimising engine: made on first use, kept for the process. `Err`
-/// says why it could not be made (then uploads compile with Cranelift directly).
-#[derive(Default)]
-pub(super) struct BaselineSlot(OnceLock<Result<Arc<Shared>, String>>);
 
 impl Shared {
     /// An engine with `compiler`, its linker and epoch ticker, sharing `permits` and `layouts`.
@@ -108,7 +76,7 @@ impl Shared {
             _ticker: ticker,
             tier,
             compiler,
-            baseline: BaselineSlot::default(),
+            baseline: Default::default(),
         })
     }
 }
@@ -150,7 +118,7 @@ impl Sandbox {
         if shared.tier == Tier::Baseline {
             return Err("the baseline engine has no twin".to_owned());
         }
-        let twin = shared.baseline.0.get_or_init(|| {
+        let twin = shared.baseline.get_or_init(|| {
             Shared::build(
                 shared.pool.clone(),
                 shared.metering,

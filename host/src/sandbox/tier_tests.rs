@@ -9,9 +9,9 @@ use std::time::Duration;
 
 use assignor_sdk::{AssignRequest, Member, Topic};
 
-use super::{OptimizeError, Tier};
 use crate::sandbox::{
-    CallError, CallTag, CompiledModule, Metering, PoolConfig, Sandbox, SandboxLimits,
+    CallError, CallTag, CompiledModule, Metering, OptimizeError, PoolConfig, Sandbox,
+    SandboxLimits, Tier,
 };
 
 const TAG: CallTag<'static> = CallTag {

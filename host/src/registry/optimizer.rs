@@ -11,7 +11,7 @@
 //!   only while a version still uses those bytes (a version deleted meanwhile leaves no file
 //!   behind, as a delete removes it under the same lock), so a restart loads optimised code.
 //! - **A failure** (the optimising compile refusing what Winch accepted, a resource error) is
-//!   logged and kept in [`Registry::optimization`]; the version goes on serving baseline code,
+//!   logged and kept (`Registry::optimization`); the version goes on serving baseline code,
 //!   with the same fuel verdicts, and a restart compiles it again with Cranelift.
 //! - **Dropping the registry finishes the queued jobs** (a few hundred ms each), so the cache
 //!   holds the optimised code of every version when the host stops.
@@ -25,10 +25,9 @@ use std::time::Instant;
 use arc_swap::ArcSwap;
 use parking_lot::{Condvar, Mutex};
 
-use super::Registry;
 use super::cache::PrecompiledCache;
 use super::catalog::{Catalog, ModuleVersion};
-use crate::sandbox::{Sandbox, Tier};
+use crate::sandbox::Sandbox;
 
 /// Where a version's optimised code stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -114,15 +113,20 @@ impl Optimizer {
     fn spawn(&self) -> std::io::Result<(mpsc::Sender<Job>, JoinHandle<()>)> {
         let (sender, jobs) = mpsc::channel::<Job>();
         let (context, state) = (self.context.clone(), self.state.clone());
+        // The worker logs where the thread that started it does (the global subscriber in the
+        // host; a test's own one in a test).
+        let dispatch = tracing::dispatcher::get_default(|d| d.clone());
         let worker = std::thread::Builder::new()
             .name("assignor-optimize".into())
             .spawn(move || {
-                for job in jobs {
-                    let gate = state.gate.lock();
-                    let failure = context.optimize(&job);
-                    drop(gate);
-                    state.finish(&job, failure);
-                }
+                tracing::dispatcher::with_default(&dispatch, || {
+                    for job in jobs {
+                        let gate = state.gate.lock();
+                        let failure = context.optimize(&job);
+                        drop(gate);
+                        state.finish(&job, failure);
+                    }
+                })
             })?;
         Ok((sender, worker))
     }
@@ -141,7 +145,8 @@ impl Optimizer {
         self.state.gate.lock()
     }
 
-    fn failure(&self, name: &str, version: u32) -> Option<String> {
+    /// Why the optimising compile of `version` of `name` failed, if it did.
+    pub(super) fn failure(&self, name: &str, version: u32) -> Option<String> {
         let failures = self.state.failures.lock();
         failures.get(&(name.to_owned(), version)).cloned()
     }
@@ -200,34 +205,6 @@ impl Context {
     }
 }
 
-impl Registry {
-    /// Where the optimised code of `version` of `name` (the exact name) stands; `None` when
-    /// there is no such version.
-    pub fn optimization(&self, name: &str, version: u32) -> Option<Optimization> {
-        let found = self.version_of(name, version)?;
-        Some(match found.compiled.tier() {
-            Tier::Optimized => Optimization::Done,
-            Tier::Baseline => match self.optimizer.failure(name, version) {
-                Some(reason) => Optimization::Failed(reason),
-                None => Optimization::Pending,
-            },
-        })
-    }
-
-    /// Blocks until every version uploaded so far runs optimised code or failed to get it
-    /// (a bench, a test, or a caller about to measure call speed waits here).
-    pub fn finish_optimizing(&self) {
-        self.optimizer.settle();
-    }
-
-    /// Queues `version`'s optimised code when it serves baseline code.
-    pub(super) fn optimize_later(&self, version: &Arc<ModuleVersion>, wasm: &[u8]) {
-        if version.compiled.tier() == Tier::Baseline {
-            self.optimizer.submit(version.clone(), wasm);
-        }
-    }
-}
-
 #[cfg(test)]
-#[path = "optimize_tests.rs"]
+#[path = "optimizer_tests.rs"]
 mod tests;

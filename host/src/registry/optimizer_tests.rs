@@ -4,7 +4,9 @@
 //! baseline state, so nothing depends on timing.
 
 use std::path::Path;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
+
+use parking_lot::Mutex;
 
 use assignor_sdk::AssignResponse;
 
@@ -72,7 +74,7 @@ fn an_upload_is_served_by_baseline_code_then_by_its_optimised_code() {
     registry.finish_optimizing();
     let same = registry.resolve("spread", None).unwrap();
     assert!(
-        std::sync::Arc::ptr_eq(&version, &same),
+        Arc::ptr_eq(&version, &same),
         "the same version, health and all"
     );
     assert_eq!(version.compiled().tier(), Tier::Optimized);
@@ -124,22 +126,53 @@ fn a_version_deleted_while_it_is_optimised_leaves_no_cached_code() {
     assert_eq!(registry.optimization("spread", 1), None);
 }
 
+/// Log output, for a test's own subscriber.
+#[derive(Clone, Default)]
+struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 #[test]
 fn a_failed_optimising_compile_leaves_the_version_serving_baseline_code() {
     let registry = registry(None);
     let Checked::New(prepared) = registry.prepare("spread", builtin("range"), None).unwrap() else {
         panic!("new bytes");
     };
+    let log = Captured::default();
+    let writer = log.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .finish();
     // The optimiser is handed other bytes than the module's: Cranelift's module describes
     // itself otherwise, so it is refused, as any failure of the optimising compile would be.
-    {
+    // Its worker starts under this test's subscriber, and logs to it.
+    tracing::subscriber::with_default(subscriber, || {
         let _writer = registry.writer.lock();
         let other = builtin("roundrobin");
         registry
             .commit("spread", 1, *prepared, other, 0, true)
             .unwrap();
-    }
+    });
     registry.finish_optimizing();
+    let log = String::from_utf8(log.0.lock().clone()).unwrap();
+    let line = log
+        .lines()
+        .find(|l| l.contains("optimising compile failed"))
+        .unwrap_or_else(|| panic!("the failure is logged: {log}"));
+    assert!(
+        line.contains("ERROR") && line.contains("module=\"spread\"") && line.contains("version=1"),
+        "{line}"
+    );
     match registry.optimization("spread", 1) {
         Some(Optimization::Failed(reason)) => {
             assert!(reason.contains("assignor_describe"), "{reason}")
