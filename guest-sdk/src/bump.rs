@@ -3,7 +3,10 @@
 //! The host runs every call in a fresh instance and throws its memory away afterwards
 //! (`docs/abi.md`, "One call"), so a module's allocator never has to give memory back
 //! for long: it only has to be fast for one call. This one hands out memory by moving a pointer
-//! forward, growing linear memory in steps of at least [`GROW_STEP_PAGES`]. `dealloc` and
+//! forward: first through the free end of the module's initial memory (from `__heap_base`, the
+//! end of its data, to the end of the memory it starts with), then growing linear memory in
+//! steps of at least [`GROW_STEP_PAGES`]. A small call fits in the first, so it never grows
+//! memory: the host then has no page protection to change for it, before or after. `dealloc` and
 //! `realloc` reuse memory only at the top (the last allocation shrinks, frees, or grows in
 //! place, which is how a `Vec` that is filled and then dropped behaves); anything freed below
 //! the top stays used until the call ends.
@@ -43,6 +46,8 @@ pub struct BumpAllocator {
     end: Cell<usize>,
     /// Pages grown so far.
     grown_pages: Cell<usize>,
+    /// Whether the initial memory's free end has been taken.
+    started: Cell<bool>,
 }
 
 // SAFETY: wasm32-unknown-unknown modules run on one thread; nothing here is shared across
@@ -57,6 +62,19 @@ impl BumpAllocator {
             next: Cell::new(0),
             end: Cell::new(0),
             grown_pages: Cell::new(0),
+            started: Cell::new(false),
+        }
+    }
+
+    /// On first use, takes the free end of the initial memory, if there is one.
+    fn start(&self) {
+        if self.started.replace(true) {
+            return;
+        }
+        let (start, end) = initial_free();
+        if start < end {
+            self.next.set(start);
+            self.end.set(end);
         }
     }
 
@@ -88,6 +106,7 @@ impl BumpAllocator {
 // pointer, never a panic (`GlobalAlloc` must not unwind).
 unsafe impl GlobalAlloc for BumpAllocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        self.start();
         let (size, align) = (layout.size(), layout.align());
         let start = match align_up(self.next.get(), align) {
             Some(start) if start.checked_add(size).is_some_and(|e| e <= self.end.get()) => start,
@@ -146,6 +165,29 @@ fn grow(pages: usize) -> Option<usize> {
     let previous = core::arch::wasm32::memory_grow(0, pages);
     (previous != usize::MAX).then_some(previous)
 }
+
+/// The module's free initial memory: from `__heap_base` (where the linker put the end of the
+/// stack and data) to the end of the memory the module started with.
+#[cfg(target_arch = "wasm32")]
+fn initial_free() -> (usize, usize) {
+    unsafe extern "C" {
+        /// Defined by the linker (wasm-ld) at the first byte after the stack and data.
+        static __heap_base: u8;
+    }
+    // Only the address of the linker's symbol is taken (safe for an extern static); it is
+    // never read.
+    let start = core::ptr::addr_of!(__heap_base) as usize;
+    (start, core::arch::wasm32::memory_size(0) * PAGE)
+}
+
+/// Natively there is no initial memory: the allocator is only meant for wasm32.
+#[cfg(not(any(target_arch = "wasm32", test)))]
+fn initial_free() -> (usize, usize) {
+    (0, 0)
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+use tests::initial_free;
 
 /// Natively there is no linear memory to grow: the allocator is only meant for wasm32.
 #[cfg(not(any(target_arch = "wasm32", test)))]

@@ -91,17 +91,23 @@ fn main() {
         times.push(t.elapsed());
     }
     times.sort();
-    let at = |q: f64| ms(times[((times.len() - 1) as f64 * q) as usize]);
+    // Microseconds with a decimal for small calls, milliseconds otherwise.
+    let (unit, scale) = if median(&times) < Duration::from_millis(1) {
+        ("us", 1e3)
+    } else {
+        ("ms", 1.0)
+    };
+    let at = |q: f64| ms(times[((times.len() - 1) as f64 * q) as usize]) * scale;
     println!(
-        "{strategy} {members}x{per_member}x{topics} {path}: {} calls, median {:.2} ms, best {:.2} ms \
-         (p10 {:.2}, p25 {:.2}, p75 {:.2}, p90 {:.2}), fuel {:.1}M",
+        "{strategy} {members}x{per_member}x{topics} {path}: {} calls, median {:.2} {unit}, best \
+         {:.2} {unit} (p10 {:.2}, p25 {:.2}, p75 {:.2}, p90 {:.2}), fuel {fuel}",
         times.len(),
-        ms(median(&times)),
-        ms(times[0]),
+        at(0.5),
+        at(0.0),
         at(0.1),
         at(0.25),
         at(0.75),
         at(0.9),
-        fuel as f64 / 1e6,
+
     );
 }

@@ -13,6 +13,8 @@ struct Memory {
     used: usize,
     limit: usize,
     grows: Vec<usize>,
+    /// The simulated initial memory's free end (`__heap_base` to the initial size).
+    initial: (usize, usize),
 }
 
 thread_local! {
@@ -31,8 +33,27 @@ fn memory(limit: usize) {
             used: 0,
             limit,
             grows: Vec::new(),
+            initial: (0, 0),
         })
     });
+}
+
+/// A fresh simulated memory whose first `pages` pages are the module's initial memory, with
+/// its data ending `heap_base` bytes in: the allocator's free start.
+fn memory_with_initial(limit: usize, pages: usize, heap_base: usize) {
+    memory(limit);
+    MEMORY.with(|m| {
+        let mut m = m.borrow_mut();
+        let m = m.as_mut().unwrap();
+        m.used = pages;
+        let base = m.base_page * PAGE;
+        m.initial = (base + heap_base, base + pages * PAGE);
+    });
+}
+
+/// The simulated `__heap_base` and initial memory end.
+pub(super) fn initial_free() -> (usize, usize) {
+    MEMORY.with(|m| m.borrow().as_ref().expect("memory() first").initial)
 }
 
 /// `memory.grow` on the simulated memory: the previous size (as an absolute page number, like
@@ -178,4 +199,22 @@ fn memory_grown_by_someone_else_is_never_handed_out() {
             "a block at {p:#x} lies in the foreign pages at {theirs:#x}"
         );
     }
+}
+
+#[test]
+fn the_initial_memorys_free_end_is_used_before_memory_grows() {
+    memory_with_initial(16, 2, PAGE + 100);
+    let a = BumpAllocator::new();
+    let first = alloc(&a, 1_000, 8) as usize;
+    let base = MEMORY.with(|m| m.borrow().as_ref().unwrap().base_page * PAGE);
+    assert_eq!(first, base + PAGE + 104, "from __heap_base, aligned");
+    let second = alloc(&a, PAGE / 2, 8) as usize;
+    assert!(second + PAGE / 2 <= base + 2 * PAGE);
+    assert!(grows().is_empty(), "a small call never grows memory");
+    // Past the initial memory it grows, right after it: the block may start in what is left
+    // of the initial memory and go on into the grown pages.
+    let big = alloc(&a, PAGE, 8) as usize;
+    assert_eq!(grows().len(), 1);
+    assert!(big >= second + PAGE / 2);
+    assert!(big + PAGE <= base + (2 + grows()[0]) * PAGE);
 }
