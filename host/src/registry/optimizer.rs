@@ -27,7 +27,7 @@ use parking_lot::{Condvar, Mutex};
 
 use super::cache::PrecompiledCache;
 use super::catalog::{Catalog, ModuleVersion};
-use crate::sandbox::Sandbox;
+use crate::sandbox::{OptimizeError, Sandbox};
 
 /// Where a version's optimised code stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -182,7 +182,12 @@ impl Context {
         let (name, number) = (version.name.as_str(), version.version);
         let started = Instant::now();
         let installed = match self.sandbox.optimize(&version.compiled, &job.wasm) {
-            Ok(installed) => installed,
+            Ok(installed) => installed.module(),
+            // A call that failed on baseline code compiled it first (`sandbox::tier`).
+            Err(OptimizeError::AlreadyOptimized) => match version.compiled.optimized_module() {
+                Some(module) => module,
+                None => return Some(OptimizeError::AlreadyOptimized.to_string()),
+            },
             Err(error) => {
                 tracing::error!(module = name, version = number, %error,
                     "optimising compile failed; the version goes on serving baseline code");
@@ -198,7 +203,7 @@ impl Context {
         if let Some(cache) = &self.cache {
             let _writer = self.writer.lock();
             if self.catalog.load().uses_sha(&version.meta.sha256) {
-                cache.put(installed.module(), &version.meta.sha256);
+                cache.put(installed, &version.meta.sha256);
             }
         }
         None

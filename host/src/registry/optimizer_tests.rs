@@ -210,6 +210,44 @@ fn tail_calling() -> Vec<u8> {
     .expect("WAT")
 }
 
+/// A module answering an empty assignment after recursing 6,000 calls deep through a function
+/// with 40 unused locals: Winch's frames overflow the stack there, Cranelift's do not.
+fn recursing_deep() -> Vec<u8> {
+    let response = AssignResponse::default();
+    let bytes = assignor_sdk::encode(&response).expect("encode");
+    let data: String = bytes.iter().map(|b| format!("\\{b:02x}")).collect();
+    let locals = "(local i64)".repeat(40);
+    wat::parse_str(format!(
+        r#"(module
+  (memory (export "memory") 2)
+  (data (i32.const 0) "{data}")
+  (func (export "assignor_abi_version") (result i32) (i32.const 1))
+  (func (export "assignor_alloc") (param i32) (result i32) (i32.const 65536))
+  (func $deep (param $n i32) (result i32) {locals}
+    (if (result i32) (i32.eqz (local.get $n))
+      (then (i32.const 0))
+      (else (call $deep (i32.sub (local.get $n) (i32.const 1))))))
+  (func (export "assignor_assign") (param i32 i32) (result i64)
+    (drop (call $deep (i32.const 6000)))
+    (i64.const {len})))"#,
+        len = bytes.len()
+    ))
+    .expect("WAT")
+}
+
+#[test]
+fn a_module_whose_smoke_call_fails_on_baseline_code_only_is_judged_on_cranelifts() {
+    let registry = registry(None);
+    let _hold = registry.optimizer.hold();
+    let outcome = registry
+        .upload("deep", &recursing_deep(), UploadOptions::default())
+        .expect("Cranelift's code passes the smoke call");
+    assert!(outcome.active);
+    let version = registry.resolve("deep", None).unwrap();
+    assert_eq!(version.compiled().tier(), Tier::Optimized);
+    assert_eq!(registry.optimization("deep", 1), Some(Optimization::Done));
+}
+
 #[test]
 fn a_module_winch_cannot_compile_is_uploaded_with_cranelift() {
     let registry = registry(None);

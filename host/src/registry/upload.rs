@@ -187,26 +187,20 @@ impl Registry {
         if let Some(existing) = self.same_bytes(name, &sha256) {
             return Ok(Checked::Existing(existing));
         }
-        let (mut compiled, precompiled) = self.compile_for_upload(wasm, &sha256)?;
+        let (compiled, precompiled) = self.compile_for_upload(wasm, &sha256)?;
+        let info = info_or_default(&compiled, name);
+        let cooperative = info.rebalance_protocol == RebalanceProtocol::Cooperative;
         let tag = CallTag {
             module: name,
             version: self.catalog.load().next_version(name),
         };
-        let smoke_call = |compiled: &crate::sandbox::CompiledModule| {
-            let info = info_or_default(compiled, name);
-            let cooperative = info.rebalance_protocol == RebalanceProtocol::Cooperative;
-            self.sandbox
-                .assign(compiled, tag, &smoke_request(name), cooperative)
-                .map(|outcome| (outcome.stats, info))
-                .map_err(|failure| UploadError::Smoke(failure.error))
-        };
-        let mut smoke = smoke_call(&compiled);
-        if smoke.is_err() && compiled.tier() == Tier::Baseline {
-            // Only Cranelift's code may refuse: baseline code is slower to meet the deadline.
-            compiled = self.sandbox.load(wasm)?;
-            smoke = smoke_call(&compiled);
-        }
-        let (smoke, info) = smoke?;
+        // On baseline code, a failed smoke call is run again on Cranelift's, which decides
+        // (`Sandbox::assign`); the module then already runs optimised code.
+        let smoke = self
+            .sandbox
+            .assign(&compiled, tag, &smoke_request(name), cooperative)
+            .map_err(|failure| UploadError::Smoke(failure.error))?
+            .stats;
         // Baseline code is never cached; the optimiser caches its replacement.
         if !precompiled
             && let Some(cache) = &self.cache

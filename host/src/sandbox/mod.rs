@@ -136,6 +136,8 @@ pub struct CompiledModule {
     tier: Tier,
     /// A baseline module's optimised code once installed (`tier`); calls then run that.
     optimized: std::sync::OnceLock<Box<CompiledModule>>,
+    /// A baseline module's bytes, to compile its optimised code on demand (`tier`).
+    wasm: Option<Arc<[u8]>>,
 }
 
 impl CompiledModule {
@@ -255,6 +257,7 @@ impl Sandbox {
             inputs: Inputs::NONE,
             tier: self.shared.tier,
             optimized: Default::default(),
+            wasm: None,
         };
         let has_describe = compiled
             .module
@@ -320,17 +323,8 @@ impl Sandbox {
         cooperative: bool,
         lag: Option<&[TopicOffsets]>,
     ) -> Result<CallOutcome, CallFailure> {
-        // Resolved once: the call runs this one compiled module to its end, even if the
-        // optimised code of a baseline module is installed meanwhile (`tier`).
-        let module = module.serving();
-        match self.on_tier(module.tier) {
-            Ok(sandbox) => sandbox.assign_compiled(module, tag, request, cooperative, lag),
-            Err(error) => Err(CallFailure {
-                error,
-                stats: CallStats::default(),
-                logs: Vec::new(),
-            }),
-        }
+        // Baseline or optimised code, one of them from start to end (`tier`).
+        self.assign_tiered(module, tag, request, cooperative, lag)
     }
 
     /// [`Sandbox::assign_with_lag`] of exactly `module`, on this sandbox's engine (the one

@@ -19,9 +19,10 @@
 //! entries, loop headers), so a call uses the same fuel and runs out of fuel at the same
 //! budget on either tier, and a fuel verdict never depends on the tier; the tests check it on
 //! every built-in and on hostile modules. That holds because the engines do not charge bulk
-//! memory per byte, which Winch cannot do ([`super::engine::fuel_costs`]). The wall-clock
-//! deadline does depend on the tier (baseline code is slower), as it already depends on the
-//! machine.
+//! memory per byte, which Winch cannot do ([`super::engine::fuel_costs`]). What does depend
+//! on the tier is the wall-clock deadline (baseline code is slower) and the stack (Winch's
+//! frames are larger), so baseline code may answer but never refuses: a call it fails is run
+//! again on the optimised code, which decides ([`Sandbox::assign_tiered`]).
 //!
 //! Only optimised code is ever written to the precompiled cache (its key is the optimising
 //! engine's compatibility hash), so a restart always loads optimised code.
@@ -32,10 +33,14 @@ use std::sync::Arc;
 use wasmtime::{Engine, Linker, Module};
 
 use super::engine::{Compiler, EpochTicker, Permits, Tier, engine_config};
-use super::error::{CallError, LoadError};
+use super::error::{CallError, CallFailure, LoadError};
 use super::limits::{Metering, PoolConfig, SandboxLimits};
+use super::stats::CallStats;
 use super::store::CallState;
-use super::{CompiledModule, Sandbox, SandboxError, Shared, check_limits, log, wire};
+use super::{
+    CallOutcome, CallTag, CompiledModule, Sandbox, SandboxError, Shared, check_limits, log, wire,
+};
+use assignor_sdk::{AssignRequest, TopicOffsets};
 
 /// The optimised code could not replace a baseline module's; it goes on serving baseline code.
 #[derive(Debug, thiserror::Error)]
@@ -162,7 +167,85 @@ impl Sandbox {
         let twin = self
             .baseline()
             .map_err(|message| LoadError::Compile { message })?;
-        twin.load(wasm)
+        let mut module = twin.load(wasm)?;
+        module.wasm = Some(wasm.into());
+        Ok(module)
+    }
+
+    /// [`Sandbox::assign_with_lag`]: resolves the code once ([`CompiledModule::serving`]) and
+    /// runs it to the end. Baseline code may answer but never refuses: a call it fails (other
+    /// than an input over the cap, refused before any code runs) is run again on the
+    /// optimised code, compiled now if it is not in yet, and that is the outcome. Fuel, memory
+    /// and answers are the same on both tiers, so this only ever changes what differs: the
+    /// deadline (baseline code is slower) and the stack (its frames are larger).
+    #[allow(
+        clippy::result_large_err,
+        reason = "failures are rare (one per failed rebalance) and carry what an operator needs; boxing buys nothing"
+    )]
+    pub(super) fn assign_tiered(
+        &self,
+        module: &CompiledModule,
+        tag: CallTag<'_>,
+        request: &AssignRequest,
+        cooperative: bool,
+        lag: Option<&[TopicOffsets]>,
+    ) -> Result<CallOutcome, CallFailure> {
+        let serving = module.serving();
+        let failure = match self.run_on_tier(serving, tag, request, cooperative, lag) {
+            Err(failure) if serving.tier == Tier::Baseline => failure,
+            outcome => return outcome,
+        };
+        if matches!(
+            failure.error,
+            CallError::InputTooLarge { .. } | CallError::Encode { .. }
+        ) {
+            return Err(failure);
+        }
+        let Some(optimized) = self.optimized_now(module) else {
+            return Err(failure);
+        };
+        tracing::warn!(module = tag.module, version = tag.version, error = %failure.error,
+            "baseline code failed; the optimised code decides");
+        self.run_on_tier(optimized, tag, request, cooperative, lag)
+    }
+
+    #[allow(
+        clippy::result_large_err,
+        reason = "failures are rare (one per failed rebalance) and carry what an operator needs; boxing buys nothing"
+    )]
+    fn run_on_tier(
+        &self,
+        module: &CompiledModule,
+        tag: CallTag<'_>,
+        request: &AssignRequest,
+        cooperative: bool,
+        lag: Option<&[TopicOffsets]>,
+    ) -> Result<CallOutcome, CallFailure> {
+        match self.on_tier(module.tier) {
+            Ok(sandbox) => sandbox.assign_compiled(module, tag, request, cooperative, lag),
+            Err(error) => Err(CallFailure {
+                error,
+                stats: CallStats::default(),
+                logs: Vec::new(),
+            }),
+        }
+    }
+
+    /// The optimised code of baseline `module`: installed already, or compiled and installed
+    /// now; `None` if it cannot be had.
+    fn optimized_now<'m>(&self, module: &'m CompiledModule) -> Option<&'m CompiledModule> {
+        if let Some(optimized) = module.optimized.get() {
+            return Some(optimized);
+        }
+        let wasm = module.wasm.as_deref()?;
+        match self.optimize(module, wasm) {
+            Ok(optimized) => Some(optimized),
+            Err(OptimizeError::AlreadyOptimized) => module.optimized.get().map(|o| &**o),
+            Err(error) => {
+                tracing::warn!(%error, "no optimised code to run the call again on");
+                None
+            }
+        }
     }
 
     /// Compiles `wasm` with this sandbox's engine and installs the result into `baseline`

@@ -323,6 +323,11 @@ fn a_baseline_module_serves_winch_code_until_its_optimised_code_is_installed() {
         "Winch code is never cached"
     );
     let before = sandbox.assign(&module, TAG, &request, false).unwrap();
+    assert_eq!(
+        module.tier(),
+        Tier::Baseline,
+        "an answer on baseline code stands"
+    );
 
     let installed = sandbox.optimize(&module, wasm).unwrap();
     assert_eq!(installed.tier(), Tier::Optimized);
@@ -398,4 +403,51 @@ fn calls_under_way_when_the_optimised_code_is_installed_all_complete_alike() {
         callers.into_iter().for_each(|c| c.join().unwrap());
     });
     assert_eq!(module.tier(), Tier::Optimized);
+}
+
+/// A module recursing `depth` calls deep through a function with 40 unused `i64` locals:
+/// Winch gives each call a stack slot for every local, Cranelift none.
+fn recursing(depth: u32) -> Vec<u8> {
+    let locals = "(local i64)".repeat(40);
+    wat::parse_str(abi_module(&format!(
+        r#"(func $deep (param $n i32) (result i32) {locals}
+             (if (result i32) (i32.eqz (local.get $n))
+               (then (i32.const 0))
+               (else (call $deep (i32.sub (local.get $n) (i32.const 1))))))
+           (func (export "assignor_assign") (param i32 i32) (result i64)
+             (drop (call $deep (i32.const {depth})))
+             (unreachable))"#
+    )))
+    .unwrap()
+}
+
+#[test]
+fn a_call_baseline_code_fails_is_decided_by_the_optimised_code() {
+    // Not a fuel outcome but a tier-dependent one all the same: Winch's frames are larger
+    // (here ~10x: it overflows between 1,000 and 1,500 calls deep, Cranelift between 10,000
+    // and 15,000), so a module recursing near wasmtime's stack limit traps on baseline code
+    // only.
+    let sandbox = sandbox();
+    let (baseline, optimized) = both(&sandbox, &recursing(6_000));
+    let trap = |failure: crate::sandbox::CallFailure| match failure.error {
+        CallError::Trap { trap, .. } => trap,
+        other => panic!("{other:?}"),
+    };
+    let request = group(1, 1, 1);
+    let on = |module: &CompiledModule| {
+        let sandbox = sandbox.on_tier(module.tier).unwrap();
+        trap(
+            sandbox
+                .assign_compiled(module, TAG, &request, false, None)
+                .unwrap_err(),
+        )
+    };
+    assert!(on(&baseline).contains("stack"), "{}", on(&baseline));
+    assert!(on(&optimized).contains("unreachable"), "{}", on(&optimized));
+
+    // Through `assign`, the baseline failure is run again on optimised code compiled there
+    // and then: its outcome is the call's, and the module runs optimised code from then on.
+    let outcome = sandbox.assign(&baseline, TAG, &request, false).unwrap_err();
+    assert!(trap(outcome).contains("unreachable"));
+    assert_eq!(baseline.tier(), Tier::Optimized);
 }
