@@ -168,6 +168,9 @@ fn main() {
     println!(
         "# Kafka's ServerSideAssignorBenchmark shape: partitions = members x {PER_MEMBER}, no racks\n"
     );
+    if let Some(load) = support::report::jsonl::load_average() {
+        println!("Machine load (1-minute average) at the start: {load:.2} on 2 cores.\n");
+    }
     println!(
         "| strategy | subscription | assignment | members | topics | partitions | native ms | wasm ms | wasm/native | native best | wasm best | Kafka ms (4.0 / 4.2) | wasm / Kafka (4.0 / 4.2) | within 2x | fuel | limits |"
     );
@@ -191,6 +194,9 @@ fn main() {
         "Within 2x of Kafka (wasm median <= 2 x Kafka's figure, both lines): {within} of {} cells with a Kafka figure.",
         verdicts.len()
     );
+    if let Some(load) = support::report::jsonl::load_average() {
+        println!("Machine load (1-minute average) at the end: {load:.2}.");
+    }
     if let Some(path) = run.path() {
         println!("Results appended to {}.", path.display());
     }

@@ -1,4 +1,5 @@
-//! The wasm sandbox: one wasmtime [`Engine`] for the process, modules compiled once into a
+//! The wasm sandbox: one wasmtime [`Engine`] for the process (and a Winch twin that serves
+//! fresh uploads until their optimised code is in, `tier`), modules compiled once into a
 //! [`CompiledModule`] (an `InstancePre` linked with only `assignor.log`), and a fresh `Store`
 //! per call with the [`SandboxLimits`] applied.
 //!

@@ -30,6 +30,7 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
+use assignor_sdk::{AssignRequest, TopicOffsets};
 use wasmtime::{Engine, Linker, Module};
 
 use super::engine::{Compiler, EpochTicker, Permits, Tier, engine_config};
@@ -40,7 +41,6 @@ use super::store::CallState;
 use super::{
     CallOutcome, CallTag, CompiledModule, Sandbox, SandboxError, Shared, check_limits, log, wire,
 };
-use assignor_sdk::{AssignRequest, TopicOffsets};
 
 /// The optimised code could not replace a baseline module's; it goes on serving baseline code.
 #[derive(Debug, thiserror::Error)]

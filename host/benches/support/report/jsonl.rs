@@ -124,6 +124,10 @@ struct Line<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     dirty: Option<bool>,
     quick: bool,
+    /// The machine's 1-minute load average when the line was written (`/proc/loadavg`): on a
+    /// shared 2-core machine, how much else was running.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    load_1m: Option<f64>,
     #[serde(flatten)]
     cell: &'a Cell,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -183,6 +187,7 @@ impl Run {
             commit: self.commit.as_deref(),
             dirty: self.dirty,
             quick: self.quick,
+            load_1m: load_average(),
             cell,
             kafka_ms: cell.kafka.map(|k| k.v4_0),
             kafka_4_2_ms: cell.kafka.and_then(|k| k.v4_2),
@@ -210,6 +215,12 @@ impl Run {
     pub fn path(&self) -> Option<&Path> {
         self.path.as_deref()
     }
+}
+
+/// The 1-minute load average, where the system reports one (Linux).
+pub fn load_average() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
+    text.split_whitespace().next()?.parse().ok()
 }
 
 fn workspace_root() -> PathBuf {
