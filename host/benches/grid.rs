@@ -31,13 +31,13 @@ mod support;
 
 use std::time::Duration;
 
-use assignor_host::sandbox::{CallTag, Metering, Sandbox, SandboxLimits};
+use assignor_host::sandbox::{CallTag, Metering, SandboxLimits};
 use support::*;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let quick = args.iter().any(|a| a == "--quick");
-    let metering = metering(&args);
+    let metering = metering(&args, "GRID_METERING");
     let max_members = flag(&args, "--max-members").map_or(usize::MAX, |v| {
         v.parse()
             .unwrap_or_else(|_| panic!("--max-members {v}: not a number"))
@@ -158,35 +158,6 @@ fn main() {
             rates[rates.len() - 1] / 1e6
         );
     }
-}
-
-/// The CPU metering asked for: `--metering <fuel|epoch>` (or `--metering=...`), else
-/// `GRID_METERING`, else fuel (the shipped default).
-fn metering(args: &[String]) -> Metering {
-    let text = flag(args, "--metering").or_else(|| std::env::var("GRID_METERING").ok());
-    text.map_or(Metering::Fuel, |t| {
-        t.parse().unwrap_or_else(|e| panic!("grid bench: {e}"))
-    })
-}
-
-/// The value after `name` (`name value` or `name=value`).
-fn flag(args: &[String], name: &str) -> Option<String> {
-    args.iter().enumerate().find_map(|(i, a)| {
-        if a == name {
-            args.get(i + 1).cloned()
-        } else {
-            a.strip_prefix(name)?.strip_prefix('=').map(str::to_owned)
-        }
-    })
-}
-
-/// `base` (the benches' fuel-metered sandbox), or an engine with the same pool and limits and
-/// `metering` when that differs: metering is fixed per engine.
-fn metered(base: Sandbox, metering: Metering) -> Sandbox {
-    if base.metering() == metering {
-        return base;
-    }
-    Sandbox::new_metered(base.pool().clone(), base.limits().clone(), metering).expect("sandbox")
 }
 
 /// The small-group call (3 members, 12 partitions), as the mean of the best of five batches of

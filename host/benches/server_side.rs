@@ -57,21 +57,6 @@ const SHAPES: [(usize, usize); 9] = [
 
 const STRATEGIES: [&str; 2] = ["uniform", "range"];
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Assignment {
-    Full,
-    Incremental,
-}
-
-impl Assignment {
-    fn as_str(self) -> &'static str {
-        match self {
-            Assignment::Full => "full",
-            Assignment::Incremental => "incremental",
-        }
-    }
-}
-
 /// One cell of the table.
 #[derive(Clone, Copy)]
 struct Shape {

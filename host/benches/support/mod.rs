@@ -9,7 +9,7 @@ pub mod report;
 
 pub use groups::{grid_group, grid_group_with, incremental_group};
 pub use report::jsonl::{Cell, Run};
-pub use report::{Subscription, kafka};
+pub use report::{Assignment, Subscription, kafka};
 
 use std::time::{Duration, Instant};
 
@@ -18,10 +18,10 @@ use std::time::{Duration, Instant};
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use assignor_host::sandbox::{
-    CallOutcome, CallTag, CheckSummary, CompiledModule, PoolConfig, Sandbox, SandboxLimits,
-    check_positioned,
+    CallOutcome, CallTag, CheckSummary, CompiledModule, Metering, PoolConfig, Sandbox,
+    SandboxLimits, check_positioned,
 };
-use assignor_sdk::abi::v2;
+use assignor_sdk::abi::v2::{self, Inputs};
 use assignor_sdk::{Answer, AssignRequest};
 
 /// The native path of a built-in, doing exactly what a sandboxed call of an ABI v2 module
@@ -30,19 +30,35 @@ use assignor_sdk::{Answer, AssignRequest};
 /// same output checks. The layout is worked out afresh each call; the sandbox keeps it for the
 /// next rebalance of an unchanged group, so this path does a little more host work.
 pub fn native(name: &str, request: &AssignRequest) -> (Answer, CheckSummary) {
+    native_with(name, request, Inputs::default(), false)
+}
+
+/// [`native`] with the optional inputs a module declares (the sticky pair reads racks and user
+/// data, so the host sends them) and the cooperative rule checked when `cooperative`.
+pub fn native_with(
+    name: &str,
+    request: &AssignRequest,
+    inputs: Inputs,
+    cooperative: bool,
+) -> (Answer, CheckSummary) {
     let layout = v2::Layout::new(request).expect("layout");
-    let input = v2::encode_request(request, &layout, v2::Extras::default()).expect("encode");
+    let extras = v2::Extras { inputs, lag: None };
+    let input = v2::encode_request(request, &layout, extras).expect("encode");
     let decoded = v2::decode_request(&input).expect("decode");
     let assignment = match name {
         "range" => assignor_range::assign(&decoded),
         "roundrobin" => assignor_roundrobin::assign(&decoded),
         "uniform" => assignor_uniform::assign(&decoded),
+        "sticky" => assignor_sticky::assign(&decoded),
+        "cooperative-sticky" => assignor_cooperative_sticky::assign(&decoded),
         other => panic!("no native strategy {other}"),
     }
     .expect("assign");
     let output = assignment.to_v2_bytes().expect("encode");
     drop(decoded);
-    read_and_check(request, &layout, &output)
+    let read = v2::read_response(request, &output).expect("a canonical answer");
+    let summary = check_positioned(request, &read, &layout, cooperative).expect("valid");
+    (read, summary)
 }
 
 /// The ABI v2 request bytes the host sends a module that reads no optional input.
@@ -132,12 +148,23 @@ pub fn call(
     name: &str,
     request: &AssignRequest,
 ) -> CallOutcome {
+    call_with(sandbox, module, name, request, false)
+}
+
+/// [`call`], checked under the cooperative rule when `cooperative`.
+pub fn call_with(
+    sandbox: &Sandbox,
+    module: &CompiledModule,
+    name: &str,
+    request: &AssignRequest,
+    cooperative: bool,
+) -> CallOutcome {
     let tag = CallTag {
         module: name,
         version: 0,
     };
     sandbox
-        .assign(module, tag, request, false)
+        .assign(module, tag, request, cooperative)
         .unwrap_or_else(|e| panic!("{name}: wasm call failed: {e:?}"))
 }
 
@@ -217,4 +244,34 @@ pub fn build_wasm(args: &[&str], what: &str) -> std::path::PathBuf {
     let status = command.status().expect("cargo");
     assert!(status.success(), "building {what} failed");
     target_dir.join("wasm32-unknown-unknown")
+}
+
+/// The CPU metering asked for: `--metering <fuel|epoch>` (or `--metering=...`), else the
+/// environment variable `env`, else fuel (the shipped default).
+pub fn metering(args: &[String], env: &str) -> Metering {
+    let text = flag(args, "--metering").or_else(|| std::env::var(env).ok());
+    text.map_or(Metering::Fuel, |t| {
+        t.parse()
+            .unwrap_or_else(|e| panic!("--metering / {env}: {e}"))
+    })
+}
+
+/// The value after `name` (`name value` or `name=value`).
+pub fn flag(args: &[String], name: &str) -> Option<String> {
+    args.iter().enumerate().find_map(|(i, a)| {
+        if a == name {
+            args.get(i + 1).cloned()
+        } else {
+            a.strip_prefix(name)?.strip_prefix('=').map(str::to_owned)
+        }
+    })
+}
+
+/// `base` (the benches' fuel-metered sandbox), or an engine with the same pool and limits and
+/// `metering` when that differs: metering is fixed per engine.
+pub fn metered(base: Sandbox, metering: Metering) -> Sandbox {
+    if base.metering() == metering {
+        return base;
+    }
+    Sandbox::new_metered(base.pool().clone(), base.limits().clone(), metering).expect("sandbox")
 }

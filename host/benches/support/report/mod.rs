@@ -37,3 +37,22 @@ impl fmt::Display for Subscription {
         f.write_str(self.as_str())
     }
 }
+
+/// Whether anyone owns partitions when the assignor runs, as Kafka's benchmarks name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Assignment {
+    /// Nobody owns anything: a group's first assignment.
+    Full,
+    /// `members - 1` members own what a first assignment gave them and one member joins
+    /// (`support::incremental_group`).
+    Incremental,
+}
+
+impl Assignment {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Assignment::Full => "full",
+            Assignment::Incremental => "incremental",
+        }
+    }
+}
