@@ -54,7 +54,7 @@ impl<'a> Group<'a> {
         let mut previous: &[String] = &[];
         for m in members {
             // Members mostly share one subscription: look at each distinct list once.
-            if &*m.topics != previous {
+            if !same_list(&m.topics, previous) {
                 for t in m.topics.iter() {
                     wanted.insert(t.as_str(), ());
                 }
@@ -116,7 +116,7 @@ impl<'a> Group<'a> {
             let row = m * words;
             match previous {
                 // The usual case: the same subscription as the member before.
-                Some((topics, from)) if topics == &*member.topics => {
+                Some((topics, from)) if same_list(topics, &member.topics) => {
                     subscribed.copy_within(from..from + words, row);
                 }
                 _ => {
@@ -238,6 +238,13 @@ fn subscriptions_equal(request: &AssignRequest) -> bool {
     request.members[1..]
         .iter()
         .all(|m| m.topics == first.topics || topic_set(&m.topics) == first_set)
+}
+
+/// Equal topic lists, by pointer first: members with one subscription share one list (the
+/// request's `Arc`), and comparing 10 names per member was a sixth of a 10,000-member call in
+/// wasm, where `memcmp` is a byte loop.
+fn same_list(a: &[String], b: &[String]) -> bool {
+    std::ptr::eq(a, b) || a == b
 }
 
 fn topic_set(topics: &[String]) -> Vec<&str> {

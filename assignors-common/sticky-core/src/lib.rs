@@ -239,18 +239,19 @@ pub fn run(
             )
         }
     };
+    // By position, not by name: looking each run's member id up again (a binary search of
+    // string comparisons) was a third of a call in wasm, where `memcmp` is a byte loop.
     let mut out = Assignment::new(request);
     for (m, mut gids) in assignment.into_iter().enumerate() {
-        let member = &request.members[m].member_id;
         gids.sort_unstable();
         for run in gids.chunk_by(|a, b| {
             group.partition_topic[*a as usize] == group.partition_topic[*b as usize]
         }) {
             let t = group.partition_topic[run[0] as usize];
             let first = group.offsets[t as usize];
-            out.assign_all(
-                member,
-                group.topic_names[t as usize],
+            out.assign_all_indexed(
+                m,
+                group.topic_source[t as usize],
                 run.iter().map(|&gid| (gid - first) as i32),
             );
         }
