@@ -2,7 +2,7 @@
 """Plot the benches' results against Apache Kafka's own assignors: docs/numbers.png.
 
 Reads target/bench/*.jsonl (written by the benches, see host/benches/support/report/jsonl.rs)
-and draws, for the built-in `uniform` and `range`, the time of one assignment against the
+and draws, for the built-in `uniform`, `range`, `roundrobin` and `cooperative-sticky`, the time of one assignment against the
 group size (members), one panel per strategy and topic count, partitions = members x 10
 (Kafka's benchmark ratio), full assignment:
 
@@ -12,7 +12,8 @@ group size (members), one panel per strategy and topic count, partitions = membe
 
 Solid lines are homogeneous subscriptions, dashed heterogeneous (Kafka's five buckets).
 Each bench file contributes its latest full run (lines with "quick": false, the highest
-run_id); `server_side` wins over `grid` and `uniform` where they measured the same cell.
+run_id); `server_side` wins over `uniform`, `strategies` and `grid`, in that order, where
+they measured the same cell.
 
 Run through scripts/plot-numbers.sh, which installs matplotlib into a venv first:
 
@@ -34,8 +35,8 @@ from matplotlib.ticker import FuncFormatter  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 # Benches in order of preference when two measured the same cell.
-BENCHES = ["server_side", "uniform", "grid"]
-STRATEGIES = ["uniform", "range"]
+BENCHES = ["server_side", "uniform", "strategies", "grid"]
+STRATEGIES = ["uniform", "range", "roundrobin", "cooperative-sticky"]
 TOPICS = [10, 100, 1000]
 PER_MEMBER = 10
 
@@ -118,7 +119,7 @@ def kafka_series(kafka, strategy, subscription, topics, side, field):
 
 def plot(ours, kafka, runs, out):
     fig, axes = plt.subplots(
-        len(STRATEGIES), len(TOPICS), figsize=(15, 9.5), sharex=True, sharey="row",
+        len(STRATEGIES), len(TOPICS), figsize=(15, 12.5), sharex=True, sharey="row",
         squeeze=False
     )
     for row, strategy in enumerate(STRATEGIES):
@@ -168,7 +169,7 @@ def plot(ours, kafka, runs, out):
         Line2D([], [], color=OURS_NATIVE, marker="s", lw=2, label="ours, native (same encode/decode/checks)"),
         Line2D([], [], color=KAFKA, marker="D", lw=2, label="Kafka 4.0 server-side assignor, call alone"),
         Line2D([], [], color=KAFKA_42, marker="d", lw=1.2, ls=":", label="Kafka 4.2 line, server side"),
-        Line2D([], [], color=KAFKA_CLIENT, marker="^", lw=1.5, label="Kafka 4.0 client RangeAssignor, call alone"),
+        Line2D([], [], color=KAFKA_CLIENT, marker="^", lw=1.5, label="Kafka 4.0 client-side assignor, call alone"),
         Line2D([], [], color="grey", marker="o", lw=2, ls="-", label="homogeneous subscriptions"),
         Line2D([], [], color="grey", marker="o", mfc="white", mew=1.6, lw=2, ls="--",
                label="heterogeneous (Kafka's 5 buckets): dashed, hollow"),
@@ -181,12 +182,12 @@ def plot(ours, kafka, runs, out):
     fig.suptitle(
         "assignor-host vs Apache Kafka's own assignors: one full assignment, no racks, "
         "median of several runs\n"
-        "2-vCPU VM shared with other builds (expect up to 2x drift); Kafka's figure excludes "
+        "2-vCPU VM (its speed drifts up to 2x between days); Kafka's figure excludes "
         "everything around the call, ours includes it",
         fontsize=12,
     )
-    fig.text(0.5, 0.075, f"runs: {sources}", ha="center", fontsize=8, color="#555555")
-    fig.tight_layout(rect=(0, 0.1, 1, 0.94))
+    fig.text(0.5, 0.06, f"runs: {sources}", ha="center", fontsize=8, color="#555555")
+    fig.tight_layout(rect=(0, 0.08, 1, 0.95))
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=110)
     print(f"wrote {out}")

@@ -93,9 +93,13 @@ pub(crate) fn engine_config(pool: &PoolConfig, metering: Metering, compiler: Com
         .max_memory_size(usize::try_from(pool.max_memory_bytes).unwrap_or(usize::MAX))
         .linear_memory_keep_resident(usize::try_from(pool.keep_resident_bytes).unwrap_or(0))
         .table_keep_resident(usize::try_from(pool.keep_resident_bytes).unwrap_or(0))
-        // Linux 6.7 and later: reset only the pages a call wrote (the kernel says which),
-        // instead of zeroing the whole accessible part of the kept-resident memory.
-        .pagemap_scan(pagemap_scan());
+        // Off, as wasmtime 48's default, said so that a change of that default is a decision:
+        // the `PAGEMAP_SCAN` reset (Linux 6.7+, resetting only the pages the kernel reports
+        // written) measured no faster at 10,000 members (uniform 3.3-3.4 ms either way) and
+        // ~0.9 us slower per small call (range, 3 members: 6.1-6.3 us against 5.3-5.5), as
+        // the ioctl costs more than zeroing the few pages such a call writes
+        // (host/benches/RESULTS.md, "Issue 12, final").
+        .pagemap_scan(Enabled::No);
     config.allocation_strategy(InstanceAllocationStrategy::Pooling(pooling));
     if std::env::var_os(PERFMAP_ENV).is_some() {
         config.profiler(wasmtime::ProfilingStrategy::PerfMap);
@@ -140,18 +144,6 @@ pub(crate) fn fuel_costs() -> OperatorCost {
         ..OperatorCost::new()
     }
 }
-
-/// `ASSIGNOR_HOST_PAGEMAP_SCAN=0` turns the `PAGEMAP_SCAN` reset off (to compare, or on a
-/// kernel that misbehaves); else wasmtime uses it where the kernel has it.
-fn pagemap_scan() -> Enabled {
-    match std::env::var(PAGEMAP_SCAN_ENV).as_deref() {
-        Ok("0") => Enabled::No,
-        _ => Enabled::Auto,
-    }
-}
-
-/// The variable [`pagemap_scan`] reads.
-pub const PAGEMAP_SCAN_ENV: &str = "ASSIGNOR_HOST_PAGEMAP_SCAN";
 
 /// Set (to anything) in the environment, the engine writes `/tmp/perf-<pid>.map` naming the
 /// compiled code of every module, so `perf record` / `perf report` attribute a call's time to
