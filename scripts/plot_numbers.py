@@ -48,7 +48,8 @@ KAFKA_CLIENT = "#2ca02c"
 
 
 def latest_run(path):
-    """The lines of the file's latest full run (highest run_id among non-quick lines)."""
+    """The lines of the file's latest full run with fuel metering (highest run_id among
+    non-quick lines of runs with no epoch-metered line)."""
     lines = []
     for raw in path.read_text().splitlines():
         raw = raw.strip()
@@ -58,7 +59,9 @@ def latest_run(path):
             lines.append(json.loads(raw))
         except json.JSONDecodeError:
             print(f"{path}: skipping a line that is not JSON", file=sys.stderr)
-    full = [line for line in lines if not line.get("quick")]
+    # A run on an epoch-only engine (`--metering epoch`) is not the default's figure.
+    epoch_runs = {line["run_id"] for line in lines if line.get("metering") == "epoch"}
+    full = [line for line in lines if not line.get("quick") and line["run_id"] not in epoch_runs]
     if not full:
         return [], None
     run_id = max(line["run_id"] for line in full)

@@ -9,7 +9,8 @@
 //!
 //! Arguments: strategy, members, partitions per member, topics, `wasm` or `native`, seconds
 //! (default `uniform 10000 10 10 wasm 10`), and optionally a `.wasm` file to run instead of
-//! the embedded built-in. `ASSIGNOR_HOST_PERFMAP` makes the engine write `/tmp/perf-<pid>.map`;
+//! the embedded built-in; `PROFILE_SUBSCRIPTION=heterogeneous` gives the members Kafka's five
+//! buckets of subscriptions. `ASSIGNOR_HOST_PERFMAP` makes the engine write `/tmp/perf-<pid>.map`;
 //! the built-ins carry no name section, so for the guest's function names build a copy with
 //! one and pass it:
 //!
@@ -42,7 +43,15 @@ fn main() {
     let (members, per_member, topics) = (number(1, "10000"), number(2, "10"), number(3, "10"));
     let path = arg(4, "wasm");
     let seconds = number(5, "10");
-    let mut request = grid_group(members, per_member, topics);
+    // PROFILE_SUBSCRIPTION=heterogeneous: Kafka's five buckets of subscriptions.
+    let subscription = match std::env::var("PROFILE_SUBSCRIPTION").ok().as_deref() {
+        None | Some("homogeneous") => Subscription::Homogeneous,
+        Some("heterogeneous") => Subscription::Heterogeneous,
+        Some(other) => {
+            panic!("PROFILE_SUBSCRIPTION: `{other}` is not homogeneous or heterogeneous")
+        }
+    };
+    let mut request = grid_group_with(members, per_member, topics, subscription);
     request.protocol_name = strategy.clone();
     // PROFILE_METERING=epoch: the same call on an epoch-only engine (what fuel costs).
     let sandbox = match std::env::var("PROFILE_METERING").ok().as_deref() {
