@@ -16,7 +16,8 @@
 //! by default, Kafka's `max.connections.per.ip` is unlimited).
 //!
 //! `cargo bench -p assignor-host --bench cluster` (`CLUSTER_GROUPS`, default 300;
-//! `CLUSTER_MEMBERS`, default 3). Results also go to `target/bench/cluster.jsonl`.
+//! `CLUSTER_MEMBERS`, default 3; `CLUSTER_UPSTREAM=tansu` with `TANSU=/path/to/tansu` puts
+//! Tansu upstream instead of noida-db). Results also go to `target/bench/cluster.jsonl`.
 #![allow(
     clippy::print_stdout,
     clippy::print_stderr,
@@ -71,7 +72,17 @@ fn wait_listening(addr: SocketAddr, what: &str, child: &mut Child) {
     }
 }
 
-/// noida-db on a free port; killed on drop.
+/// `CLUSTER_UPSTREAM`: `noida-db` (the default) or `tansu`.
+fn upstream_name() -> &'static str {
+    match std::env::var("CLUSTER_UPSTREAM").ok().as_deref() {
+        None | Some("noida-db") => "noida-db",
+        Some("tansu") => "tansu",
+        Some(other) => panic!("CLUSTER_UPSTREAM: `{other}` is not noida-db or tansu"),
+    }
+}
+
+/// The upstream on a free port, killed on drop: noida-db (`NOIDA_DB`), or with
+/// `CLUSTER_UPSTREAM=tansu` Tansu (`TANSU`, memory storage), the second implementation.
 struct Upstream {
     child: Child,
     addr: SocketAddr,
@@ -80,22 +91,40 @@ struct Upstream {
 
 impl Upstream {
     fn start() -> Upstream {
-        let binary = std::env::var("NOIDA_DB").expect(
-            "set NOIDA_DB to a noida-db 0.2.3 binary (tests/run installs it into target/tools/bin)",
-        );
         let addr = SocketAddr::from(([127, 0, 0, 1], free_port()));
         let dir = tempfile::tempdir().unwrap();
-        let mut child = Command::new(binary)
-            .args(["start", "--only", "kafka", "--host", "127.0.0.1"])
-            .arg("--kafka-port")
-            .arg(addr.port().to_string())
-            .arg("--data-dir")
-            .arg(dir.path())
+        let name = upstream_name();
+        let tansu = name == "tansu";
+        let mut command = if tansu {
+            let binary = std::env::var("TANSU").expect(
+                "CLUSTER_UPSTREAM=tansu needs TANSU=/path/to/tansu (docs/operating.md says how)",
+            );
+            let url = format!("tcp://{addr}");
+            let mut command = Command::new(binary);
+            command
+                .args(["broker", "--listener-url", &url])
+                .args(["--advertised-listener-url", &url])
+                .args(["--storage-engine", "memory://tansu/"]);
+            command
+        } else {
+            let binary = std::env::var("NOIDA_DB").expect(
+                "set NOIDA_DB to a noida-db 0.2.3 binary (tests/run installs it into target/tools/bin)",
+            );
+            let mut command = Command::new(binary);
+            command
+                .args(["start", "--only", "kafka", "--host", "127.0.0.1"])
+                .arg("--kafka-port")
+                .arg(addr.port().to_string())
+                .arg("--data-dir")
+                .arg(dir.path());
+            command
+        };
+        let mut child = command
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
-            .expect("noida-db starts");
-        wait_listening(addr, "noida-db", &mut child);
+            .unwrap_or_else(|e| panic!("{name} starts: {e}"));
+        wait_listening(addr, name, &mut child);
         Upstream {
             child,
             addr,
@@ -494,7 +523,8 @@ fn main() {
     let cache = tempfile::tempdir().unwrap();
     println!(
         "cluster of host nodes: {groups} groups x {members} members (synthetic classic \
-         consumers, range, one 4-partition topic), noida-db upstream, session 6 s, lease 4.5 s"
+         consumers, range, one 4-partition topic), {} upstream, session 6 s, lease 4.5 s",
+        upstream_name()
     );
     println!(
         "{:>5} {:>12} {:>12} {:>12} {:>14} {:>12}",
@@ -511,14 +541,15 @@ fn main() {
         out.push(format!(
             "{{\"bench\":\"cluster\",\"nodes\":{},\"groups\":{groups},\"members\":{members},\
              \"assigned_s\":{:.3},\"heartbeat_p50_ms\":{:.3},\"heartbeat_p99_ms\":{:.3},\
-             \"takeover_s\":{},\"victim_groups\":{}}}",
+             \"takeover_s\":{},\"victim_groups\":{},\"upstream\":\"{}\"}}",
             r.nodes,
             r.formed_s,
             r.rtt_p50_ms,
             r.rtt_p99_ms,
             r.takeover_s
                 .map_or("null".to_owned(), |t| format!("{t:.3}")),
-            r.victim_groups
+            r.victim_groups,
+            upstream_name()
         ));
     }
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/bench");
