@@ -195,6 +195,9 @@ pub(super) fn spawn(
     stop: Arc<AtomicBool>,
 ) -> Result<JoinHandle<()>, String> {
     let topic = member.topic.clone();
+    // Every line of this thread (librdkafka's callbacks too) names the node: tests run
+    // several nodes in one process.
+    let span = tracing::info_span!("node", id = member.ownership.me().node_id);
     let consumer: BaseConsumer<Member> = settings
         .config
         .create_with_context(member)
@@ -212,6 +215,7 @@ pub(super) fn spawn(
     std::thread::Builder::new()
         .name("cluster-member".into())
         .spawn(move || {
+            let _node = span.enter();
             let commits = CommitQueue::new(&consumer);
             let mut last = Instant::now();
             while !stop.load(Ordering::Acquire) {
@@ -225,6 +229,9 @@ pub(super) fn spawn(
                     .context()
                     .ownership
                     .set_member_id(commits::member_id(&consumer));
+                if consumer.context().ownership.take_rejoin() {
+                    rejoin(&consumer);
+                }
                 let now = consumer.context().renew_now.swap(false, Ordering::AcqRel);
                 if now || last.elapsed() >= every {
                     last = Instant::now();
@@ -284,6 +291,18 @@ fn check_partitions(
             }
             Err(error) => return Err(format!("cannot read the shard topic {topic}: {error}")),
         }
+    }
+}
+
+/// Leaves the node group and joins it again with a new member id (librdkafka has no other
+/// way to send a JoinGroup on demand); asked by the peer watch for a node left out of a
+/// stable group, which holds nothing, so nothing is given up (`peers.rs`).
+fn rejoin(consumer: &BaseConsumer<Member>) {
+    let topic = consumer.context().topic.clone();
+    consumer.unsubscribe();
+    match consumer.subscribe(&[&topic]) {
+        Ok(()) => tracing::info!("left the node group and joined it again"),
+        Err(error) => tracing::error!(%error, "cannot subscribe to the shard topic again"),
     }
 }
 

@@ -42,6 +42,7 @@ use std::time::Duration;
 use rdkafka::ClientConfig;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 pub use ownership::{NodeStatus, Ownership, OwnershipStatus, Peer};
 
@@ -304,9 +305,10 @@ impl Cluster {
             probe_interval: settings.probe_interval,
             dead_after: settings.session_timeout,
         };
+        let span = tracing::info_span!("node", id = ownership.me().node_id);
         let tasks = vec![
-            tokio::spawn(peers::run(watch, stop.clone())),
-            tokio::spawn(watchdog(ownership.clone(), driver, stop.clone())),
+            tokio::spawn(peers::run(watch, stop.clone()).instrument(span.clone())),
+            tokio::spawn(watchdog(ownership.clone(), driver, stop.clone()).instrument(span)),
         ];
         tracing::info!(
             cluster = settings.name(),

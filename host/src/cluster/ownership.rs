@@ -98,6 +98,9 @@ pub struct Ownership {
     /// This node's member id in the node group now (librdkafka's), empty before it joined.
     member_id: RwLock<String>,
     view: RwLock<View>,
+    /// The peer watch found this node left out of a stable node group: the membership thread
+    /// joins it again ([`Self::ask_rejoin`]).
+    rejoin: AtomicBool,
 }
 
 /// What `GET /v1/cluster` shows of this node.
@@ -143,6 +146,7 @@ impl Ownership {
             me,
             member_id: RwLock::new(String::new()),
             view: RwLock::new(View::default()),
+            rejoin: AtomicBool::new(false),
         }
     }
 
@@ -169,6 +173,16 @@ impl Ownership {
         if *self.member_id.read() != id {
             *self.member_id.write() = id;
         }
+    }
+
+    /// Asks the membership thread to leave the node group and join it again.
+    pub fn ask_rejoin(&self) {
+        self.rejoin.store(true, Ordering::Release);
+    }
+
+    /// Whether a rejoin was asked since the last call.
+    pub fn take_rejoin(&self) -> bool {
+        self.rejoin.swap(false, Ordering::AcqRel)
     }
 
     /// The number of shards.

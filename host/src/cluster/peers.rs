@@ -74,6 +74,8 @@ pub(super) async fn run(watch: Watch, stop: CancellationToken) {
     let me = watch.ownership.me().node_id;
     // This node's member ids that were not its current one at the last read.
     let mut stale_before: HashSet<String> = HashSet::new();
+    // Since when this node has been left out of a stable node group.
+    let mut left_out_since: Option<Instant> = None;
     loop {
         tokio::select! {
             () = stop.cancelled() => return,
@@ -137,8 +139,55 @@ pub(super) async fn run(watch: Watch, stop: CancellationToken) {
         }
         down_since.retain(|id, _| members.iter().any(|(p, _)| p.node_id == *id));
         stale_before = stale_now;
+        let stable = described.group_state.as_str() == "Stable";
+        if stable
+            && left_out(
+                &members,
+                me,
+                watch.ownership.count(),
+                &watch.ownership.held(),
+            )
+        {
+            let since = *left_out_since.get_or_insert_with(Instant::now);
+            if since.elapsed() >= watch.dead_after {
+                tracing::warn!(
+                    left_out_for = ?since.elapsed(),
+                    "this node holds no shard of a stable node group whose other members hold \
+                     them all: joining it again"
+                );
+                watch.ownership.ask_rejoin();
+                left_out_since = None;
+            }
+        } else {
+            left_out_since = None;
+        }
         watch.ownership.set_view(members, unreachable);
     }
+}
+
+/// Whether this node (`me`, holding `held`) is left out: in the group, holding no shard, while
+/// the others hold all `count` between them.
+///
+/// A stable group of at most `count` members gives each member some shards, so this is not a
+/// state the cooperative-sticky assignor ends in. It is noida-db's: when a node joins a stable
+/// node group and the others rejoin at once, it sometimes completes the generation, answers
+/// the leader's JoinGroup with a member list that lacks the joiner, and never answers the
+/// joiner's JoinGroup of that generation; the joiner's request times out at the rebalance
+/// timeout, the next generation again hands the leader a list without it, and the group then
+/// stays stable with the joiner holding nothing (seen with librdkafka's `cgrp` debug log in
+/// `cluster::tests::two_nodes_...`). Joining again (a new JoinGroup into a stable group) makes
+/// the upstream rebalance once more.
+fn left_out(members: &[(Peer, Vec<u32>)], me: i32, count: u32, held: &[u32]) -> bool {
+    let mine = members.iter().any(|(p, _)| p.node_id == me);
+    let others: usize = members
+        .iter()
+        .filter(|(p, _)| p.node_id != me)
+        .map(|(_, shards)| shards.len())
+        .sum();
+    mine && held.is_empty()
+        && members.len() > 1
+        && members.len() <= count as usize
+        && others == count as usize
 }
 
 /// Whether `peer`'s coordinator endpoint accepts a TCP connection within `timeout`.
@@ -172,6 +221,31 @@ mod tests {
         bytes.extend_from_slice(&version.to_be_bytes());
         assignment.encode(&mut bytes, version).unwrap();
         bytes.freeze()
+    }
+
+    fn peer(node_id: i32) -> Peer {
+        Peer {
+            node_id,
+            host: "127.0.0.1".into(),
+            port: 9092,
+            admin_port: None,
+        }
+    }
+
+    #[test]
+    fn a_node_is_left_out_only_when_the_others_hold_every_shard_and_it_none() {
+        let held_by = |a: Vec<u32>, b: Vec<u32>| vec![(peer(1), a), (peer(2), b)];
+        let all: Vec<u32> = (0..4).collect();
+        // Node 2 in the group with nothing, node 1 with all four: left out.
+        assert!(left_out(&held_by(all.clone(), vec![]), 2, 4, &[]));
+        // The second round of a cooperative rebalance: revoked shards held by nobody yet.
+        assert!(!left_out(&held_by(vec![2, 3], vec![]), 2, 4, &[]));
+        // Node 2 holds some (by its own count), or is not in the group, or is alone.
+        assert!(!left_out(&held_by(all.clone(), vec![]), 2, 4, &[1]));
+        assert!(!left_out(&[(peer(1), all.clone())], 2, 4, &[]));
+        assert!(!left_out(&[(peer(2), vec![])], 2, 4, &[]));
+        // More nodes than shards: some must hold none.
+        assert!(!left_out(&held_by(vec![0], vec![]), 2, 1, &[]));
     }
 
     #[test]

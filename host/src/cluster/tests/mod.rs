@@ -118,11 +118,19 @@ fn node_id(server: &Server) -> i32 {
     server.cluster().unwrap().me().node_id
 }
 
-// Not in `cargo test`: in about half the runs of the last stop, noida-db's node group
-// cycled through 8 s cooperative rebalances (its rebalance timeout), each ending with the
-// first node dropped, and the shards were not split within 30 s; not diagnosed yet (issue
-// 15). Run it with `cargo test -p assignor-host --lib cluster::tests -- --ignored`.
-#[ignore = "noida-db's node group sometimes cycles through rebalances; see the comment"]
+// Not in `cargo test`: noida-db 0.2.3 sometimes loses the second node's JoinGroup (1 run in
+// 8-9 of 2026-12-05; `CLUSTER_DEBUG=cgrp RUST_LOG=librdkafka=debug` shows it, each line
+// naming its node). The second node joins a stable group; the first, told by its heartbeat,
+// rejoins within ~10 ms; noida-db completes the generation, answers the first (the leader)
+// with a member list holding both, and never answers the second. The second's JoinGroup is
+// answered only when the next generation completes at the rebalance timeout (8 s), with a
+// member list to the leader that now lacks the second node, and the first node is dropped
+// as an unknown member. Then either the group settles with the second node holding nothing
+// (which `peers::left_out` now repairs by joining again), or the same loss repeats every 8 s
+// and the shards are not split within 30 s. The upstream's bug, not the host's: on Tansu the
+// same nodes split at once (README, "Several nodes"). Run it with
+// `cargo test -p assignor-host --lib cluster::tests -- --ignored`.
+#[ignore = "noida-db 0.2.3 sometimes loses a joining node's JoinGroup; see the comment"]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_nodes_split_the_groups_and_one_takes_them_all_when_the_other_leaves() {
     let _instances = support::instances().await;
