@@ -58,10 +58,6 @@ fn main() {
             .expect("built-in")
             .wasm;
         let module = sandbox.load(wasm).expect("module loads");
-        let tag = CallTag {
-            module: name,
-            version: 0,
-        };
         for members in [100, 1_000, 10_000]
             .into_iter()
             .filter(|&m| m <= max_members)
@@ -71,29 +67,24 @@ fn main() {
                     let request = grid_group(members, per_member, topics);
                     let partitions = members * per_member;
                     // Few samples for the big cells: a full run stays within minutes.
-                    let (budget, min, max) = match (quick, partitions) {
+                    let rounds = match (quick, partitions) {
                         (true, _) => (Duration::ZERO, 1, 1),
                         (false, p) if p >= 100_000 => (Duration::from_secs(2), 3, 5),
                         _ => (Duration::from_millis(1500), 5, 200),
                     };
-                    let (expected, _) = native(name, &request);
-                    let mut last = None;
-                    let (native_times, wasm_times) = sample_pair(
-                        budget,
-                        min,
-                        max,
-                        || {
-                            std::hint::black_box(native(name, &request));
-                        },
-                        || {
-                            let outcome = sandbox
-                                .assign(&module, tag, &request, false)
-                                .expect("wasm call");
-                            last = Some(outcome);
-                        },
+                    let Compared {
+                        native: native_times,
+                        wasm: wasm_times,
+                        outcome,
+                    } = compare(
+                        &sandbox,
+                        &module,
+                        name,
+                        &request,
+                        Inputs::default(),
+                        false,
+                        rounds,
                     );
-                    let outcome = last.expect("ran");
-                    assert_eq!(outcome.answer, expected, "{name}: wasm and native agree");
                     let (n, w) = (median(&native_times), median(&wasm_times));
                     let (nb, wb) = (native_times[0], wasm_times[0]);
                     let stats = outcome.stats;

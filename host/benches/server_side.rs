@@ -205,28 +205,28 @@ impl Measured {
         let name = shape.strategy;
         let request = shape.request();
         let (sandbox, limits) = sandbox_for(probe, module, name, &request);
-        let (expected, _) = native(name, &request);
-        let (budget, min, max) = match (quick, shape.members >= 10_000) {
+        let rounds = match (quick, shape.members >= 10_000) {
             (true, _) => (Duration::ZERO, 1, 1),
             (false, true) => (Duration::from_secs(4), 7, 41),
             (false, false) => (Duration::from_secs(2), 11, 101),
         };
-        let mut last = None;
-        let (native_times, wasm_times) = sample_pair(
-            budget,
-            min,
-            max,
-            || {
-                std::hint::black_box(native(name, &request));
-            },
-            || last = Some(call(&sandbox, module, name, &request)),
+        let Compared {
+            native,
+            wasm,
+            outcome,
+        } = compare(
+            &sandbox,
+            module,
+            name,
+            &request,
+            Inputs::default(),
+            false,
+            rounds,
         );
-        let outcome = last.expect("ran");
-        assert_eq!(outcome.answer, expected, "{name}: wasm and native agree");
         Measured {
             shape,
-            native: native_times,
-            wasm: wasm_times,
+            native,
+            wasm,
             fuel: outcome.stats.fuel_used,
             peak_memory: outcome.stats.peak_memory_bytes,
             request_bytes: outcome.stats.input_bytes,

@@ -25,7 +25,6 @@ use std::time::Duration;
 
 use assignor_host::sandbox::{CompiledModule, Metering, Sandbox};
 use assignor_sdk::AssignRequest;
-use assignor_sdk::abi::v2::Inputs;
 use support::kafka::{self, KafkaFigure};
 use support::*;
 
@@ -154,24 +153,24 @@ fn measure(
     let (inputs, cooperative) = (module.inputs(), shape.cooperative());
     let request = shape.request(inputs);
     let (sandbox, limits) = sandbox_for(probe, module, name, &request);
-    let (expected, _) = native_with(name, &request, inputs, cooperative);
-    let (budget, min, max) = match (quick, shape.members >= 10_000) {
+    let rounds = match (quick, shape.members >= 10_000) {
         (true, _) => (Duration::ZERO, 1, 1),
         (false, true) => (Duration::from_secs(3), 5, 21),
         (false, false) => (Duration::from_millis(1500), 9, 101),
     };
-    let mut last = None;
-    let (native_times, wasm_times) = sample_pair(
-        budget,
-        min,
-        max,
-        || {
-            std::hint::black_box(native_with(name, &request, inputs, cooperative));
-        },
-        || last = Some(call_with(&sandbox, module, name, &request, cooperative)),
+    let Compared {
+        native: native_times,
+        wasm: wasm_times,
+        outcome,
+    } = compare(
+        &sandbox,
+        module,
+        name,
+        &request,
+        inputs,
+        cooperative,
+        rounds,
     );
-    let outcome = last.expect("ran");
-    assert_eq!(outcome.answer, expected, "{name}: wasm and native agree");
     let (n, w) = (median(&native_times), median(&wasm_times));
     let (nb, wb) = (native_times[0], wasm_times[0]);
     let ratio = w.as_secs_f64() / n.as_secs_f64();

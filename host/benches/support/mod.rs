@@ -21,7 +21,8 @@ use assignor_host::sandbox::{
     CallOutcome, CallTag, CheckSummary, CompiledModule, Metering, PoolConfig, Sandbox,
     SandboxLimits, check_positioned,
 };
-use assignor_sdk::abi::v2::{self, Inputs};
+use assignor_sdk::abi::v2;
+pub use assignor_sdk::abi::v2::Inputs;
 use assignor_sdk::{Answer, AssignRequest};
 
 /// The native path of a built-in, doing exactly what a sandboxed call of an ABI v2 module
@@ -208,6 +209,51 @@ pub fn sample_pair(
     ta.sort();
     tb.sort();
     (ta, tb)
+}
+
+/// One cell timed both ways: [`native_with`] and [`call_with`] interleaved ([`sample_pair`]
+/// with `budget`, `min`, `max`), the wasm answer checked equal to the native one.
+pub struct Compared {
+    /// The native path's times, sorted.
+    pub native: Vec<Duration>,
+    /// The sandboxed call's times, sorted.
+    pub wasm: Vec<Duration>,
+    /// The last sandboxed call.
+    pub outcome: CallOutcome,
+}
+
+/// Runs [`Compared`]'s comparison of `name` on `request`.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "a cell's whole description, passed as is"
+)]
+pub fn compare(
+    sandbox: &Sandbox,
+    module: &CompiledModule,
+    name: &str,
+    request: &AssignRequest,
+    inputs: Inputs,
+    cooperative: bool,
+    (budget, min, max): (Duration, usize, usize),
+) -> Compared {
+    let (expected, _) = native_with(name, request, inputs, cooperative);
+    let mut last = None;
+    let (native, wasm) = sample_pair(
+        budget,
+        min,
+        max,
+        || {
+            std::hint::black_box(native_with(name, request, inputs, cooperative));
+        },
+        || last = Some(call_with(sandbox, module, name, request, cooperative)),
+    );
+    let outcome = last.expect("ran");
+    assert_eq!(outcome.answer, expected, "{name}: wasm and native agree");
+    Compared {
+        native,
+        wasm,
+        outcome,
+    }
 }
 
 pub fn median(times: &[Duration]) -> Duration {
