@@ -4,7 +4,14 @@
 //! read and written here.
 //!
 //! Versions above 3 are read with the v3 layout (new versions only append fields), trailing
-//! bytes are ignored. A "consumer" member whose metadata is not a valid Subscription is kept
+//! bytes are ignored. Metadata of version 1 or above that ends right after the user data is
+//! read as version 0: kafka-go (every release; segmentio/kafka-go#1156) marks its Subscription
+//! version 1 but writes only version 0's fields. Sarama accepts those bytes too (its
+//! `ConsumerGroupMemberMetadata.decode` stops at the missing owned partitions); Kafka's Java
+//! `ConsumerProtocol` throws on them, but the host is the leader of a kafka-go group, so
+//! refusing them left the member subscribing to nothing, and kafka-go rejoined as fast as it
+//! could. Any other truncation is still refused. A "consumer" member whose metadata is not a
+//! valid Subscription is kept
 //! in the group as subscribing to nothing: it gets a well-formed empty assignment, never the
 //! zero-length bytes Python clients crash on, and never breaks the group.
 //!
@@ -33,7 +40,8 @@ pub const MAX_VERSION: i16 = 3;
 /// A decoded Subscription, in the ABI's terms.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Subscription {
-    /// The version the member wrote, clamped to 0..=3; its assignment is written with it.
+    /// The version the bytes are read at: the member's, clamped to 0..=3, or 0 for version-1+
+    /// metadata carrying only version 0's fields (kafka-go's). Its assignment is written with it.
     pub version: i16,
     /// Subscribed topics, sorted and deduplicated.
     pub topics: Vec<String>,
@@ -65,7 +73,11 @@ pub fn decode_subscription(metadata: &[u8]) -> Result<Subscription, Subscription
     if raw_version < 0 {
         return Err(SubscriptionError::NegativeVersion(raw_version));
     }
-    let version = raw_version.min(MAX_VERSION);
+    let version = if raw_version >= 1 && ends_after_user_data(buf) {
+        0
+    } else {
+        raw_version.min(MAX_VERSION)
+    };
     // kafka-protocol allocates arrays by their declared count; check counts against the bytes
     // that are left first, so a hostile count cannot make the host allocate gigabytes.
     plausible(buf, version).map_err(|reason| SubscriptionError::Malformed {
@@ -203,14 +215,25 @@ pub fn decode_assignment(bytes: &[u8]) -> Option<(Vec<TopicPartitions>, Option<V
 
 /// Walks the Subscription layout checking every declared count against the bytes left.
 fn plausible(mut buf: &[u8], version: i16) -> Result<(), &'static str> {
-    for _ in 0..count(&mut buf, 2)? {
-        string(&mut buf, false)?;
-    }
-    bytes(&mut buf)?;
+    v0_fields(&mut buf)?;
     if version >= 1 {
         topic_partitions(&mut buf)?;
     }
     Ok(())
+}
+
+/// Version 0's fields, the start of every version: topics, then nullable user data.
+fn v0_fields(buf: &mut &[u8]) -> Result<(), &'static str> {
+    for _ in 0..count(buf, 2)? {
+        string(buf, false)?;
+    }
+    bytes(buf)
+}
+
+/// Whether the body holds version 0's fields (topics, user data) and nothing after them: what
+/// kafka-go sends under version 1 (segmentio/kafka-go#1156).
+fn ends_after_user_data(mut buf: &[u8]) -> bool {
+    v0_fields(&mut buf).is_ok() && buf.is_empty()
 }
 
 /// Walks the Assignment layout (the same at every version: topic partitions, then user data).
@@ -328,6 +351,83 @@ mod tests {
         let mut bytes = vec![0, 0, 0, 0, 0, 1, 0, 1, b'a'];
         bytes.extend_from_slice(&[0x7f, 0xff, 0xff, 0xff]);
         assert_eq!(decode_assignment(&bytes), None);
+    }
+
+    /// kafka-go's JoinGroup metadata (segmentio/kafka-go#1156): version 1, topics `["t"]`,
+    /// null user data, and none of version 1's owned partitions.
+    const KAFKA_GO_V1: [u8; 13] = [0, 1, 0, 0, 0, 1, 0, 1, b't', 0xff, 0xff, 0xff, 0xff];
+
+    #[test]
+    fn kafka_go_version_1_without_owned_partitions_reads_as_version_0() {
+        let read = decode_subscription(&KAFKA_GO_V1).expect("kafka-go's subscription");
+        assert_eq!(
+            read,
+            Subscription {
+                version: 0,
+                topics: vec!["t".into()],
+                user_data: None,
+                owned_partitions: vec![],
+                owned_generation: -1,
+                rack_id: None,
+            }
+        );
+        // The same fields under version 0, as a conforming client writes them.
+        let mut v0 = KAFKA_GO_V1;
+        v0[1] = 0;
+        assert_eq!(decode_subscription(&v0), Ok(read));
+    }
+
+    #[test]
+    fn any_version_above_0_ending_after_the_user_data_reads_as_version_0() {
+        // Sarama stops at the missing owned partitions whatever the version says.
+        for version in [2i16, 3, 7] {
+            let mut bytes = KAFKA_GO_V1;
+            bytes[0..2].copy_from_slice(&version.to_be_bytes());
+            let read = decode_subscription(&bytes).unwrap();
+            assert_eq!(
+                (read.version, read.topics),
+                (0, vec!["t".to_owned()]),
+                "v{version}"
+            );
+        }
+        // With user data, which kafka-go fills when its GroupBalancer writes some.
+        let mut bytes = KAFKA_GO_V1[..9].to_vec();
+        bytes.extend_from_slice(&[0, 0, 0, 2, 7, 8]);
+        let read = decode_subscription(&bytes).unwrap();
+        assert_eq!((read.version, read.user_data), (0, Some(vec![7, 8])));
+    }
+
+    #[test]
+    fn a_version_1_subscription_cut_anywhere_else_is_still_refused() {
+        let malformed = |bytes: &[u8]| {
+            matches!(
+                decode_subscription(bytes),
+                Err(SubscriptionError::Malformed { version: 1, .. })
+            )
+        };
+        // Cut inside version 0's fields: in the topic name, in the user data length.
+        assert!(malformed(&KAFKA_GO_V1[..8]));
+        assert!(malformed(&KAFKA_GO_V1[..11]));
+        // One to three bytes of an owned-partitions count.
+        for extra in 1..=3 {
+            let mut bytes = KAFKA_GO_V1.to_vec();
+            bytes.extend(std::iter::repeat_n(0, extra));
+            assert!(malformed(&bytes), "{extra} bytes of a count");
+        }
+        // A count of one owned topic with nothing after it, and one claiming 2^31-1.
+        let mut bytes = KAFKA_GO_V1.to_vec();
+        bytes.extend_from_slice(&[0, 0, 0, 1]);
+        assert!(malformed(&bytes));
+        bytes[13..].copy_from_slice(&[0x7f, 0xff, 0xff, 0xff]);
+        assert!(malformed(&bytes));
+        // Version 2 whose owned partitions are there but whose generation is not.
+        let mut bytes = KAFKA_GO_V1.to_vec();
+        bytes[1] = 2;
+        bytes.extend_from_slice(&[0, 0, 0, 0]);
+        assert!(matches!(
+            decode_subscription(&bytes),
+            Err(SubscriptionError::Malformed { version: 2, .. })
+        ));
     }
 
     #[test]

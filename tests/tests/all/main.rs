@@ -23,5 +23,6 @@ mod wire_consumer_group;
 mod wire_cooperative_sticky;
 mod wire_data;
 mod wire_groups;
+mod wire_kafka_go;
 mod wire_malformed;
 mod wire_metadata;
