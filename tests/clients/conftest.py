@@ -53,14 +53,26 @@ class Consumers:
         return agent
 
     def report(self):
-        """Each consumer's last events and stderr; live Python agents first dump their
-        threads' stacks (SIGUSR1, agents/common.py), to show where a client was stuck."""
+        """Each consumer's last events and stderr; live Python and Java agents first dump
+        their threads' stacks, to show where a client was stuck: the Python agents on SIGUSR1
+        (faulthandler, agents/common.py), the Java agent on its `stacks` command (read by its
+        stdin thread even while the consumer's thread is stuck)."""
         for agent in self.started:
-            if agent.client in PYTHON_AGENTS and agent.proc.poll() is None:
+            if agent.proc.poll() is not None:
+                continue
+            marker = None
+            if agent.client in PYTHON_AGENTS:
                 agent.proc.send_signal(signal.SIGUSR1)
+                marker = "most recent call first"
+            elif agent.client == "java":
                 try:
-                    wait_until(lambda: any("most recent call first" in line
-                                           for line in list(agent.stderr)),
+                    agent.send(cmd="stacks")
+                    marker = "end of stacks"
+                except OSError:  # it exited just now
+                    pass
+            if marker:
+                try:
+                    wait_until(lambda: any(marker in line for line in list(agent.stderr)),
                                f"{agent.name}: stack dump", timeout_s=5)
                 except Timeout:
                     pass

@@ -55,7 +55,7 @@ import pytest
 
 from conftest import Consumers, unique
 from harness.expect import all_partitions
-from harness.ownership import ownership
+from harness.ownership import overlapping, ownership
 from harness.wait import wait_until
 from test_client_leader_fallback import settled
 from test_proxy_failures import restart
@@ -135,16 +135,7 @@ def read_committed(agent, partitions):
 
 def overlaps(group, dead_ns):
     """Pairs of ownership intervals of one partition held by two consumers at once."""
-    by_partition = {}
-    for agent in group.agents:
-        for tp, start, end in ownership(agent, dead_ns.get(agent.name)):
-            by_partition.setdefault(tp, []).append((start, end, agent))
-    found = []
-    for tp, spans in by_partition.items():
-        for (s1, e1, a), (s2, e2, b) in itertools.combinations(spans, 2):
-            if a is not b and (e2 is None or s1 < e2) and (e1 is None or s2 < e1):
-                found.append((tp, a, s1, e1, b, s2, e2))
-    return found
+    return overlapping(group.agents, dead_ns)
 
 
 class Soak:

@@ -1,7 +1,9 @@
 """Real Kafka consumers as child processes, all driven the same way.
 
 Each `Agent` is one consumer: a Python agent (tests/clients/agents/*.py: confluent-kafka,
-kafka-python, aiokafka), a kafkajs agent (tests/clients/node/agent.js) or kcat itself. The
+kafka-python, aiokafka), a kafkajs agent (tests/clients/node/agent.js), the Java agent
+(tests/clients/java: Apache Kafka's own `KafkaConsumer`, built by tests/clients/run into
+target/java-agent) or kcat itself. The
 agents print JSON-line events (protocol in agents/common.py); kcat is unmodified, so its own
 stderr lines ("% Group g rebalanced (memberid m): assigned: t [0], ...") are parsed into the
 same events. A reader thread per stream records everything, so a failing test can show what
@@ -14,6 +16,7 @@ can tell which ownership of a partition read what.
 """
 
 import json
+import os
 import re
 import signal
 import subprocess
@@ -26,6 +29,14 @@ from .wait import wait_until
 CLIENTS_DIR = Path(__file__).resolve().parents[1]
 AGENTS = CLIENTS_DIR / "agents"
 NODE = CLIENTS_DIR / "node"
+# The Java agent's jar (its dependencies in lib/ beside it), as tests/clients/run builds it.
+JAVA_AGENT_JAR = Path(os.environ.get(
+    "JAVA_AGENT_JAR", CLIENTS_DIR.parents[1] / "target" / "java-agent" / "java-agent.jar"))
+# A small JVM per consumer on a 2-core machine: the serial collector, C1 only (the agents run
+# seconds, not long enough for C2 to pay), and the VM's own output (a thread dump on SIGQUIT)
+# on stderr, never into the JSON on stdout.
+JAVA_OPTIONS = ["-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xmx256m",
+                "-XX:+DisplayVMOutputToStderr"]
 
 # client name -> (command prefix, default strategy list)
 PYTHON_AGENTS = {
@@ -260,14 +271,14 @@ def spawn(client, name, bootstrap, group, topics, strategies=(), client_id=None,
           instance_id=None, rebalance_timeout_ms=None, rack=None):
     """Starts one consumer of `client` in `group`, subscribed to `topics`. `records`: report
     every record consumed (proxy mode); `commit_on_revoke`: commit the consumed positions of
-    revoked partitions in the revoke callback (the Python agents only; kcat commits by itself,
-    librdkafka's auto commit, and kafkajs has no revoke callback); `group_protocol` and
-    `remote_assignor`: librdkafka's `group.protocol` and `group.remote.assignor`,
-    `instance_id` its `group.instance.id` (kafka-python's `group_instance_id` too),
-    `rebalance_timeout_ms` JoinGroup's rebalance timeout (`max.poll.interval.ms`;
-    confluent-kafka only), `rack` its `client.rack` (confluent-kafka only: librdkafka sends it
-    in Subscription v3, KIP-881; kafka-python 3.0's `client_rack` never reaches its
-    Subscription)."""
+    revoked partitions in the revoke callback (the Python agents and java; kcat commits by
+    itself, librdkafka's auto commit, and kafkajs has no revoke callback); `group_protocol`
+    and `remote_assignor`: librdkafka's and the Java client's `group.protocol` and
+    `group.remote.assignor`, `instance_id` their `group.instance.id` (kafka-python's
+    `group_instance_id` too), `rebalance_timeout_ms` the rebalance timeout
+    (`max.poll.interval.ms`; confluent-kafka and java), `rack` their `client.rack`
+    (confluent-kafka and java: both send it in Subscription v3, KIP-881; kafka-python 3.0's
+    `client_rack` never reaches its Subscription)."""
     if client == "kcat":
         argv = ["kcat", "-b", bootstrap, "-G", group,
                 "-X", "session.timeout.ms=6000", "-X", "heartbeat.interval.ms=500"]
@@ -278,7 +289,7 @@ def spawn(client, name, bootstrap, group, topics, strategies=(), client_id=None,
         if records:
             argv += ["-u", "-X", "auto.offset.reset=earliest", "-f", KcatAgent.RECORD_FORMAT]
         return KcatAgent(name, client, argv + list(topics))
-    if commit_on_revoke and client not in PYTHON_AGENTS:
+    if commit_on_revoke and client not in PYTHON_AGENTS and client != "java":
         raise ValueError(f"{client} has no revoke callback to commit in")
     common = ["--bootstrap", bootstrap, "--group", group, "--topics", ",".join(topics)]
     for s in strategies:
@@ -290,25 +301,30 @@ def spawn(client, name, bootstrap, group, topics, strategies=(), client_id=None,
     if commit_on_revoke:
         common += ["--commit-on-revoke"]
     if group_protocol or remote_assignor:
-        if client != "confluent-kafka":
+        if client not in ("confluent-kafka", "java"):
             raise ValueError(f"{client} does not speak the consumer protocol")
         common += ["--group-protocol", group_protocol or "consumer"]
         if remote_assignor:
             common += ["--remote-assignor", remote_assignor]
     if instance_id:
-        if client not in ("confluent-kafka", "kafka-python"):
-            raise ValueError(f"{client}: static members are tested with confluent-kafka "
-                             "and kafka-python")
+        if client not in ("confluent-kafka", "kafka-python", "java"):
+            raise ValueError(f"{client}: static members are tested with confluent-kafka, "
+                             "kafka-python and java")
         common += ["--instance-id", instance_id]
     if rebalance_timeout_ms is not None:
-        if client != "confluent-kafka":
-            raise ValueError(f"{client}: the rebalance timeout is set for confluent-kafka only")
+        if client not in ("confluent-kafka", "java"):
+            raise ValueError(f"{client}: the rebalance timeout is set for confluent-kafka "
+                             "and java only")
         common += ["--rebalance-timeout-ms", str(rebalance_timeout_ms)]
     if rack is not None:
-        if client != "confluent-kafka":
-            raise ValueError(f"{client}: client.rack is tested with confluent-kafka")
+        if client not in ("confluent-kafka", "java"):
+            raise ValueError(f"{client}: client.rack is tested with confluent-kafka and java")
         common += ["--rack", rack]
     if client == "kafkajs":
         return Agent(name, client, ["node", str(NODE / "agent.js")] + common)
+    if client == "java":
+        if not JAVA_AGENT_JAR.is_file():
+            raise AssertionError(f"{JAVA_AGENT_JAR} is missing: tests/clients/run builds it")
+        return Agent(name, client, ["java", *JAVA_OPTIONS, "-jar", str(JAVA_AGENT_JAR)] + common)
     script = AGENTS / PYTHON_AGENTS[client]
     return Agent(name, client, [sys.executable, "-u", str(script)] + common)

@@ -1,8 +1,10 @@
 """Who owned which partition when, from the clients' own callbacks (confluent-kafka agents:
-`assigned` stamped before the partitions are taken, `revoked` after they are given up, both
-with CLOCK_MONOTONIC, one clock for every process on Linux). Each interval is a superset of
-the real ownership, so `unowned_seconds` never counts a partition as unowned while it was
-owned, and counts at most the callback latency too little."""
+`assigned` stamped before the partitions are taken, `revoked` after they are given up; the Java
+agent: from the start of `onPartitionsAssigned` to the end of `onPartitionsRevoked`, the
+application's ownership; all with CLOCK_MONOTONIC, one clock for every process on Linux). Each
+interval is a superset of the real ownership, so `unowned_seconds` never counts a partition as
+unowned while it was owned, and counts at most the callback latency too little, and
+`overlapping` finds any moment two consumers held one partition."""
 
 
 def ownership(agent, dead_ns):
@@ -40,3 +42,20 @@ def unowned_seconds(agents, dead_ns, partitions, start_ns, end_ns):
             reach = e
         total += (end_ns - start_ns) - covered
     return total / 1e9
+
+
+def overlapping(agents, dead_ns):
+    """Pairs of ownership intervals of one partition held by two of `agents` at once:
+    [((t, p), agent a, start, end, agent b, start, end)...]; empty when no partition ever had
+    two owners. `dead_ns`: agent name -> when it was gone (reaped, or closed)."""
+    by_partition = {}
+    for agent in agents:
+        for tp, start, end in ownership(agent, dead_ns.get(agent.name)):
+            by_partition.setdefault(tp, []).append((start, end, agent))
+    found = []
+    for tp, spans in by_partition.items():
+        for i, (s1, e1, a) in enumerate(spans):
+            for s2, e2, b in spans[i + 1:]:
+                if a is not b and (e2 is None or s1 < e2) and (e1 is None or s2 < e1):
+                    found.append((tp, a, s1, e1, b, s2, e2))
+    return found

@@ -1,0 +1,273 @@
+"""Issue 27, item 3: Apache Kafka's own Java `KafkaConsumer` (kafka-clients 4.4, the client
+that defines the protocol; tests/clients/java) against the host, as users run it.
+
+Classic protocol (`ClassicKafkaConsumer`: JoinGroup/SyncGroup, the host leading): `range`
+members hold exactly an independent RangeAssignor's answer, a leave reassigns; offsets
+committed at the generation are read back by a new consumer; `cooperative-sticky` scaled out
+4 -> 6 and in to 5 never has a partition held by two consumers at once (from the clients' own
+callbacks, harness/ownership.py); a static member (`group.instance.id`) restarted within its
+session gets its partitions back and nobody else rebalances. Consumer protocol
+(`AsyncKafkaConsumer`, KIP-848's ConsumerGroupHeartbeat): `group.remote.assignor=range` holds
+range's answer through a leave, an uploaded module (`pinned-first`) named in it holds its
+answer. Proxy mode, both protocols: records produced through the host read exactly once by
+the member the strategy names, offsets committed through the host read back from the
+upstream's own coordinator.
+
+The Java client reports the generation (the member epoch under the consumer protocol), which
+librdkafka and kafkajs do not: the tests check it too.
+"""
+
+from conftest import unique
+from harness.expect import (all_partitions, pinned_first_assign, range_assign,
+                            wait_for_assignment)
+from harness.ownership import overlapping
+from harness.records import (check_reads_follow_assignment, check_records, keys, produce,
+                             wait_all_read)
+from harness.wait import wait_until
+from test_client_leader_fallback import settled
+from test_consumer_protocol import covered_once, holds
+from test_custom_strategy import WASM
+
+JAVA = "java"
+
+
+def java(consumers, group, topics, n, strategies=("range",), **options):
+    return [consumers.start(JAVA, group, sorted(topics), list(strategies), **options)
+            for _ in range(n)]
+
+
+def consumer_protocol(consumers, group, topics, assignor, n, **options):
+    return [consumers.start(JAVA, group, sorted(topics), group_protocol="consumer",
+                            remote_assignor=assignor, **options)
+            for _ in range(n)]
+
+
+def closed_ns(agents):
+    """{agent name: CLOCK_MONOTONIC ns of its `closed`}: where what it held at close ends."""
+    return {a.name: e["at_ns"] for a in agents for e in a.events if e.get("event") == "closed"}
+
+
+def assert_never_two_owners(agents):
+    found = overlapping(agents, closed_ns(agents))
+    assert not found, "partitions held by two consumers at once: " + "; ".join(
+        f"{tp} by {a.name} [{s1}, {e1}] and {b.name} [{s2}, {e2}]"
+        for tp, a, s1, e1, b, s2, e2 in found[:10])
+
+
+def no_errors(agents):
+    for a in agents:
+        assert not a.errors(), f"{a.name} reported errors: {a.errors()}"
+
+
+def generations(agents):
+    """The generation each agent reported with its latest assignment."""
+    return {a.name: a.assignments()[-1]["generation"] for a in agents}
+
+
+# -- classic protocol ------------------------------------------------------------------------
+
+def test_range_members_hold_range_answer_and_a_leave_reassigns(host, consumers):
+    group = unique("java-range")
+    topics = {f"{group}-a": 3, f"{group}-b": 2, f"{group}-c": 5}
+    host.create_topics(topics)
+    members = java(consumers, group, topics, 3)
+    first = wait_for_assignment(host, group, members, "range", topics)
+    assert len(first) == 3 and all(first.values()), first
+    # Every member was given the host's generation: one and the same, and it is the group's.
+    (generation,) = set(generations(members).values())
+    assert generation == host.group_detail(group)["generation"], host.group_detail(group)
+
+    members[0].close()
+    rest = members[1:]
+    second = wait_for_assignment(host, group, rest, "range", topics)
+    assert set(second) == {m.member_id for m in rest}
+    (after,) = set(generations(rest).values())
+    assert after > generation, (generation, after)
+    no_errors(members)
+
+
+def test_offsets_committed_at_the_generation_are_read_back_by_a_new_consumer(host, consumers):
+    group = unique("java-offsets")
+    topics = {f"{group}-a": 3, f"{group}-b": 2}
+    host.create_topics(topics)
+    members = java(consumers, group, topics, 2, strategies=("roundrobin",))
+    wait_for_assignment(host, group, members, "roundrobin", topics)
+    committed = {}
+    for i, member in enumerate(members):
+        # commitSync of its own partitions: OffsetCommit with the member id and generation.
+        offsets = [[t, p, 1000 * (i + 1) + 10 * p] for t, p in member.current]
+        assert sorted(member.commit(offsets)) == sorted(offsets)
+        committed.update({(t, p): o for t, p, o in offsets})
+    assert len(committed) == 5
+    for member in members:
+        member.close()
+
+    newcomer = java(consumers, group, topics, 1, strategies=("roundrobin",))[0]
+    wait_for_assignment(host, group, [newcomer], "roundrobin", topics)
+    assert newcomer.committed([list(tp) for tp in committed]) == committed
+    no_errors(members + [newcomer])
+
+
+def test_cooperative_sticky_scale_out_four_six_five_never_gives_a_partition_two_owners(
+        host, consumers):
+    group = unique("java-coop")
+    topics = {f"{group}-a": 8, f"{group}-b": 4}
+    host.create_topics(topics)
+    members = java(consumers, group, topics, 4, strategies=("cooperative-sticky",))
+
+    def spread(agents, sizes):
+        def check():
+            done, seen = settled(host, group, agents, topics)
+            return done and sorted(len(a.current) for a in agents) == sizes, seen
+        return check
+
+    wait_until(spread(members, [3] * 4), f"{group} spread over four")
+    assert host.group_detail(group)["protocol"] == "cooperative-sticky"
+    before = {m.name: set(map(tuple, m.current)) for m in members}
+
+    members += java(consumers, group, topics, 2, strategies=("cooperative-sticky",))
+    wait_until(spread(members, [2] * 6), f"{group} spread over six")
+    for m in members[:4]:
+        # Cooperative: each of the first four only gave partitions up, kept the rest.
+        assert set(map(tuple, m.current)) <= before[m.name], (m.name, before[m.name], m.current)
+    kept = {m.name: set(map(tuple, m.current)) for m in members}
+
+    members[1].close()
+    rest = members[:1] + members[2:]
+    wait_until(spread(rest, [2, 2, 2, 3, 3]), f"{group} spread over five")
+    for m in rest:
+        assert kept[m.name] <= set(map(tuple, m.current)), (m.name, kept[m.name], m.current)
+    assert_never_two_owners(members)
+    no_errors(members)
+
+
+def test_a_static_member_restarted_within_its_session_gets_its_partitions_back(host, consumers):
+    """A static member's close sends no LeaveGroup (KIP-345: the Java client leaves only as a
+    dynamic member); restarted with the same `group.instance.id` within its session (6 s), it
+    replaces its old self: the host answers its JoinGroup with the group's current assignment,
+    no rebalance, and the other member sees nothing at all."""
+    group = unique("java-static")
+    topics = {f"{group}-a": 4, f"{group}-b": 2}
+    host.create_topics(topics)
+    static = java(consumers, group, topics, 1, instance_id="java-static-1")[0]
+    other = java(consumers, group, topics, 1)[0]
+    wait_until(lambda: settled(host, group, [static, other], topics), f"{group} assigned")
+    held, others = static.current, other.current
+    assert held and others, (held, others)
+    generation = host.group_detail(group)["generation"]
+    mark = len(other.events)
+
+    static.close()
+    again = java(consumers, group, topics, 1, instance_id="java-static-1")[0]
+    wait_until(lambda: settled(host, group, [again, other], topics), f"{group} static member back")
+    assert again.current == held
+    assert again.member_id != static.member_id, "a restarted static member gets a new member id"
+    assert host.group_detail(group)["generation"] == generation, "the group rebalanced"
+    assert generations([again]) == {again.name: generation}
+    seen = [e for e in other.events[mark:] if e.get("event") in ("assigned", "revoked")]
+    assert not seen, f"the other member went through a rebalance: {seen}"
+    no_errors([static, again, other])
+
+
+# -- consumer protocol (KIP-848) -------------------------------------------------------------
+
+def test_consumer_protocol_range_holds_range_answer_and_a_leave_reassigns(host, consumers):
+    group = unique("java-kip848-range")
+    topics = {f"{group}-a": 5, f"{group}-b": 3}
+    host.create_topics(topics)
+    members = consumer_protocol(consumers, group, topics, "range", 3)
+    wait_until(lambda: covered_once(members, topics), f"{group} assigned")
+    wait_until(lambda: holds(members, range_assign({m.member_id: sorted(topics)
+                                                     for m in members}, topics)),
+               f"{group} holds range's answer")
+    detail = host.group_detail(group)
+    assert (detail["group_type"], detail["strategy"]) == ("consumer", "range"), detail
+
+    members[0].close()
+    rest = members[1:]
+    wait_until(lambda: holds(rest, range_assign({m.member_id: sorted(topics) for m in rest},
+                                                topics)),
+               f"{group} holds range's answer for the two left")
+    assert_never_two_owners(members)
+    no_errors(members)
+
+
+def test_consumer_protocol_an_uploaded_module_named_in_remote_assignor_assigns(host, consumers):
+    assert WASM.is_file(), f"{WASM} is missing: tests/clients/run builds it"
+    answer = host.push_module("pinned-first", WASM)
+    assert answer["active"], answer
+    group = unique("java-kip848-custom")
+    topics = {f"{group}-a": 3, f"{group}-b": 2, f"{group}-c": 4}
+    host.create_topics(topics)
+    members = consumer_protocol(consumers, group, topics, "pinned-first", 3)
+    wait_until(lambda: covered_once(members, topics), f"{group} assigned")
+    expected = pinned_first_assign({m.member_id: sorted(topics) for m in members}, topics)
+    wait_until(lambda: holds(members, expected), f"{group} holds pinned-first's answer")
+    detail = host.group_detail(group)
+    assert (detail["strategy"], detail["module_version"]) == ("pinned-first",
+                                                              answer["version"]), detail
+    assert_never_two_owners(members)
+    no_errors(members)
+
+
+# -- proxy mode --------------------------------------------------------------------------------
+
+def read_commit_and_check(proxy, members, topics, expected, group):
+    """Records produced through the host are read once each, by the member `expected` gives
+    their partition; what each member then commits through the host is the upstream's own
+    committed offset (read there directly) and its end offset, and the client reads it back
+    through the host."""
+    host, upstream = proxy.host, proxy.upstream
+    partitions = sorted((t, p) for t, n in topics.items() for p in range(n))
+    records = []
+    for topic, n in sorted(topics.items()):
+        records += produce(host.bootstrap, topic, keys(topic, 40 * n), partitions=n)
+    wait_all_read(members, records, f"{group}: every record read through the host")
+    check_records(records, members)  # each once, at the partition and offset acked
+    read = check_reads_follow_assignment(members, expected)
+
+    committed = {}
+    for m in members:
+        mine = m.commit_consumed()
+        assert sorted(mine) == sorted(tuple(tp) for tp in expected[m.member_id]), (m.name, mine)
+        committed.update(mine)
+    assert committed == upstream.end_offsets(partitions)
+    assert upstream.committed(group, partitions) == committed, "not the upstream's own"
+    for m in members:
+        assert m.committed([list(tp) for tp in partitions]) == committed, m.name
+    return read
+
+
+def test_proxy_classic_members_read_every_record_once_and_commit_upstream(
+        proxy, proxy_consumers):
+    group = unique("java-proxy")
+    topics = {f"{group}-a": 4, f"{group}-b": 3}
+    proxy.upstream.create_topics(topics)
+    members = java(proxy_consumers, group, topics, 3, records=True)
+    expected = wait_for_assignment(proxy.host, group, members, "range", topics)
+    joins = [len(m.assignments()) for m in members]
+    read = read_commit_and_check(proxy, members, topics, expected, group)
+    assert [len(m.assignments()) for m in members] == joins, "the group rebalanced"
+    no_errors(members)
+    print(f"\njava classic through the host: records read per member {read}")
+
+
+def test_proxy_consumer_protocol_members_read_every_record_once_and_commit_upstream(
+        proxy, proxy_consumers):
+    group = unique("java-kip848-proxy")
+    topics = {f"{group}-a": 4, f"{group}-b": 2}
+    proxy.upstream.create_topics(topics)
+    members = consumer_protocol(proxy_consumers, group, topics, "range", 3, records=True)
+    wait_until(lambda: covered_once(members, topics), f"{group} assigned through the host")
+    expected = range_assign({m.member_id: sorted(topics) for m in members}, topics)
+    wait_until(lambda: holds(members, expected), f"{group} holds range's answer")
+    read = read_commit_and_check(proxy, members, topics, expected, group)
+
+    # One member leaves: the other two take its partitions, never one partition twice.
+    members[0].close()
+    rest = members[1:]
+    wait_until(lambda: covered_once(rest, topics), f"{group} reassigned after a leave")
+    assert sorted(tp for m in rest for tp in m.current) == all_partitions(topics)
+    assert_never_two_owners(members)
+    no_errors(members)
+    print(f"\njava consumer protocol through the host: records read per member {read}")
