@@ -24,6 +24,7 @@ import sys
 import threading
 from pathlib import Path
 
+from .go_agents import GO_AGENTS, go_argv
 from .wait import wait_until
 
 CLIENTS_DIR = Path(__file__).resolve().parents[1]
@@ -45,6 +46,7 @@ PYTHON_AGENTS = {
     "aiokafka": "aiokafka_agent.py",
 }
 CLIENTS = ["confluent-kafka", "kafka-python", "aiokafka", "kafkajs", "kcat"]
+# The Go agents (franz-go, sarama, kafka-go) are in harness/go_agents.py.
 
 
 def records_summary(batches):
@@ -289,6 +291,12 @@ def spawn(client, name, bootstrap, group, topics, strategies=(), client_id=None,
         if records:
             argv += ["-u", "-X", "auto.offset.reset=earliest", "-f", KcatAgent.RECORD_FORMAT]
         return KcatAgent(name, client, argv + list(topics))
+    if client in GO_AGENTS:
+        return Agent(name, client, go_argv(
+            client, bootstrap, group, topics, strategies, client_id, records,
+            commit_on_revoke=commit_on_revoke, group_protocol=group_protocol,
+            remote_assignor=remote_assignor, instance_id=instance_id,
+            rebalance_timeout_ms=rebalance_timeout_ms, rack=rack))
     if commit_on_revoke and client not in PYTHON_AGENTS and client != "java":
         raise ValueError(f"{client} has no revoke callback to commit in")
     common = ["--bootstrap", bootstrap, "--group", group, "--topics", ",".join(topics)]

@@ -19,6 +19,7 @@ import os
 import random
 import signal
 import socket
+import struct
 import subprocess
 import urllib.error
 import urllib.request
@@ -251,6 +252,13 @@ class Host:
         members = {}
         for m in g["members"]:
             meta = m["member_metadata"] or {}
+            if isinstance(meta, str):
+                # kafka-python could not decode it (kafka-go's version-1 Subscription without
+                # owned partitions, segmentio/kafka-go#1156, which the host reads as version 0)
+                # and handed the bytes over as text (UTF-8, backslashreplace): the version-0
+                # fields of short ASCII topic names come back unchanged.
+                topics = subscription_v0_topics(meta.encode())
+                meta = meta if topics is None else {"topics": topics}
             assignment = (m["member_assignment"] or {}).get("assigned_partitions", [])
             members[m["member_id"]] = {
                 "client_id": m["client_id"],
@@ -259,6 +267,23 @@ class Host:
                                      for p in a["partitions"]),
             }
         return {"state": g["group_state"], "protocol": g["protocol_data"], "members": members}
+
+
+def subscription_v0_topics(metadata):
+    """The topics of Subscription bytes read as version 0 (int16 version, int32 count, then
+    int16-length names), whatever version they claim; None when they are not even that."""
+    try:
+        (count,) = struct.unpack_from(">i", metadata, 2)
+        at, topics = 6, []
+        for _ in range(count):
+            (length,) = struct.unpack_from(">h", metadata, at)
+            topics.append(metadata[at + 2:at + 2 + length].decode())
+            at += 2 + length
+        if len(metadata) < at + 4 or count < 0:
+            return None
+        return topics
+    except (struct.error, UnicodeDecodeError):
+        return None
 
 
 LAG_HEADER = ["TOPIC", "PARTITION", "MEMBER", "COMMITTED", "END", "LAG"]
