@@ -8,7 +8,8 @@ group size (members), one panel per strategy and topic count, partitions = membe
 
 - ours in wasm, end to end (`Sandbox::assign`: encode, instantiate, run, decode, checks);
 - ours natively (the same crate with the same encode/decode/checks, no sandbox);
-- Kafka's figure: its assignor call alone, on this machine kind (4.0; 4.2 line dotted).
+- Kafka's time: its assignor call alone, timed by the same bench run right after ours
+  (host/benches/kafka-assignors: its server-side assignor, black; its Java client's, green).
 
 Solid lines are homogeneous subscriptions, dashed heterogeneous (Kafka's five buckets).
 Each bench file contributes its latest full run (lines with "quick": false, the highest
@@ -43,7 +44,6 @@ PER_MEMBER = 10
 OURS_WASM = "#1f77b4"
 OURS_NATIVE = "#ff7f0e"
 KAFKA = "#2b2b2b"
-KAFKA_42 = "#9a9a9a"
 KAFKA_CLIENT = "#2ca02c"
 
 
@@ -70,8 +70,9 @@ def latest_run(path):
 
 def cells(directory):
     """Ours: {(strategy, subscription, members, topics, path): line}, preferred bench first;
-    Kafka's: {(strategy, subscription, members, topics, side, field): ms}, from every bench."""
-    ours, kafka, runs = {}, {}, []
+    Kafka's: {(strategy, subscription, members, topics, side): ms}, preferred bench first;
+    the Kafka versions the runs timed."""
+    ours, kafka, runs, versions = {}, {}, [], set()
     for bench in BENCHES:
         path = directory / f"{bench}.jsonl"
         if not path.exists():
@@ -96,10 +97,10 @@ def cells(directory):
                 line.get("topics"),
             )
             ours.setdefault(shape + (line.get("path"),), line)
-            for field in ("kafka_ms", "kafka_4_2_ms"):
-                if line.get(field) is not None:
-                    kafka[shape + (line.get("kafka_side"), field)] = line[field]
-    return ours, kafka, runs
+            if line.get("kafka_ms") is not None:
+                kafka.setdefault(shape + (line.get("kafka_side"),), line["kafka_ms"])
+                versions.add(line.get("kafka_version", "?"))
+    return ours, kafka, runs, versions
 
 
 def series(ours, strategy, subscription, topics, path):
@@ -111,16 +112,16 @@ def series(ours, strategy, subscription, topics, path):
     return [m for m, _ in points], [v for _, v in points]
 
 
-def kafka_series(kafka, strategy, subscription, topics, side, field):
+def kafka_series(kafka, strategy, subscription, topics, side):
     points = sorted(
         (members, ms)
-        for (s, sub, members, t, sd, f), ms in kafka.items()
-        if (s, sub, t, sd, f) == (strategy, subscription, topics, side, field)
+        for (s, sub, members, t, sd), ms in kafka.items()
+        if (s, sub, t, sd) == (strategy, subscription, topics, side)
     )
     return [m for m, _ in points], [v for _, v in points]
 
 
-def plot(ours, kafka, runs, out):
+def plot(ours, kafka, runs, versions, out):
     fig, axes = plt.subplots(
         len(STRATEGIES), len(TOPICS), figsize=(15, 12.5), sharex=True, sharey="row",
         squeeze=False
@@ -141,14 +142,11 @@ def plot(ours, kafka, runs, out):
                     if x:
                         line(x, y, style, color, marker, lw=2, ms=7)
                         drawn = True
-                x, y = kafka_series(kafka, strategy, subscription, topics, "server", "kafka_ms")
+                x, y = kafka_series(kafka, strategy, subscription, topics, "server")
                 if x:
                     line(x, y, style, KAFKA, "D", lw=2, ms=7)
                     drawn = True
-                x, y = kafka_series(kafka, strategy, subscription, topics, "server", "kafka_4_2_ms")
-                if x:
-                    line(x, y, ":", KAFKA_42, "d", lw=1.2, ms=6)
-                x, y = kafka_series(kafka, strategy, subscription, topics, "client", "kafka_ms")
+                x, y = kafka_series(kafka, strategy, subscription, topics, "client")
                 if x:
                     line(x, y, style, KAFKA_CLIENT, "^", lw=1.5, ms=7)
                     drawn = True
@@ -167,12 +165,14 @@ def plot(ours, kafka, runs, out):
             if not drawn:
                 ax.text(0.5, 0.5, "not measured", ha="center", va="center",
                         transform=ax.transAxes, color="grey")
+    kafka_label = "Kafka " + ", ".join(sorted(versions)) if versions else "Kafka"
     handles = [
         Line2D([], [], color=OURS_WASM, marker="o", lw=2, label="ours, wasm (end to end)"),
         Line2D([], [], color=OURS_NATIVE, marker="s", lw=2, label="ours, native (same encode/decode/checks)"),
-        Line2D([], [], color=KAFKA, marker="D", lw=2, label="Kafka 4.0 server-side assignor, call alone"),
-        Line2D([], [], color=KAFKA_42, marker="d", lw=1.2, ls=":", label="Kafka 4.2 line, server side"),
-        Line2D([], [], color=KAFKA_CLIENT, marker="^", lw=1.5, label="Kafka 4.0 client-side assignor, call alone"),
+        Line2D([], [], color=KAFKA, marker="D", lw=2,
+               label=f"{kafka_label} server-side assignor, call alone, same run"),
+        Line2D([], [], color=KAFKA_CLIENT, marker="^", lw=1.5,
+               label=f"{kafka_label} client-side assignor, call alone, same run"),
         Line2D([], [], color="grey", marker="o", lw=2, ls="-", label="homogeneous subscriptions"),
         Line2D([], [], color="grey", marker="o", mfc="white", mew=1.6, lw=2, ls="--",
                label="heterogeneous (Kafka's 5 buckets): dashed, hollow"),
@@ -203,11 +203,11 @@ def main():
     parser.add_argument("--out", type=pathlib.Path, default=ROOT / "docs" / "numbers.png",
                         help="the PNG to write (default: docs/numbers.png)")
     args = parser.parse_args()
-    ours, kafka, runs = cells(args.dir)
+    ours, kafka, runs, versions = cells(args.dir)
     if not ours:
         sys.exit(f"no bench results in {args.dir}: run the benches first "
                  "(cargo bench -p assignor-host --bench server_side, --bench grid)")
-    plot(ours, kafka, runs, args.out)
+    plot(ours, kafka, runs, versions, args.out)
 
 
 if __name__ == "__main__":

@@ -12,12 +12,14 @@
 //! fuel rate (fuel units per millisecond of guest time, from the best times) used to calibrate
 //! the default fuel budget. Cells marked `*` exceed the default limits
 //! (`SandboxLimits::default()`: memory, input, fuel) and ran with the bench's raised limits.
-//! Cells of Kafka's client-side benchmark shape (10 partitions per member) print Apache
-//! Kafka's own `RangeAssignor` / `RoundRobinAssignor` figure beside ours (`support::kafka`:
-//! its assignor call alone; ours end to end) and the ratio wasm / Kafka. Every cell is also
-//! appended to `target/bench/grid.jsonl` (`support::jsonl`).
+//! Every cell is one of Kafka's `ClientSideAssignorBenchmark` (members, partitions per member
+//! and topics are its parameters), so after ours Apache Kafka's own `RangeAssignor` /
+//! `RoundRobinAssignor` runs on it (`support::kafka`: its assignor call alone, in a JVM of its
+//! own; ours end to end) and the row prints its median and the ratio wasm / Kafka. Every cell,
+//! Kafka's time with it, is also appended to `target/bench/grid.jsonl` (`support::jsonl`).
 //!
-//! `cargo bench -p assignor-host --bench grid` (`-- --quick` for one sample per cell).
+//! `cargo bench -p assignor-host --bench grid` (`-- --quick` for one sample per cell;
+//! `BENCH_KAFKA=off` without Kafka's column).
 //!
 //! CPU metering: fuel + epoch deadline by default, as a host ships; `-- --metering epoch` (or
 //! `GRID_METERING=epoch`; the flag wins) runs the same grid on an epoch-only engine
@@ -98,10 +100,19 @@ fn main() {
                     if metering == Metering::Fuel && wb > Duration::from_millis(5) {
                         rates.push(stats.fuel_used as f64 / ms(wb));
                     }
-                    let figure = kafka::client(name, members, topics, partitions);
-                    let (kafka_ms, ratio) = figure.map_or(("-".into(), "-".into()), |k| {
-                        (k.to_string(), kafka::ratio_cell(k, ms(w)))
-                    });
+                    let kafka = kafka::KafkaCell::client(
+                        name,
+                        members,
+                        topics,
+                        per_member,
+                        Subscription::Homogeneous,
+                        Assignment::Full,
+                    )
+                    .and_then(|k| k.time(quick));
+                    let (kafka_ms, ratio) = (
+                        kafka::cell(kafka.as_ref()),
+                        kafka::ratio_cell(kafka.as_ref(), ms(w)),
+                    );
                     println!(
                         "| {name} | {members} | {per_member} | {topics} | {partitions} | {:.3} | {:.3} | {:.2} | {:.3} | {:.3} | {:.2} | {:.1} KB | {:.1} MiB{} | {fuel} | {kafka_ms} | {ratio} |",
                         ms(n),
@@ -130,7 +141,7 @@ fn main() {
                             request_bytes: Some(stats.input_bytes),
                             limits: wasm
                                 .then(|| if over { "raised" } else { "defaults" }.to_string()),
-                            kafka: figure,
+                            kafka: kafka.clone(),
                             ..Cell::timed(times)
                         });
                     }
@@ -139,7 +150,7 @@ fn main() {
         }
     }
     small_group(&sandbox, quick, &run, metering);
-    println!("\n{}", kafka::LEGEND);
+    println!("\n{}", kafka::legend());
     rates.sort_by(f64::total_cmp);
     if !rates.is_empty() {
         println!(

@@ -10,12 +10,18 @@
 //! optional inputs the module declares (the sticky pair reads racks and user data) and checked
 //! under the cooperative rule where the strategy is cooperative. Each cell checks both answer
 //! alike. A cell runs under the host's default limits when it fits them (`limits` column).
-//! Where Kafka has a figure for the cell (its client-side assignors, homogeneous FULL; its
-//! server-side `UniformAssignor`) it is printed beside ours with the ratio.
+//! Then Kafka's counterpart runs on the same cell in a JVM of its own (`support::kafka`): the
+//! server-side `UniformAssignor` for `uniform`, the Java client's `RangeAssignor`,
+//! `RoundRobinAssignor`, `StickyAssignor` and `CooperativeStickyAssignor` for the rest, on the
+//! input of Kafka's `ClientSideAssignorBenchmark` (INCREMENTAL as that benchmark describes it:
+//! `support::kafka`'s program says where it differs). Its median is printed beside ours with
+//! the ratio.
 //!
 //! `cargo bench -p assignor-host --bench strategies` (`-- --quick` for one sample per cell,
 //! `-- --max-members 1000`, `-- --strategy sticky` for one strategy, `-- --metering epoch` on an
-//! epoch-only engine). Every cell is appended to `target/bench/strategies.jsonl`.
+//! epoch-only engine; `BENCH_KAFKA=off` without Kafka's column, `BENCH_KAFKA_MAX_MEMBERS=1000`
+//! without Kafka's slowest cells: its sticky pair on heterogeneous subscriptions takes ~10 s a
+//! call at 10,000 members). Every cell is appended to `target/bench/strategies.jsonl`.
 
 #![allow(clippy::print_stdout, reason = "a bench prints its results")]
 
@@ -25,7 +31,7 @@ use std::time::Duration;
 
 use assignor_host::sandbox::{CompiledModule, Metering, Sandbox};
 use assignor_sdk::AssignRequest;
-use support::kafka::{self, KafkaFigure};
+use support::kafka::{self, KafkaCell};
 use support::*;
 
 const STRATEGIES: [&str; 5] = [
@@ -71,17 +77,18 @@ impl Shape {
         request
     }
 
-    fn figure(&self) -> Option<&'static KafkaFigure> {
-        if self.assignment != Assignment::Full {
-            return None;
-        }
-        let partitions = self.members * PER_MEMBER;
-        match (self.strategy, self.subscription) {
-            ("uniform", s) => kafka::server("uniform", s, self.members, self.topics, partitions),
-            (name, Subscription::Homogeneous) => {
-                kafka::client(name, self.members, self.topics, partitions)
-            }
-            _ => None,
+    /// Kafka's counterpart: the coordinator's `UniformAssignor` for `uniform` (the Java client
+    /// has none), the client's assignor of the same name for the rest.
+    fn kafka(&self) -> Option<KafkaCell> {
+        let (m, t, s, a) = (
+            self.members,
+            self.topics,
+            self.subscription,
+            self.assignment,
+        );
+        match self.strategy {
+            "uniform" => KafkaCell::server("uniform", m, t, PER_MEMBER, s, a),
+            name => KafkaCell::client(name, m, t, PER_MEMBER, s, a),
         }
     }
 }
@@ -134,7 +141,7 @@ fn main() {
         }
     }
     summary(&ratios);
-    println!("\n{}", kafka::LEGEND);
+    println!("\n{}", kafka::legend());
     if let Some(load) = report::jsonl::load_average() {
         println!("Machine load (1-minute average) at the end: {load:.2}.");
     }
@@ -178,10 +185,11 @@ fn measure(
         Metering::Fuel => format!("{:.1}M", outcome.stats.fuel_used as f64 / 1e6),
         Metering::Epoch => "-".to_owned(),
     };
-    let figure = shape.figure();
-    let (kafka_ms, vs_kafka) = figure.map_or(("-".into(), "-".into()), |k| {
-        (k.to_string(), kafka::ratio_cell(k, ms(w)))
-    });
+    let kafka = shape.kafka().and_then(|k| k.time(quick));
+    let (kafka_ms, vs_kafka) = (
+        kafka::cell(kafka.as_ref()),
+        kafka::ratio_cell(kafka.as_ref(), ms(w)),
+    );
     println!(
         "| {name} | {} | {} | {} | {} | {:.3} | {:.3} | {ratio:.2} | {:.3} | {:.3} | {:.2} | {fuel} | {limits} | {kafka_ms} | {vs_kafka} |",
         shape.subscription,
@@ -209,7 +217,7 @@ fn measure(
             peak_memory_bytes: wasm.then_some(outcome.stats.peak_memory_bytes),
             request_bytes: Some(outcome.stats.input_bytes),
             limits: wasm.then(|| limits.clone()),
-            kafka: figure,
+            kafka: kafka.clone(),
             ..Cell::timed(times)
         });
     }

@@ -1,16 +1,16 @@
 //! `uniform` on Kafka's JMH shape for it (`ServerSideAssignorBenchmark`, UNIFORM, HOMOGENEOUS,
 //! FULL): 10,000 members x 10 partitions per member (100,000 partitions) x {10, 100, 1000}
 //! topics. The target (README.md, "Numbers"): 10,000 members x 100,000 partitions, full
-//! assignment, in wasm, <= 10 ms median (Kafka's Java assignor: ~3 ms, assignor call only).
+//! assignment, in wasm, <= 10 ms median (Kafka's Java assignor: ~3-4 ms, assignor call only).
 //!
 //! Three tables:
 //! 1. End to end, native and wasm interleaved: `Sandbox::assign` on the embedded built-in (fresh
 //!    instance, encode, write, run, read, decode, checks) against the same crate called
 //!    natively with the same encode/decode/checks around it. Each cell runs under the host's
 //!    default limits when it fits them; a cell that does not is run with only the exceeded
-//!    limits raised, and the table says which. Apache Kafka's `UniformAssignor` figure for
-//!    the same shape is printed beside ours (`support::kafka`: its assignor call alone, ours
-//!    end to end), and the cells are appended to `target/bench/uniform.jsonl`.
+//!    limits raised, and the table says which. Apache Kafka's `UniformAssignor`, timed on the
+//!    same shape right after ours (`support::kafka`: its assignor call alone, ours end to
+//!    end), is printed beside it, and the cells are appended to `target/bench/uniform.jsonl`.
 //! 2. Where the time goes, phase by phase, natively and inside the sandbox. Natively each phase
 //!    is timed on its own. In wasm the phases come from a copy of the module built with the
 //!    `probes` feature (extra exports that stop after decoding; after indexing; after the
@@ -60,7 +60,7 @@ fn main() {
 
     println!("## End to end\n");
     println!(
-        "| members | topics | partitions | request | native ms | wasm ms | wasm/native | native best | wasm best | peak memory | fuel | limits | Kafka ms (4.0 / 4.2) | wasm / Kafka |"
+        "| members | topics | partitions | request | native ms | wasm ms | wasm/native | native best | wasm best | peak memory | fuel | limits | Kafka ms | wasm / Kafka |"
     );
     println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|");
     for (&(members, per_member, topics), request) in CELLS.iter().zip(&groups) {
@@ -81,10 +81,14 @@ fn main() {
         let (n, w) = (median(&native_times), median(&wasm_times));
         let partitions = members * per_member;
         let homogeneous = Subscription::Homogeneous;
-        let figure = kafka::server("uniform", homogeneous, members, topics, partitions);
-        let (kafka_ms, ratio) = figure.map_or(("-".into(), "-".into()), |k| {
-            (k.to_string(), kafka::ratio_cell(k, ms(w)))
-        });
+        let full = Assignment::Full;
+        let kafka =
+            kafka::KafkaCell::server("uniform", members, topics, per_member, homogeneous, full)
+                .and_then(|k| k.time(quick));
+        let (kafka_ms, ratio) = (
+            kafka::cell(kafka.as_ref()),
+            kafka::ratio_cell(kafka.as_ref(), ms(w)),
+        );
         println!(
             "| {members} | {topics} | {partitions} | {:.1} MB | {:.1} | {:.1} | {:.2} | {:.1} | {:.1} | {:.1} MiB | {:.0}M | {raised} | {kafka_ms} | {ratio} |",
             outcome.stats.input_bytes as f64 / 1e6,
@@ -111,12 +115,12 @@ fn main() {
                 peak_memory_bytes: wasm.then_some(outcome.stats.peak_memory_bytes),
                 request_bytes: Some(outcome.stats.input_bytes),
                 limits: wasm.then(|| raised.clone()),
-                kafka: figure,
+                kafka: kafka.clone(),
                 ..Cell::timed(times)
             });
         }
     }
-    println!("\n{}", kafka::LEGEND);
+    println!("\n{}", kafka::legend());
 
     println!("\n## Where the time goes (medians, ms)\n");
     println!(

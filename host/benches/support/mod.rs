@@ -1,7 +1,7 @@
 //! Shared by the benches: the native path of a strategy (the same work the module does, minus
 //! the sandbox), timing helpers, and the sandbox the benches run in. Kafka-grid groups are in
-//! `groups`; Apache Kafka's own figures (`report::kafka`) and the JSON-lines results writer
-//! (`report::jsonl`) are in `report`.
+//! `groups`; Apache Kafka's own assignors timed in the same run (`report::kafka`) and the
+//! JSON-lines results writer (`report::jsonl`) are in `report`.
 #![allow(dead_code, unused_imports, reason = "each bench uses part of it")]
 
 mod groups;

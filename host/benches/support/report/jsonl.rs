@@ -25,7 +25,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
-use super::kafka::KafkaFigure;
+use super::kafka::KafkaTime;
 
 /// One bench run's writer: what every line of the run shares.
 pub struct Run {
@@ -89,9 +89,9 @@ pub struct Cell {
     pub value: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unit: Option<&'static str>,
-    /// Kafka's figure for the same shape, if there is one.
+    /// Kafka's assignor timed on the same shape in the same run, if it has a counterpart.
     #[serde(skip)]
-    pub kafka: Option<&'static KafkaFigure>,
+    pub kafka: Option<KafkaTime>,
 }
 
 impl Cell {
@@ -113,7 +113,7 @@ impl Cell {
     }
 }
 
-/// A line as written: the run's fields, the cell's, Kafka's figure flattened.
+/// A line as written: the run's fields, the cell's, Kafka's time flattened.
 #[derive(Serialize)]
 struct Line<'a> {
     bench: &'static str,
@@ -130,14 +130,23 @@ struct Line<'a> {
     load_1m: Option<f64>,
     #[serde(flatten)]
     cell: &'a Cell,
+    /// Kafka's median, min and p90 ms and the timed calls they are taken over.
     #[serde(skip_serializing_if = "Option::is_none")]
     kafka_ms: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    kafka_4_2_ms: Option<f64>,
+    kafka_best_ms: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    kafka_side: Option<&'static str>,
+    kafka_p90_ms: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    kafka_assignor: Option<&'static str>,
+    kafka_samples: Option<usize>,
+    /// `server` or `client`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    kafka_side: Option<&'a str>,
+    /// The class without its package: `UniformAssignor`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    kafka_assignor: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    kafka_version: Option<&'a str>,
 }
 
 impl Run {
@@ -189,10 +198,13 @@ impl Run {
             quick: self.quick,
             load_1m: load_average(),
             cell,
-            kafka_ms: cell.kafka.map(|k| k.v4_0),
-            kafka_4_2_ms: cell.kafka.and_then(|k| k.v4_2),
-            kafka_side: cell.kafka.map(|k| k.side.as_str()),
-            kafka_assignor: cell.kafka.map(|k| k.assignor),
+            kafka_ms: cell.kafka.as_ref().map(|k| k.median_ms),
+            kafka_best_ms: cell.kafka.as_ref().map(|k| k.min_ms),
+            kafka_p90_ms: cell.kafka.as_ref().map(|k| k.p90_ms),
+            kafka_samples: cell.kafka.as_ref().map(|k| k.calls),
+            kafka_side: cell.kafka.as_ref().map(|k| k.side.as_str()),
+            kafka_assignor: cell.kafka.as_ref().map(KafkaTime::assignor),
+            kafka_version: cell.kafka.as_ref().map(|k| k.kafka_version.as_str()),
         };
         let written = serde_json::to_string(&line)
             .map_err(std::io::Error::other)
@@ -223,14 +235,14 @@ pub fn load_average() -> Option<f64> {
     text.split_whitespace().next()?.parse().ok()
 }
 
-fn workspace_root() -> PathBuf {
+pub(super) fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .expect("host/ sits in the workspace")
         .to_path_buf()
 }
 
-fn target_dir(root: &Path) -> PathBuf {
+pub(super) fn target_dir(root: &Path) -> PathBuf {
     match std::env::var_os("CARGO_TARGET_DIR") {
         Some(dir) => root.join(dir),
         None => root.join("target"),

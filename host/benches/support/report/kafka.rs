@@ -1,21 +1,33 @@
-//! Apache Kafka's own assignors timed on this machine kind, as data: the figures of
-//! `shared/reference/kafka-java-assignor-figures.md`, so a bench cell with a Kafka counterpart
-//! can print Kafka's figure beside its own.
+//! Apache Kafka's own assignors, timed in the same run as ours: a bench cell with a Kafka
+//! counterpart launches the Java timing program of `host/benches/kafka-assignors/` on the same
+//! shape and prints Kafka's median beside its own, so both columns share the machine's state.
 //!
-//! What a figure is: the median of 30 calls of the assignor alone (`assignor.assign(groupSpec,
-//! describer)` server side, `assignor.assign(cluster, subscriptions)` client side), after
-//! warm-up, on inputs built as Kafka's `ServerSideAssignorBenchmark` /
-//! `ClientSideAssignorBenchmark` build them: partitions = members x 10, spread evenly over the
-//! topics, FULL assignment, no racks. Building the group spec, serialising and the
-//! coordinator's records are outside it; the benches' figures are end to end (encode,
-//! instantiate, run, decode, checks), so a ratio near 1 means the host does its whole call in
-//! the time Kafka's assignor takes alone. About 20 % noise (the machine was shared).
+//! What Kafka's time is: its assignor call alone (`assign(groupSpec, describer)` server side,
+//! `assign(cluster, groupSubscription)` client side) on the input Kafka's
+//! `ServerSideAssignorBenchmark` / `ClientSideAssignorBenchmark` build (racks off), timed as JMH
+//! would: one JVM per cell, at least 20 calls and 3 s of warm-up, then at least 30 timed calls
+//! and 1 s; median, min and p90. Building the input, serialising and the coordinator's records
+//! are outside it; the benches' own figures are end to end (encode, instantiate, run, decode,
+//! checks), so a ratio near 1 means the host does its whole call in the time Kafka's assignor
+//! takes alone.
+//!
+//! The program is a Maven project built on first use into `target/kafka-assignors` (its
+//! dependencies in `target/maven`); running a bench needs `mvn` and a JDK 17 or newer,
+//! compiling one does not. `BENCH_KAFKA=off` leaves Kafka's column empty;
+//! `BENCH_KAFKA_MAX_MEMBERS=N` times Kafka only on cells of at most N members (Kafka's sticky
+//! pair on heterogeneous subscriptions takes ~10 s a call at 10,000 members, so its cells take
+//! minutes each under the warm-up and call counts above).
 
-use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
 
-use super::Subscription;
+use serde::Deserialize;
 
-/// Which of Kafka's benchmarks a figure comes from.
+use super::jsonl::{target_dir, workspace_root};
+use super::{Assignment, Subscription};
+
+/// Which of Kafka's benchmarks the counterpart comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Side {
     /// `group-coordinator`'s assignors (KIP-848), `ServerSideAssignorBenchmark`.
@@ -33,198 +45,261 @@ impl Side {
     }
 }
 
-/// One cell of Kafka's figures.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct KafkaFigure {
+/// One cell of Kafka's benchmarks: the counterpart of a bench cell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KafkaCell {
     pub side: Side,
-    /// Kafka's class, without its package: `Uniform`, `Range`, `RoundRobin`,
-    /// `CooperativeSticky`.
-    pub assignor: &'static str,
-    pub subscription: Subscription,
+    /// The host's strategy name, also the timing program's `--assignor`.
+    pub strategy: &'static str,
     pub members: usize,
     pub topics: usize,
-    pub partitions: usize,
-    /// Median ms on Apache Kafka 4.0 (`1eb7644349c`).
-    pub v4_0: f64,
-    /// Median ms on the 4.2 development line, where it was measured (server side only).
-    pub v4_2: Option<f64>,
+    /// Kafka's `partitionsToMemberRatio`; a topic holds `members x this / topics` partitions.
+    pub partitions_per_member: usize,
+    pub subscription: Subscription,
+    pub assignment: Assignment,
 }
 
-impl KafkaFigure {
-    /// The lower of the two lines' figures: the one a "within 2x" verdict is held to.
-    pub fn best(&self) -> f64 {
-        self.v4_2.map_or(self.v4_0, |v| v.min(self.v4_0))
+impl KafkaCell {
+    /// The server-side counterpart of `strategy` (`UniformAssignor`, `RangeAssignor`), if
+    /// Kafka's coordinator has one.
+    pub fn server(
+        strategy: &'static str,
+        members: usize,
+        topics: usize,
+        partitions_per_member: usize,
+        subscription: Subscription,
+        assignment: Assignment,
+    ) -> Option<KafkaCell> {
+        matches!(strategy, "uniform" | "range").then_some(KafkaCell {
+            side: Side::Server,
+            strategy,
+            members,
+            topics,
+            partitions_per_member,
+            subscription,
+            assignment,
+        })
     }
 
-    /// `ours / Kafka`, against the 4.0 figure and, where there is one, the 4.2 line's.
-    pub fn ratios(&self, ours_ms: f64) -> (f64, Option<f64>) {
-        (ours_ms / self.v4_0, self.v4_2.map(|v| ours_ms / v))
+    /// The client-side counterpart of `strategy` (`RangeAssignor`, `RoundRobinAssignor`,
+    /// `StickyAssignor`, `CooperativeStickyAssignor`), if the Java client has one.
+    pub fn client(
+        strategy: &'static str,
+        members: usize,
+        topics: usize,
+        partitions_per_member: usize,
+        subscription: Subscription,
+        assignment: Assignment,
+    ) -> Option<KafkaCell> {
+        matches!(
+            strategy,
+            "range" | "roundrobin" | "sticky" | "cooperative-sticky"
+        )
+        .then_some(KafkaCell {
+            side: Side::Client,
+            strategy,
+            members,
+            topics,
+            partitions_per_member,
+            subscription,
+            assignment,
+        })
     }
-}
 
-impl fmt::Display for KafkaFigure {
-    /// `3.97 / 3.64` (4.0 / 4.2 line), or `3.97` where only 4.0 was measured.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.v4_2 {
-            Some(v) => write!(f, "{:.2} / {v:.2}", self.v4_0),
-            None => write!(f, "{:.2}", self.v4_0),
+    /// Times the cell in a JVM of its own and returns Kafka's figures; `None` when
+    /// `BENCH_KAFKA=off` or the cell has more members than `BENCH_KAFKA_MAX_MEMBERS`. `quick`
+    /// (a bench's `--quick`) warms up with one call and times one. Panics, saying what to
+    /// install, when `mvn` or `java` is missing.
+    pub fn time(&self, quick: bool) -> Option<KafkaTime> {
+        if !enabled() || self.members > max_members() {
+            return None;
         }
+        let program = Program::get();
+        let mut command = Command::new(&program.java);
+        command
+            .arg("-cp")
+            .arg(&program.classpath)
+            .arg("assignorhost.kafka.Timing")
+            .args(["--side", self.side.as_str(), "--assignor", self.strategy])
+            .args(["--members", &self.members.to_string()])
+            .args(["--topics", &self.topics.to_string()])
+            .args([
+                "--partitions-per-member",
+                &self.partitions_per_member.to_string(),
+            ])
+            .args(["--subscription", self.subscription.as_str()])
+            .args(["--type", self.assignment.as_str()]);
+        if quick {
+            command.args([
+                "--warmup-calls",
+                "1",
+                "--warmup-ms",
+                "0",
+                "--calls",
+                "1",
+                "--measure-ms",
+                "0",
+            ]);
+        }
+        let out = command
+            .output()
+            .unwrap_or_else(|e| panic!("running {}: {e}", program.java.display()));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "Kafka's timing program failed on {self:?} ({}):\n{stdout}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let line = stdout.lines().rev().find(|l| l.starts_with('{'));
+        let time: KafkaTime = line
+            .and_then(|l| serde_json::from_str(l).ok())
+            .unwrap_or_else(|| panic!("Kafka's timing program printed no result line:\n{stdout}"));
+        let _ = VERSION.set(time.kafka_version.clone());
+        Some(time)
     }
 }
 
-/// `ours / Kafka` as a table cell: `2.3x / 2.5x`, or `2.3x`.
-pub fn ratio_cell(figure: &KafkaFigure, ours_ms: f64) -> String {
-    match figure.ratios(ours_ms) {
-        (a, Some(b)) => format!("{a:.1}x / {b:.1}x"),
-        (a, None) => format!("{a:.1}x"),
+/// Kafka's figures for one cell, as the timing program prints them.
+#[derive(Debug, Clone, Deserialize)]
+pub struct KafkaTime {
+    /// The release timed (`kafka-clients`' own version file; the pom pins both artifacts).
+    pub kafka_version: String,
+    /// `server` or `client`.
+    pub side: String,
+    /// The assignor's class, with its package.
+    pub class: String,
+    pub median_ms: f64,
+    pub min_ms: f64,
+    pub p90_ms: f64,
+    /// Timed calls the figures are taken over.
+    pub calls: usize,
+    /// Untimed calls before them.
+    pub warmup_calls: usize,
+}
+
+impl KafkaTime {
+    /// The class without its package: `UniformAssignor`.
+    pub fn assignor(&self) -> &str {
+        self.class.rsplit('.').next().unwrap_or(&self.class)
+    }
+
+    /// `ours / Kafka's median` as a table cell: `1.3x`.
+    pub fn ratio(&self, ours_ms: f64) -> String {
+        format!("{:.1}x", ours_ms / self.median_ms)
     }
 }
 
-/// The line every bench printing Kafka's figures prints under its table.
-pub const LEGEND: &str = "Kafka ms: Apache Kafka's own assignor, timed alone on this machine kind \
-    (assign() on prepared inputs, median of 30 calls; 4.0 / 4.2 line where both were measured), \
-    from shared/reference/kafka-java-assignor-figures.md. Ours is end to end: encoding the \
-    request, instantiating, running, decoding and checking the answer. Ratio = ours / Kafka.";
-
-/// The figure Kafka's server-side benchmark gives `strategy` (`uniform`, `range`) on this
-/// shape, if it was measured (FULL assignment only).
-pub fn server(
-    strategy: &str,
-    subscription: Subscription,
-    members: usize,
-    topics: usize,
-    partitions: usize,
-) -> Option<&'static KafkaFigure> {
-    find(
-        Side::Server,
-        strategy,
-        subscription,
-        members,
-        topics,
-        partitions,
-    )
+/// `Some(time)` as a table cell (`3.64`), `-` for none.
+pub fn cell(time: Option<&KafkaTime>) -> String {
+    time.map_or("-".into(), |k| format!("{:.2}", k.median_ms))
 }
 
-/// The figure Kafka's client-side benchmark gives `strategy` (`range`, `roundrobin`,
-/// `cooperative-sticky`) on this homogeneous shape, if it was measured.
-pub fn client(
-    strategy: &str,
-    members: usize,
-    topics: usize,
-    partitions: usize,
-) -> Option<&'static KafkaFigure> {
-    let homogeneous = Subscription::Homogeneous;
-    find(
-        Side::Client,
-        strategy,
-        homogeneous,
-        members,
-        topics,
-        partitions,
-    )
+/// `ours / Kafka` as a table cell, `-` without a Kafka time.
+pub fn ratio_cell(time: Option<&KafkaTime>, ours_ms: f64) -> String {
+    time.map_or("-".into(), |k| k.ratio(ours_ms))
 }
 
-fn find(
-    side: Side,
-    strategy: &str,
-    subscription: Subscription,
-    members: usize,
-    topics: usize,
-    partitions: usize,
-) -> Option<&'static KafkaFigure> {
-    let assignor = match strategy {
-        "uniform" => "Uniform",
-        "range" => "Range",
-        "roundrobin" => "RoundRobin",
-        "cooperative-sticky" => "CooperativeSticky",
-        _ => return None,
+/// The Kafka version the run timed, once a cell has been timed.
+static VERSION: OnceLock<String> = OnceLock::new();
+
+/// The line every bench printing Kafka's time prints under its table.
+pub fn legend() -> String {
+    let version = VERSION.get().map_or("", String::as_str);
+    let skipped = match (enabled(), max_members()) {
+        (false, _) => " Not timed in this run (BENCH_KAFKA=off).".to_owned(),
+        (true, usize::MAX) => String::new(),
+        (true, n) => format!(" Timed on cells of at most {n} members (BENCH_KAFKA_MAX_MEMBERS)."),
     };
-    FIGURES.iter().find(|f| {
-        f.side == side
-            && f.assignor == assignor
-            && f.subscription == subscription
-            && f.members == members
-            && f.topics == topics
-            && f.partitions == partitions
+    format!(
+        "Kafka ms: Apache Kafka {version}'s own assignor timed in this run, cell by cell next to \
+         ours (host/benches/kafka-assignors: a JVM per cell, the input of Kafka's \
+         ServerSideAssignorBenchmark / ClientSideAssignorBenchmark, assign() alone, median of \
+         >= 30 calls after >= 20 calls and 3 s of warm-up). Ours is end to end: encoding the \
+         request, instantiating, running, decoding and checking the answer. Ratio = ours / \
+         Kafka's median.{skipped}"
+    )
+}
+
+/// Whether Kafka's column is wanted (`BENCH_KAFKA` is anything but `off`).
+pub fn enabled() -> bool {
+    std::env::var("BENCH_KAFKA").map_or(true, |v| v != "off")
+}
+
+/// `BENCH_KAFKA_MAX_MEMBERS`, unbounded when unset.
+fn max_members() -> usize {
+    std::env::var("BENCH_KAFKA_MAX_MEMBERS").map_or(usize::MAX, |v| {
+        v.parse()
+            .unwrap_or_else(|_| panic!("BENCH_KAFKA_MAX_MEMBERS={v}: not a number"))
     })
 }
 
-const fn server_cell(
-    assignor: &'static str,
-    subscription: Subscription,
-    members: usize,
-    topics: usize,
-    v4_0: f64,
-    v4_2: f64,
-) -> KafkaFigure {
-    KafkaFigure {
-        side: Side::Server,
-        assignor,
-        subscription,
-        members,
-        topics,
-        partitions: members * 10,
-        v4_0,
-        v4_2: Some(v4_2),
-    }
+/// The built timing program: which `java` runs it, on which class path.
+struct Program {
+    java: PathBuf,
+    classpath: String,
 }
 
-const fn client_cell(
-    assignor: &'static str,
-    members: usize,
-    topics: usize,
-    v4_0: f64,
-) -> KafkaFigure {
-    KafkaFigure {
-        side: Side::Client,
-        assignor,
-        subscription: Subscription::Homogeneous,
-        members,
-        topics,
-        partitions: members * 10,
-        v4_0,
-        v4_2: None,
+impl Program {
+    /// Built once per bench process (Maven compiles only what changed).
+    fn get() -> &'static Program {
+        static PROGRAM: OnceLock<Program> = OnceLock::new();
+        PROGRAM.get_or_init(Program::build)
+    }
+
+    #[allow(
+        clippy::print_stderr,
+        reason = "the first build downloads Kafka's jars: say why the bench waits"
+    )]
+    fn build() -> Program {
+        let root = workspace_root();
+        let target = target_dir(&root);
+        let out = target.join("kafka-assignors");
+        let pom = root.join("host/benches/kafka-assignors/pom.xml");
+        let java = std::env::var_os("JAVA_HOME").map_or_else(
+            || PathBuf::from("java"),
+            |home| Path::new(&home).join("bin/java"),
+        );
+        for (tool, args) in [
+            ("mvn", ["-v"]),
+            (java.to_str().unwrap_or("java"), ["-version"]),
+        ] {
+            if let Err(e) = Command::new(tool).args(args).output() {
+                panic!(
+                    "Kafka's assignors are timed by a Java program built with Maven, and `{tool}` \
+                     cannot run ({e}). Install Maven and a JDK 17 or newer (Debian: `apt-get \
+                     install maven openjdk-17-jdk-headless`), or set BENCH_KAFKA=off to run the \
+                     bench without Kafka's column."
+                );
+            }
+        }
+        eprintln!(
+            "building Kafka's timing program into {} (the first build downloads Kafka's jars)",
+            out.display()
+        );
+        let built = Command::new("mvn")
+            .args(["-B", "-q"])
+            .arg(format!(
+                "-Dmaven.repo.local={}",
+                target.join("maven").display()
+            ))
+            .arg(format!("-Dkafka.assignors.dir={}", out.display()))
+            .arg("-f")
+            .arg(&pom)
+            .arg("compile")
+            .output()
+            .expect("mvn runs");
+        assert!(
+            built.status.success(),
+            "building {} failed ({}):\n{}{}",
+            pom.display(),
+            built.status,
+            String::from_utf8_lossy(&built.stdout),
+            String::from_utf8_lossy(&built.stderr)
+        );
+        let dependencies = std::fs::read_to_string(out.join("classpath.txt"))
+            .unwrap_or_else(|e| panic!("{}: {e}", out.join("classpath.txt").display()));
+        let classpath = format!("{}:{}", out.join("classes").display(), dependencies.trim());
+        Program { java, classpath }
     }
 }
-
-const HOMOGENEOUS: Subscription = Subscription::Homogeneous;
-const HETEROGENEOUS: Subscription = Subscription::Heterogeneous;
-
-/// Every figure of the reference file, in its order.
-pub const FIGURES: &[KafkaFigure] = &[
-    // Server side (group-coordinator), median ms: Kafka 4.0, 4.2 line.
-    server_cell("Uniform", HOMOGENEOUS, 10_000, 10, 3.97, 3.64),
-    server_cell("Uniform", HOMOGENEOUS, 10_000, 100, 3.40, 3.18),
-    server_cell("Uniform", HOMOGENEOUS, 10_000, 1_000, 10.41, 12.80),
-    server_cell("Uniform", HOMOGENEOUS, 1_000, 10, 0.78, 0.81),
-    server_cell("Uniform", HOMOGENEOUS, 1_000, 100, 0.75, 0.79),
-    server_cell("Range", HOMOGENEOUS, 10_000, 10, 3.49, 3.42),
-    server_cell("Range", HOMOGENEOUS, 10_000, 100, 7.82, 10.07),
-    server_cell("Range", HOMOGENEOUS, 10_000, 1_000, 52.16, 45.12),
-    server_cell("Range", HOMOGENEOUS, 1_000, 10, 0.52, 0.54),
-    server_cell("Range", HOMOGENEOUS, 1_000, 100, 0.83, 0.87),
-    server_cell("Uniform", HETEROGENEOUS, 10_000, 10, 13.14, 44.72),
-    server_cell("Uniform", HETEROGENEOUS, 10_000, 100, 32.62, 163.52),
-    server_cell("Uniform", HETEROGENEOUS, 10_000, 1_000, 258.88, 315.16),
-    server_cell("Uniform", HETEROGENEOUS, 1_000, 10, 1.59, 2.54),
-    server_cell("Uniform", HETEROGENEOUS, 1_000, 100, 2.33, 8.63),
-    // Client side (classic protocol), homogeneous, median ms, Kafka 4.0.
-    client_cell("Range", 100, 10, 0.66),
-    client_cell("Range", 100, 100, 2.27),
-    client_cell("Range", 1_000, 10, 3.29),
-    client_cell("Range", 1_000, 100, 14.98),
-    client_cell("Range", 10_000, 10, 45.55),
-    client_cell("Range", 10_000, 100, 209.49),
-    client_cell("RoundRobin", 100, 10, 0.11),
-    client_cell("RoundRobin", 100, 100, 0.62),
-    client_cell("RoundRobin", 1_000, 10, 1.13),
-    client_cell("RoundRobin", 1_000, 100, 6.24),
-    client_cell("RoundRobin", 10_000, 10, 13.44),
-    client_cell("RoundRobin", 10_000, 100, 72.42),
-    client_cell("CooperativeSticky", 100, 10, 0.13),
-    client_cell("CooperativeSticky", 100, 100, 0.25),
-    client_cell("CooperativeSticky", 1_000, 10, 1.49),
-    client_cell("CooperativeSticky", 1_000, 100, 2.83),
-    client_cell("CooperativeSticky", 10_000, 10, 10.75),
-    client_cell("CooperativeSticky", 10_000, 100, 23.78),
-];

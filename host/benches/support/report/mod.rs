@@ -2,7 +2,7 @@
 //! global allocator) so a bench with an allocator of its own (`coordinator.rs`, which counts
 //! bytes) can include just this: `#[path = "support/report/mod.rs"] mod report;`.
 //!
-//! - `kafka`: Apache Kafka's own assignors timed on this machine kind, as data;
+//! - `kafka`: Apache Kafka's own assignors, timed in the same run (a Java program per cell);
 //! - `jsonl`: the machine-readable results, `target/bench/<bench>.jsonl`.
 #![allow(dead_code, unused_imports, reason = "each bench uses part of it")]
 
