@@ -211,6 +211,40 @@ def test_franz_go_consumer_protocol_is_assigned_by_the_hosts_range(host, consume
     no_errors(members)
 
 
+def test_franz_go_consumer_protocol_commits_at_the_member_epoch_are_read_back(host, consumers):
+    """Under KIP-848 franz-go commits with its member id and member epoch (OffsetCommit v9;
+    kgo.ServerSideBalancer's documentation warns of STALE_MEMBER_EPOCH from brokers before
+    Kafka 4.3): each member commits its own partitions, and a new member reads them back."""
+    group = unique("franz-go-kip848-offsets")
+    topics = {f"{group}-a": 3, f"{group}-b": 2}
+    host.create_topics(topics)
+
+    def start():
+        return consumers.start("franz-go", group, sorted(topics), group_protocol="consumer",
+                               remote_assignor="uniform")
+
+    members = [start(), start()]
+
+    def covered():
+        seen = "\n".join(m.summary() for m in members)
+        held = sorted(tp for m in members for tp in (m.current or []))
+        return held == all_partitions(topics) and all(m.current for m in members), seen
+
+    wait_until(covered, f"{group} assigned")
+    committed = {}
+    for i, m in enumerate(members):
+        offsets = [[t, p, 100 * (i + 1) + p] for t, p in m.current]
+        assert sorted(m.commit(offsets)) == sorted(offsets)
+        committed.update({(t, p): o for t, p, o in offsets})
+    for m in members:
+        m.close()
+    newcomer = start()
+    wait_until(lambda: (newcomer.current == all_partitions(topics), newcomer.summary()),
+               f"{group} assigned to the newcomer")
+    assert newcomer.committed([list(tp) for tp in committed]) == committed
+    no_errors(members + [newcomer])
+
+
 # -- proxy mode --------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("client", ["franz-go", "sarama", "kafka-go"])
