@@ -45,7 +45,8 @@ class Consumers:
 
     def start(self, client, group, topics, strategies=(), client_id=None, **options):
         """`options`: `records`, `commit_on_revoke`, `group_protocol`, `remote_assignor`,
-        `instance_id`, `rebalance_timeout_ms`, `rack` (harness.agents.spawn)."""
+        `instance_id`, `rebalance_timeout_ms`, `rack`, `topic_pattern`
+        (harness.agents.spawn)."""
         name = f"{client}#{next(self._names)}"
         agent = spawn(client, name, self.host.bootstrap, group, topics, strategies, client_id,
                       **options)

@@ -210,6 +210,37 @@ def test_consumer_protocol_an_uploaded_module_named_in_remote_assignor_assigns(h
     no_errors(members)
 
 
+def test_consumer_protocol_a_broker_side_regex_is_matched_by_the_host_and_resolved_by_id(
+        host, consumers):
+    """`subscribe(SubscriptionPattern)`: KIP-848's regular expression, matched by the
+    coordinator, which assigns the matching topics by id; the Java client (4.1+) then asks
+    Metadata for those ids with an empty name beside each id (`forTopicIds`). The host looked
+    the empty name up, answered UNKNOWN_TOPIC_OR_PARTITION, and the consumers never consumed
+    (fixed in host/src/kafka/metadata.rs; tests/tests/all/wire_metadata.rs pins the request).
+    Here: the consumers hold range's answer over the matching topics only, and a matching
+    topic created later is theirs too, without a restart."""
+    group = unique("java-kip848-regex")
+    host.create_topics({f"{group}-t-a": 3, f"{group}-t-b": 2, f"{group}-other": 2})
+    topics = {f"{group}-t-a": 3, f"{group}-t-b": 2}
+    members = consumer_protocol(consumers, group, [], "range", 2,
+                                topic_pattern=rf"{group}-t-.*")
+
+    def range_of(partition_counts):
+        return lambda: holds(members, range_assign({m.member_id: sorted(partition_counts)
+                                                    for m in members}, partition_counts))
+
+    wait_until(lambda: covered_once(members, topics), f"{group} assigned the matching topics")
+    wait_until(range_of(topics), f"{group} holds range's answer over the matching topics")
+    regexes = {m["subscribed_topic_regex"] for m in host.group_detail(group)["consumer"]["members"]}
+    assert regexes == {rf"{group}-t-.*"}, regexes
+
+    topics[f"{group}-t-c"] = 4
+    host.create_topics({f"{group}-t-c": 4})
+    wait_until(range_of(topics), f"{group} holds range's answer with the topic created later")
+    assert_never_two_owners(members)
+    no_errors(members)
+
+
 # -- proxy mode --------------------------------------------------------------------------------
 
 def read_commit_and_check(proxy, members, topics, expected, group):

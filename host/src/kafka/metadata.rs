@@ -4,13 +4,16 @@
 //! Choices that keep every client on its plainest path (reference/real-clients.md 4.2):
 //! `leader_epoch` is -1 (librdkafka then skips offset validation and the Python clients skip
 //! KIP-320 truncation checks). Topic ids (the catalog's, never zero) are reported from v10,
-//! where the field exists, and topics asked for by id alone are looked up by it from v12
-//! ("supports topic Id"; v10 and v11 must not use the field): an unknown id is
-//! UNKNOWN_TOPIC_ID with a null name. The consumer protocol (KIP-848) names topics only by id,
-//! so consumers resolve its assignments here; librdkafka asserts on a Metadata max of 10 or 11,
-//! and the host advertises 13. Fetch stays at v12, where topics travel by name. An unknown
-//! topic name is UNKNOWN_TOPIC_OR_PARTITION, unless `catalog.auto_create_topics` is on and the
-//! request allows auto-creation (always implied below v4, as in Kafka): then it is created with
+//! where the field exists, and a topic asked for with a non-zero id is looked up by it from v12
+//! ("supports topic Id"; v10 and v11 must not use the field), whatever its name says, as Kafka
+//! does (`KafkaApis.handleTopicMetadataRequest`): librdkafka sends a null name with the id, the
+//! Java client an empty one (`MetadataRequest.Builder.forTopicIds`, which it uses for a
+//! broker-side regex's topics). An unknown id is UNKNOWN_TOPIC_ID with a null name. The
+//! consumer protocol (KIP-848) names topics only by id, so consumers resolve its assignments
+//! here; librdkafka asserts on a Metadata max of 10 or 11, and the host advertises 13. Fetch
+//! stays at v12, where topics travel by name. An unknown topic name is
+//! UNKNOWN_TOPIC_OR_PARTITION, unless `catalog.auto_create_topics` is on and the request allows
+//! auto-creation (always implied below v4, as in Kafka): then it is created with
 //! `catalog.default_partitions` and returned ready, since the host has no leader to elect.
 
 use kafka_protocol::error::ResponseError;
@@ -65,9 +68,10 @@ pub fn handle(broker: &Broker, request: MetadataRequest, version: i16) -> Metada
         }
     } else {
         for wanted in request.topics.unwrap_or_default() {
+            let by_topic_id = version >= 12 && !wanted.topic_id.is_nil();
             let answer = match wanted.name {
-                Some(name) => by_name(broker, &name, may_create, shape),
-                None => by_id(broker, wanted.topic_id, shape),
+                Some(name) if !by_topic_id => by_name(broker, &name, may_create, shape),
+                _ => by_id(broker, wanted.topic_id, shape),
             };
             topics.push(answer);
         }
@@ -97,7 +101,8 @@ struct Shape {
     version: i16,
 }
 
-/// A topic asked for by id alone: v12+ resolve it; before v12 ids are not looked up.
+/// A topic asked for by id (v12+, any name), or with a null name: v12+ resolve the id; before
+/// v12 ids are not looked up.
 fn by_id(broker: &Broker, topic_id: Uuid, shape: Shape) -> MetadataResponseTopic {
     let catalog = broker.catalog.topics();
     let found = (shape.version >= 12)

@@ -270,7 +270,7 @@ class KcatAgent(Agent):
 
 def spawn(client, name, bootstrap, group, topics, strategies=(), client_id=None,
           records=False, commit_on_revoke=False, group_protocol=None, remote_assignor=None,
-          instance_id=None, rebalance_timeout_ms=None, rack=None):
+          instance_id=None, rebalance_timeout_ms=None, rack=None, topic_pattern=None):
     """Starts one consumer of `client` in `group`, subscribed to `topics`. `records`: report
     every record consumed (proxy mode); `commit_on_revoke`: commit the consumed positions of
     revoked partitions in the revoke callback (the Python agents and java; kcat commits by
@@ -280,7 +280,9 @@ def spawn(client, name, bootstrap, group, topics, strategies=(), client_id=None,
     `group_instance_id` too), `rebalance_timeout_ms` the rebalance timeout
     (`max.poll.interval.ms`; confluent-kafka and java), `rack` their `client.rack`
     (confluent-kafka and java: both send it in Subscription v3, KIP-881; kafka-python 3.0's
-    `client_rack` never reaches its Subscription)."""
+    `client_rack` never reaches its Subscription); `topic_pattern` a subscription by regular
+    expression instead of `topics` (java: matched by the client under the classic protocol,
+    by the coordinator under the consumer protocol)."""
     if client == "kcat":
         argv = ["kcat", "-b", bootstrap, "-G", group,
                 "-X", "session.timeout.ms=6000", "-X", "heartbeat.interval.ms=500"]
@@ -324,6 +326,10 @@ def spawn(client, name, bootstrap, group, topics, strategies=(), client_id=None,
             raise ValueError(f"{client}: the rebalance timeout is set for confluent-kafka "
                              "and java only")
         common += ["--rebalance-timeout-ms", str(rebalance_timeout_ms)]
+    if topic_pattern is not None:
+        if client != "java" or topics:
+            raise ValueError(f"{client}: a topic pattern is tested with java, without topics")
+        common += ["--topic-pattern", topic_pattern]
     if rack is not None:
         if client not in ("confluent-kafka", "java"):
             raise ValueError(f"{client}: client.rack is tested with confluent-kafka and java")

@@ -109,6 +109,44 @@ async fn topics_are_found_by_id_from_v12_with_their_names() {
     host.stop().await;
 }
 
+/// The Java client (kafka-clients 4.1+) asks for a broker-side regex's assigned topics with
+/// `MetadataRequest.Builder.forTopicIds`, whose topics carry the id and an *empty* name (the
+/// schema's default, not null). Kafka looks such a topic up by its id and ignores the name; the
+/// host looked the empty name up and answered UNKNOWN_TOPIC_OR_PARTITION for "", so a Java
+/// consumer subscribed with a `SubscriptionPattern` never resolved its assignment and consumed
+/// nothing (tests/clients/test_java_client.py, the regex test).
+#[tokio::test]
+async fn a_topic_id_with_an_empty_name_is_looked_up_by_its_id_as_the_java_client_asks() {
+    let host = TestHost::with_topics(&[("orders", 3), ("audit", 1)]).await;
+    let mut client = host.client().await;
+    let id = host.server().catalog().topics().id("orders").unwrap();
+    let unknown = uuid::Uuid::from_u128(7);
+    let as_java_asks = MetadataRequest::default()
+        .with_topics(Some(
+            [id, unknown]
+                .into_iter()
+                .map(|id| {
+                    MetadataRequestTopic::default()
+                        .with_topic_id(id)
+                        .with_name(Some(topic_name("")))
+                })
+                .collect(),
+        ))
+        .with_allow_auto_topic_creation(false);
+    for version in 12..=13 {
+        let response = client.call(&as_java_asks, version).await.unwrap();
+        assert_eq!(
+            topics(&response),
+            [("orders".to_owned(), 0, 3), (String::new(), 100, 0)],
+            "v{version}: the known id by its name, the unknown one UNKNOWN_TOPIC_ID"
+        );
+        assert_eq!(response.topics[0].topic_id, id);
+        assert_eq!(response.topics[1].topic_id, unknown);
+        assert_eq!(response.topics[1].name, None, "v{version}");
+    }
+    host.stop().await;
+}
+
 #[tokio::test]
 async fn all_topics_null_list_and_empty_list_follow_the_version_rules() {
     let host = TestHost::with_topics(&[("b", 2), ("a", 1)]).await;

@@ -18,6 +18,7 @@ import java.util.TreeMap;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
@@ -28,6 +29,7 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.consumer.RangeAssignor;
 import org.apache.kafka.clients.consumer.RoundRobinAssignor;
 import org.apache.kafka.clients.consumer.StickyAssignor;
+import org.apache.kafka.clients.consumer.SubscriptionPattern;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
@@ -232,7 +234,15 @@ public final class Agent {
     }
 
     private void run() throws InterruptedException {
-        consumer.subscribe(args.topics, new Listener());
+        if (args.topicPattern == null) {
+            consumer.subscribe(args.topics, new Listener());
+        } else if (args.consumerProtocol()) {
+            // KIP-848's regular expression, matched by the coordinator (RE2/J syntax).
+            consumer.subscribe(new SubscriptionPattern(args.topicPattern), new Listener());
+        } else {
+            // The classic protocol's: matched by the client against all topics' metadata.
+            consumer.subscribe(Pattern.compile(args.topicPattern), new Listener());
+        }
         readCommands();
         while (true) {
             try {

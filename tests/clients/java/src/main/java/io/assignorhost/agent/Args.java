@@ -7,12 +7,14 @@ import java.util.List;
  * The agent's flags, the same as the Python agents' (tests/clients/agents/common.py,
  * {@code parse_args}): {@code --bootstrap --group --topics} (comma-separated) are required;
  * {@code --strategy} repeats; {@code --report-records} and {@code --commit-on-revoke} are
- * switches; the rest take one value.
+ * switches; the rest take one value. One more, the Java client's own: {@code --topic-pattern
+ * REGEX} subscribes by regular expression instead of {@code --topics} (then empty).
  */
 final class Args {
     String bootstrap;
     String group;
     List<String> topics = List.of();
+    String topicPattern;
     final List<String> strategies = new ArrayList<>();
     String clientId;
     /** {@code classic} or {@code consumer} (KIP-848). */
@@ -43,7 +45,9 @@ final class Args {
                     switch (flag) {
                         case "--bootstrap" -> args.bootstrap = value;
                         case "--group" -> args.group = value;
-                        case "--topics" -> args.topics = List.of(value.split(","));
+                        case "--topics" ->
+                                args.topics = value.isEmpty() ? List.of() : List.of(value.split(","));
+                        case "--topic-pattern" -> args.topicPattern = value;
                         case "--strategy" -> args.strategies.add(value);
                         case "--client-id" -> args.clientId = value;
                         case "--group-protocol" -> {
@@ -63,8 +67,10 @@ final class Args {
                 }
             }
         }
-        if (args.bootstrap == null || args.group == null || args.topics.isEmpty()) {
-            throw new IllegalArgumentException("--bootstrap, --group and --topics are required");
+        if (args.bootstrap == null || args.group == null
+                || args.topics.isEmpty() == (args.topicPattern == null)) {
+            throw new IllegalArgumentException(
+                    "--bootstrap, --group and either --topics or --topic-pattern are required");
         }
         return args;
     }
