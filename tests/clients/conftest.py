@@ -1,8 +1,13 @@
 """Fixtures of the real-client suite: one host per test module, and the consumers a test
 starts (stopped at its end; on failure their reports and the host's log are printed).
 
-Proxy mode (`proxy`, `proxy_consumers`): each test gets its own upstream, noida-db or `UPSTREAM=tansu` (free port,
-own data dir) and a host in front of it, both stopped at the test's end."""
+Proxy mode (`proxy`, `proxy_consumers`): each test gets a host of its own in front of the
+upstream, stopped at the test's end. The upstream is Apache Kafka 4.4, one single-node cluster
+per pytest worker (`kafka`), shared by that worker's tests (each uses topic and group names of
+its own); with `UPSTREAM=noida` or `UPSTREAM=tansu` each test gets its own noida-db or Tansu
+instead (harness/upstream.py)."""
+
+import os
 
 import itertools
 import signal
@@ -11,6 +16,7 @@ import pytest
 
 from harness.agents import PYTHON_AGENTS, spawn
 from harness.host import free_port, start_host
+from harness.kafka import Kafka
 from harness.upstream import start_upstream
 from harness.wait import Timeout, wait_until
 
@@ -18,6 +24,18 @@ from harness.wait import Timeout, wait_until
 @pytest.fixture(scope="session")
 def precompiled_cache(tmp_path_factory):
     return tmp_path_factory.mktemp("precompiled")
+
+
+@pytest.fixture(scope="session")
+def kafka(tmp_path_factory):
+    """This worker's Apache Kafka: one node, started on first use, stopped at the end."""
+    cluster = Kafka(tmp_path_factory.mktemp("kafka")).start()
+    yield cluster
+    cluster.stop()
+
+
+def upstream_kind():
+    return os.environ.get("UPSTREAM", "kafka")
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +117,7 @@ def consumers(host, request):
 
 
 class Proxy:
-    """A host in proxy mode (`host`) in front of its own noida-db (`upstream`)."""
+    """A host in proxy mode (`host`) in front of the upstream (`upstream`)."""
 
     def __init__(self, upstream, host):
         self.upstream = upstream
@@ -118,7 +136,9 @@ def proxy(tmp_path, precompiled_cache, request):
     host is where the clients last saw it."""
     marker = request.node.get_closest_marker("upstream_settings")
     settings = {**PROXY_SETTINGS, **(marker.kwargs if marker else {})}
-    upstream = start_upstream(tmp_path / "upstream")
+    shared = upstream_kind() == "kafka"
+    upstream = (request.getfixturevalue("kafka") if shared
+                else start_upstream(tmp_path / "upstream"))
     if settings.get("broker_ports_from") == "fixed":
         # The broker's port here is broker_ports_from + its node id.
         settings["broker_ports_from"] = free_port() - upstream.node_id
@@ -126,16 +146,18 @@ def proxy(tmp_path, precompiled_cache, request):
         host = start_host(tmp_path / "host", shared_cache=precompiled_cache,
                           upstream=upstream.bootstrap, upstream_settings=settings)
     except BaseException:
-        upstream.stop()
+        if not shared:
+            upstream.stop()
         raise
     yield Proxy(upstream, host)
     host.stop()
-    upstream.stop()
+    if not shared:
+        upstream.stop()
 
 
 @pytest.fixture
 def proxy_consumers(proxy, request):
-    """Consumers of the proxy-mode host (bootstrapping from it, never from noida)."""
+    """Consumers of the proxy-mode host (bootstrapping from it, never from the upstream)."""
     yield from _consumers(proxy.host, request, proxy.upstream)
 
 

@@ -1,16 +1,17 @@
-"""Issue 15: three host nodes on loopback in front of one noida-db, as one cluster of hosts
+"""Issue 15: three host nodes on loopback in front of one Apache Kafka, as one cluster of hosts
 (`[cluster] name`). The nodes split the 50 shards through the upstream's own consumer group;
 a group is coordinated by the node holding its shard, whichever node its consumers bootstrap
-from (FindCoordinator names the owner). One node is killed with SIGKILL: noida-db never evicts
-the dead member by itself, so the survivors find its endpoint dead, rebalance the node group
-without it, and its groups re-form on them, with no partition owned by two consumers at any
-moment (the confluent-kafka members' callbacks) and the offsets committed before the kill
-still upstream. The node started again takes shards again.
+from (FindCoordinator names the owner). One node is killed with SIGKILL: Kafka evicts its
+member of the node group at its session timeout, and the survivors' own probe of its endpoint
+would remove it at about the same time (that probe is for upstreams that never evict, as
+noida-db, `UPSTREAM=noida`); the node group rebalances without it, and its groups re-form on
+the survivors, with no partition owned by two consumers at any moment (the confluent-kafka
+members' callbacks) and the offsets committed before the kill still upstream. The node started
+again takes shards again.
 
-Timings are the shortest noida-db accepts (session 6 s, its `group.min.session.timeout.ms`),
-so the takeover is about: the survivors' probe finds the endpoint dead for a session timeout
-(6 s) and removes its member from the node group (LeaveGroup on its behalf), the node group
-rebalances at once, and a gained shard waits one lease (4.5 s) before it is served.
+Timings are the shortest Kafka accepts (session 6 s, its `group.min.session.timeout.ms`), so
+the takeover is about: a session timeout (6 s) until the node group rebalances, and a gained
+shard waits one lease (4.5 s) before it is served.
 """
 
 import json
@@ -26,6 +27,7 @@ from harness.expect import (all_partitions, check_group, range_assign, roundrobi
                             wait_for_assignment)
 from harness.host import start_host
 from harness.ownership import ownership
+from conftest import upstream_kind
 from harness.upstream import start_upstream
 from harness.wait import wait_until
 
@@ -61,9 +63,10 @@ def shard_of(group):
 
 
 class Cluster:
-    def __init__(self, upstream, nodes):
+    def __init__(self, upstream, nodes, name):
         self.upstream = upstream
         self.nodes = nodes
+        self.name = name
 
     def held(self, node):
         """The shards `node` serves now (held, past the wait a gained shard has, leased); none
@@ -95,8 +98,12 @@ class Cluster:
 
 
 @pytest.fixture
-def cluster(tmp_path, precompiled_cache):
-    upstream = start_upstream(tmp_path / "upstream")
+def cluster(tmp_path, precompiled_cache, request):
+    # In the worker's shared Kafka, a cluster name of the test's own.
+    shared = upstream_kind() == "kafka"
+    upstream = (request.getfixturevalue("kafka") if shared
+                else start_upstream(tmp_path / "upstream"))
+    settings = {**CLUSTER, "name": unique("clients")}
     nodes = []
     try:
         for i in range(3):
@@ -109,12 +116,13 @@ def cluster(tmp_path, precompiled_cache):
                                     coordinator={"initial_rebalance_delay_ms": 3000},
                                     upstream=upstream.bootstrap,
                                     upstream_settings={"metadata_refresh": "1s"},
-                                    cluster_settings=CLUSTER))
-        yield Cluster(upstream, nodes)
+                                    cluster_settings=settings))
+        yield Cluster(upstream, nodes, settings["name"])
     finally:
         for node in nodes:
             node.stop()
-        upstream.stop()
+        if not shared:
+            upstream.stop()
 
 
 def groups_on_each(cluster, prefix, per_node):
@@ -303,9 +311,10 @@ def test_a_module_and_group_settings_set_on_one_node_apply_on_the_others(cluster
         with urllib.request.urlopen(f"{node.admin_url}/metrics", timeout=10) as r:
             text = r.read().decode()
         serving = len(node.cluster()["serving"])
-        wanted = [f'assignor_host_cluster_shards_serving{{cluster="clients"}} {serving}',
-                  'assignor_host_cluster_leased{cluster="clients"} 1',
-                  'assignor_host_cluster_nodes{cluster="clients"} 3']
+        label = f'{{cluster="{cluster.name}"}}'
+        wanted = [f'assignor_host_cluster_shards_serving{label} {serving}',
+                  f'assignor_host_cluster_leased{label} 1',
+                  f'assignor_host_cluster_nodes{label} 3']
         return all(w in text for w in wanted), text
     for node in nodes:
         wait_until(lambda: metrics_agree(node), "metrics agreeing with /v1/cluster",

@@ -1,11 +1,12 @@
 """Issue 11, item 6: KIP-848's consumer protocol in proxy mode. confluent-kafka consumers with
-`group.protocol=consumer` bootstrap from a host in front of noida-db: the host coordinates the
+`group.protocol=consumer` bootstrap from a host in front of Kafka: the host coordinates the
 group (ConsumerGroupHeartbeat is its own, the module named in `group.remote.assignor`
-assigns), the records come from noida through the host, and the offsets land on noida.
+assigns), the records come from Kafka through the host, and the offsets land on Kafka.
 
-noida-db's Metadata carries zero topic ids, and assignments name topics by id: the host's
-Metadata answers carry its catalog's ids, by-id lookups go up by name, and Fetch stays below
-v13 (topic ids), so the client's ids are the coordinator's (kafka/proxy/rewrite.rs)."""
+Assignments name topics by id, and the host's Metadata answers carry its catalog's ids (not
+Kafka's own: noida-db, the first upstream, had none), by-id lookups go up by name, and Fetch
+stays below v13 (topic ids), so the client's ids are the coordinator's
+(kafka/proxy/rewrite.rs)."""
 
 from conftest import unique
 from harness.expect import range_assign
@@ -14,7 +15,7 @@ from harness.wait import wait_until
 from test_consumer_protocol import assert_never_two_owners, covered_once, holds
 
 
-def test_consumer_protocol_members_read_every_record_once_and_commit_on_noida(
+def test_consumer_protocol_members_read_every_record_once_and_commit_upstream(
         proxy, proxy_consumers):
     host, upstream = proxy.host, proxy.upstream
     group = unique("kip848-proxy")
@@ -43,7 +44,7 @@ def test_consumer_protocol_members_read_every_record_once_and_commit_on_noida(
         assert sorted(mine) == sorted(tuple(tp) for tp in expected[m.member_id]), (m.name, mine)
         committed.update(mine)
     assert committed == upstream.end_offsets(partitions)
-    assert upstream.committed(group, partitions) == committed, "the commits are noida's own"
+    assert upstream.committed(group, partitions) == committed, "the commits are Kafka's own"
 
     # One member leaves: the other two take its partitions, never one partition twice.
     members[0].close()

@@ -2,7 +2,7 @@
 arriving, and the host itself restarted (SIGTERM, same config and data dir). In both, every
 record acknowledged to the producer is read, and the only records read twice are the ones
 read after the last commit of their partition: the consumers resume from the offsets they
-committed through the host, which the host kept upstream (read back from noida directly).
+committed through the host, which the host kept upstream (read back from Kafka directly).
 
 The members are the three Python clients, which commit the records they read when their
 partitions are revoked (`commit_on_revoke`, the at-least-once pattern): so a rebalance
@@ -51,7 +51,7 @@ def test_a_killed_members_partitions_continue_from_its_last_commit(proxy, proxy_
         commits = {m.name: m.commit_consumed() for m in members}
         last_commit = commits[victim.name]
         assert sorted(last_commit) == sorted(mine), commits
-        # The host committed them upstream, as they were: noida's own coordinator says so.
+        # The host committed them upstream, as they were: Kafka's own coordinator says so.
         assert upstream.committed(group, mine) == last_commit
 
         # The victim reads on past its commit (its uncommitted tail), then dies: no
@@ -119,7 +119,7 @@ def commit_all(members):
 def test_a_restarted_host_keeps_its_groups_reading_where_they_were(proxy, proxy_consumers):
     """The consumers live through the restart: the host restores the Stable group from its
     data dir, nobody rejoins, nothing is read twice, and the offsets committed before the
-    restart are still what noida holds."""
+    restart are still what Kafka holds."""
     host, upstream = proxy.host, proxy.upstream
     group = unique("restart-live")
     topic = f"{group}-t"

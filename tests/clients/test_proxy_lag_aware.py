@@ -1,5 +1,5 @@
-"""Issue 13: `lag-aware` in proxy mode, where the lag is real: end offsets are noida's, the
-committed offsets the group's own on noida. A topic of 6 partitions gets skewed traffic on
+"""Issue 13: `lag-aware` in proxy mode, where the lag is real: end offsets are Kafka's, the
+committed offsets the group's own on Kafka. A topic of 6 partitions gets skewed traffic on
 purpose (400, 200, 100, 50, 25 and 25 records), a first consumer commits offset 0 on every
 partition and leaves, and three confluent-kafka consumers (proposing `range`, as librdkafka
 can) join. With the operator's `lag-aware` for the group, each member's total lag is within
@@ -50,7 +50,7 @@ def test_lag_aware_balances_real_lag_that_range_does_not(proxy, proxy_consumers)
     wait_until(lambda: (upstream.end_offsets(partitions)
                         == {(topic, p): n for p, n in enumerate(COUNTS)},
                         upstream.end_offsets(partitions)),
-               f"{topic}: skewed records on noida", timeout_s=30)
+               f"{topic}: skewed records on Kafka", timeout_s=30)
 
     balanced = unique("lag-aware")
     commit_zero_and_leave(proxy_consumers, balanced, topic)
@@ -60,7 +60,7 @@ def test_lag_aware_balances_real_lag_that_range_does_not(proxy, proxy_consumers)
     lags = lag_per_member(host, proxy_consumers, balanced, topic)
     detail = host.group_detail(balanced)
     assert detail["strategy"] == "lag-aware", detail
-    # The lag the host knows for the group: noida's end offsets, the group's commits.
+    # The lag the host knows for the group: Kafka's end offsets, the group's commits.
     seen = {(o["topic"], o["partition"]): (o["committed"], o["end"]) for o in detail["offsets"]}
     assert seen == {(topic, p): (0, n) for p, n in enumerate(COUNTS)}, detail
 

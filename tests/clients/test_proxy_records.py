@@ -1,6 +1,6 @@
-"""Issue 10: proxy mode with real records. Each test runs its own noida-db and a host in front
-of it (`serve --upstream`, conftest.py `proxy`); producers and consumers bootstrap from the
-host only, and the suite checks the records and offsets against noida directly
+"""Issue 10: proxy mode with real records. Each test runs a host of its own in front of Kafka
+(`serve --upstream`, conftest.py `proxy`); producers and consumers bootstrap from the
+host only, and the suite checks the records and offsets against Kafka directly
 (harness/upstream.py), bypassing the host.
 
 In steady state (the group formed, then the records produced, no rebalance while they are
@@ -30,8 +30,8 @@ def assignments_of(agents):
 
 
 def wait_caught_up(upstream, agents, partition_counts):
-    """Waits until the agents' reads reach noida's end offset on every partition, read
-    straight from noida."""
+    """Waits until the agents' reads reach Kafka's end offset on every partition, read
+    straight from Kafka."""
     partitions = [(t, p) for t, n in partition_counts.items() for p in range(n)]
 
     def check():
@@ -44,7 +44,7 @@ def wait_caught_up(upstream, agents, partition_counts):
                   if last.get(tp, -1) + 1 != end}
         return not behind, f"(read up to, end) where behind: {behind}"
 
-    wait_until(check, "the consumers at noida's end offsets")
+    wait_until(check, "the consumers at Kafka's end offsets")
 
 
 @pytest.mark.parametrize("client", list(STRATEGY))
@@ -54,7 +54,7 @@ def test_every_record_is_read_once_by_the_member_the_strategy_names(proxy, proxy
     strategy = STRATEGY[client]
     group = unique(f"{client}-steady")
     topics = {f"{group}-a": 4, f"{group}-b": 3}
-    host.create_topics(topics)  # CreateTopics through the host, forwarded to noida
+    host.create_topics(topics)  # CreateTopics through the host, forwarded to Kafka
     members = [proxy_consumers.start(client, group, sorted(topics), [strategy], records=True)
                for _ in range(3)]
     expected = wait_for_assignment(host, group, members, strategy, topics)
@@ -69,7 +69,7 @@ def test_every_record_is_read_once_by_the_member_the_strategy_names(proxy, proxy
     check_records(records, members)  # each once, where the producer was told
     read = check_reads_follow_assignment(members, expected)
     assert assignments_of(members) == joins, "the group rebalanced while reading"
-    # noida holds exactly what was produced through the host.
+    # Kafka holds exactly what was produced through the host.
     ends = upstream.end_offsets([(t, p) for t, n in topics.items() for p in range(n)])
     per_topic = {t: sum(o for (tt, _), o in ends.items() if tt == t) for t in topics}
     assert per_topic == {f"{group}-a": 400, f"{group}-b": 150}, per_topic
@@ -82,9 +82,9 @@ COMMITTERS = [("confluent-kafka", "roundrobin"), ("kafka-python", "roundrobin"),
               ("aiokafka", "roundrobin"), ("kafkajs", "RoundRobinAssigner")]
 
 
-def test_offsets_committed_through_the_host_are_noidas_own(proxy, proxy_consumers):
-    """What the clients commit through the host is what noida's own coordinator holds for
-    the group (OffsetFetch on noida, bypassing the host), and what each client reads back
+def test_offsets_committed_through_the_host_are_the_clusters_own(proxy, proxy_consumers):
+    """What the clients commit through the host is what Kafka's own coordinator holds for
+    the group (OffsetFetch on Kafka, bypassing the host), and what each client reads back
     through the host (its committed() / kafkajs's admin fetchOffsets)."""
     host, upstream = proxy.host, proxy.upstream
     group = unique("offsets")
@@ -103,7 +103,7 @@ def test_offsets_committed_through_the_host_are_noidas_own(proxy, proxy_consumer
         mine = m.commit_consumed()
         assert sorted(mine) == sorted(tuple(tp) for tp in expected[m.member_id]), (m.name, mine)
         committed.update(mine)
-    # Every record was read, so each partition's commit is its end offset on noida.
+    # Every record was read, so each partition's commit is its end offset on Kafka.
     assert committed == upstream.end_offsets(partitions)
     assert upstream.committed(group, partitions) == committed
     for m in members:
@@ -117,18 +117,18 @@ def test_offsets_committed_through_the_host_are_noidas_own(proxy, proxy_consumer
     assert upstream.committed(group, partitions) == committed
 
     # kcat commits on its own (librdkafka's auto commit, and at close): in a group of its
-    # own, what it read is what noida holds once it has left.
+    # own, what it read is what Kafka holds once it has left.
     kgroup = unique("offsets-kcat")
     kcat = proxy_consumers.start("kcat", kgroup, sorted(topics), ["range"], records=True)
     wait_all_read([kcat], records, "kcat read every record")
     kcat.close()
     assert upstream.committed(kgroup, partitions) == upstream.end_offsets(partitions)
     print(f"\noffsets: {len(committed)} partitions committed through the host by "
-          f"{[m.client for m in members]} and kcat, each equal to noida's own")
+          f"{[m.client for m in members]} and kcat, each equal to Kafka's own")
 
 
-def test_partitions_added_on_noida_are_assigned_and_read(proxy, proxy_consumers):
-    """CreatePartitions on noida itself, not through the host: the host sees the new count
+def test_partitions_added_on_the_cluster_are_assigned_and_read(proxy, proxy_consumers):
+    """CreatePartitions on Kafka itself, not through the host: the host sees the new count
     in the upstream's Metadata (read every second here, `metadata_refresh`), rebalances the
     group by itself (its history names the partition change) and the new partitions' records
     are read by the members the strategy gives them to."""
@@ -155,7 +155,7 @@ def test_partitions_added_on_noida_are_assigned_and_read(proxy, proxy_consumers)
     reasons = [h["reason"] for h in host.group_detail(group)["history"]]
     assert any("partition count" in r and topic in r for r in reasons), reasons
 
-    # Records for every partition, the new ones written straight to noida and through the
+    # Records for every partition, the new ones written straight to Kafka and through the
     # host alike.
     new = produce(upstream.bootstrap, topic, keys(f"{group}-2", 60), partitions=5)
     new += produce(host.bootstrap, topic, keys(f"{group}-3", 60), partitions=5)
@@ -167,7 +167,7 @@ def test_partitions_added_on_noida_are_assigned_and_read(proxy, proxy_consumers)
         mine = {tuple(tp) for tp in after[m.member_id]}
         late = {(t, p) for t, p, _, k, _ in m.records() if k in {r.key for r in new}}
         assert late <= mine, f"{m.name} read {sorted(late - mine)}, assigned {sorted(mine)}"
-    print(f"\ngrow: 2 -> 5 partitions on noida; rebalanced by the host ({reasons[-1]!r}); "
+    print(f"\ngrow: 2 -> 5 partitions on Kafka; rebalanced by the host ({reasons[-1]!r}); "
           f"{len(new)} records of the grown topic read once each")
 
 
@@ -242,7 +242,7 @@ def test_a_mixed_group_of_all_five_clients_reads_every_record_once(proxy, proxy_
 
 def test_group_describe_shows_each_partitions_lag_read_upstream(proxy, proxy_consumers):
     """Per partition, as `kafka-consumer-groups --describe` shows it: the offset committed
-    through the host, noida's end offset, their difference; in the admin API and the CLI."""
+    through the host, Kafka's end offset, their difference; in the admin API and the CLI."""
     host, upstream = proxy.host, proxy.upstream
     group = unique("lag")
     topic = f"{group}-t"
@@ -284,17 +284,17 @@ def cli(host, *args):
 
 def test_topic_commands_act_on_the_cluster(proxy):
     """`assignor-host topic create / add-partitions` in proxy mode create and grow the topic
-    on the cluster (read back from noida's own Metadata) and the host serves it at once;
+    on the cluster (read back from Kafka's own Metadata) and the host serves it at once;
     `topic rm` is refused: the cluster's topics are deleted on the cluster."""
     host, upstream = proxy.host, proxy.upstream
     topic = unique("cli-topic")
     status, out = cli(host, "topic", "create", topic, "--partitions", "4")
     assert status == 0, out
-    assert upstream.partition_counts().get(topic) == 4, "not created on noida"
+    assert upstream.partition_counts().get(topic) == 4, "not created on Kafka"
     status, out = cli(host, "topic", "ls")
     assert status == 0 and any(line.split()[:2] == [topic, "4"] for line in out.splitlines()), out
     status, out = cli(host, "topic", "create", topic, "--partitions", "2")
-    assert status != 0 and "exists" in out.lower(), out  # noida's TOPIC_ALREADY_EXISTS
+    assert status != 0 and "exists" in out.lower(), out  # Kafka's TOPIC_ALREADY_EXISTS
 
     status, out = cli(host, "topic", "add-partitions", topic, "--count", "6")
     assert status == 0, out
@@ -303,4 +303,4 @@ def test_topic_commands_act_on_the_cluster(proxy):
     assert any(line.split()[:2] == [topic, "6"] for line in out.splitlines()), out
     status, out = cli(host, "topic", "rm", topic)
     assert status != 0 and "cluster" in out, out
-    assert upstream.partition_counts().get(topic) == 6, "the topic went from noida"
+    assert upstream.partition_counts().get(topic) == 6, "the topic went from Kafka"

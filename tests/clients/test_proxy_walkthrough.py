@@ -8,19 +8,19 @@ the shell blocks (`upload`, `consumers`, `produce`, `lag`) one after the other i
 terminal 2, and `file payments.py` written where terminal 2 is. It then checks what the README
 says the user sees: the module assigns at once (`alice assigned payments [0, 2]`, `bob
 assigned payments [1, 3]`), the consumers read the 1000 payments between them, the topic and
-the records are on the cluster (read from noida directly), and `group describe payments` has a
+the records are on the cluster (read from Kafka directly), and `group describe payments` has a
 TOPIC PARTITION MEMBER COMMITTED END LAG table whose LAG adds up to 200.
 
 Substitutions, each one checked so that a README edit that makes one stale fails here:
 
-(a) The upstream. The `upstream` block must read exactly `UPSTREAM` below. Its `cargo install`
-    line is the one tests/run runs to install noida-db into target/tools/bin (checked in
-    tests/run), so the test uses that binary (`NOIDA_DB`) and does not install; its
-    `noida-db start` line runs as the suite's noida (harness/upstream.py: the same options,
-    a free port instead of 19092, a temporary data dir instead of `$(mktemp -d)`).
+(a) The upstream. The `upstream` block must read exactly `UPSTREAM` below; it runs as the
+    suite's Kafka harness runs it (harness/kafka.py: the same `kafka-cluster` binary, built by
+    tests/clients/run where the README's `cargo run` builds it, with the same one node, in a
+    temporary folder as `$(mktemp -d)`, on free ports instead of 19092-19094, owned by the
+    test instead of the terminal). A Kafka of the test's own, as the reader's is.
 (b) The host. The `host` block must read exactly `HOST`; it runs as the suite's proxy-mode
     host (harness/host.py): the debug binary `tests/clients/run` builds, `serve --config FILE
-    --upstream <noida's address>`, free ports for Kafka, the admin API and the broker
+    --upstream <Kafka's address>`, free ports for Kafka, the admin API and the broker
     (`broker_ports_from = 0`, where the README's default is 9094), a temporary data dir,
     `initial_rebalance_delay_ms = 0`. Terminal 2 reaches its admin API through the CLI's
     `ASSIGNOR_HOST_ADMIN`, as test_walkthrough.py's (a).
@@ -43,7 +43,7 @@ import re
 import pytest
 
 from harness.host import BINARY, ROOT, lag_table, start_host
-from harness.upstream import start_noida
+from harness.kafka import Kafka
 from harness.wait import wait_until
 from harness.walkthrough import (FILE_KINDS, Terminal, block, outside_repository, parse_blocks,
                                  says, terminal_env)
@@ -51,10 +51,8 @@ from test_walkthrough import BLOCK_TIMEOUT_S as CRATE_TIMEOUT_S
 from test_walkthrough import README, SHARED_CRATE_TARGET, cli_json, parse_walkthrough
 
 PREFIX = "proxy-walkthrough"
-INSTALL = "cargo install noida-db --version 0.2.3 --no-default-features --features kafka --locked"
-UPSTREAM = (INSTALL + "\n"
-            'noida-db start --only kafka --host 127.0.0.1 --kafka-port 19092 '
-            '--data-dir "$(mktemp -d)"\n')
+UPSTREAM = ('cargo run -p kafka-harness -- run --dir "$(mktemp -d)" '
+            '--ports 19092,19093,19094\n')
 HOST = "cargo run --release -p assignor-host -- serve --upstream 127.0.0.1:19092\n"
 BOOTSTRAP = "127.0.0.1:9092"
 GROUP, TOPIC, STRATEGY = "payments", "payments", "my-strategy"
@@ -105,7 +103,7 @@ def substitute(text, host, where, needed=True):
 
 @pytest.fixture
 def upstream(tmp_path):
-    u = start_noida(tmp_path / "noida")  # (a)
+    u = Kafka(tmp_path / "kafka", nodes=1).start()  # (a)
     yield u
     u.stop()
 
@@ -167,11 +165,9 @@ def make_the_walkthroughs_crate(terminal):
 def test_readme_proxy_walkthrough(upstream, proxy_host, terminal):
     host = proxy_host
     blocks = parse_proxy_walkthrough(README.read_text())
-    # (a), (b): the suite's noida and host stand for terminals 1 and 3.
+    # (a), (b): the suite's Kafka and host stand for terminals 1 and 3.
     assert block(blocks, "upstream").text == UPSTREAM, \
         f"the upstream block changed; the test runs {upstream.bootstrap} in its place"
-    assert INSTALL in (ROOT / "tests" / "run").read_text(), \
-        "tests/run no longer installs noida-db with the README's command"
     assert block(blocks, "host").text == HOST, "the host block changed"
 
     cwd = make_the_walkthroughs_crate(terminal)  # (d)
@@ -214,7 +210,7 @@ def test_readme_proxy_walkthrough(upstream, proxy_host, terminal):
             at_stop = upstream.end_offsets(ends)
             assert sum(at_stop.values()) == PRODUCED, at_stop
             assert upstream.committed(GROUP, ends) == at_stop, \
-                "the consumers' commits are not noida's"
+                "the consumers' commits are not Kafka's"
         elif b.kind == "lag":
             assert "adds up to 200" in " ".join(b.prose_after.split())
             now = upstream.end_offsets(ends)

@@ -1,4 +1,4 @@
-//! The module log against a real noida-db, with one registry per "node" (no Kafka listener: the
+//! The module log against Apache Kafka (tests/kafka), with one registry per "node" (no Kafka listener: the
 //! log is all they share): a change on either node is applied on both with the same numbers,
 //! a node started later has every version when its start returns, the first record of a
 //! number wins everywhere, a refused upload writes nothing, and a log that cannot be written
@@ -19,9 +19,12 @@ use crate::registry::{
 };
 use crate::sandbox::{PoolConfig, Sandbox, SandboxLimits};
 use crate::upstream::UpstreamConfig;
-use crate::upstream::client::tests::support::{self, Noida};
+use crate::upstream::client::tests::support::{self, Kafka, unique};
 
-const TOPIC: &str = "__assignor_host.test.modules";
+/// A module log topic of the test's own in the shared cluster.
+fn topic() -> String {
+    format!("__assignor_host.{}.modules", unique("test"))
+}
 
 fn sandbox() -> Sandbox {
     static SANDBOX: OnceLock<Sandbox> = OnceLock::new();
@@ -46,8 +49,8 @@ fn wasm(builtin: &str) -> Vec<u8> {
         .into_owned()
 }
 
-/// A registry with only the `range` built-in, and its log.
-async fn node(noida: &Noida) -> (Arc<Registry>, ModuleLog) {
+/// A registry with only the `range` built-in, and its log in `topic`.
+async fn node(kafka: &Kafka, topic: &str) -> (Arc<Registry>, ModuleLog) {
     let config = RegistryConfig {
         builtins: BuiltinSource::embedded()
             .into_iter()
@@ -72,15 +75,15 @@ async fn node(noida: &Noida) -> (Arc<Registry>, ModuleLog) {
     )
     .unwrap();
     let upstream = UpstreamConfig {
-        bootstrap: vec![noida.bootstrap()],
+        bootstrap: vec![kafka.bootstrap()],
         request_timeout: Duration::from_secs(3),
         ..UpstreamConfig::default()
     };
     let log = ModuleLog::start(
-        TOPIC.into(),
+        topic.into(),
         -1,
         &upstream,
-        &noida.client(),
+        &kafka.client(),
         registry.clone(),
         driver,
     )
@@ -130,9 +133,9 @@ fn inactive() -> UploadOptions {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_change_on_either_node_is_applied_on_both_with_the_same_numbers() {
     let _instances = support::instances().await;
-    let noida = Noida::start();
-    let (a, log_a) = node(&noida).await;
-    let (b, log_b) = node(&noida).await;
+    let (kafka, topic) = (Kafka::shared().await, topic());
+    let (a, log_a) = node(&kafka, &topic).await;
+    let (b, log_b) = node(&kafka, &topic).await;
     let (range, roundrobin) = (wasm("range"), wasm("roundrobin"));
 
     let first = log_a
@@ -225,7 +228,7 @@ async fn every_change_on_either_node_is_applied_on_both_with_the_same_numbers() 
         .upload("late".into(), range.clone(), UploadOptions::default())
         .await
         .unwrap();
-    let (c, log_c) = node(&noida).await;
+    let (c, log_c) = node(&kafka, &topic).await;
     assert_eq!(
         seen(&c),
         seen(&a),
@@ -246,12 +249,12 @@ async fn every_change_on_either_node_is_applied_on_both_with_the_same_numbers() 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_first_record_of_a_version_number_wins_on_every_node() {
     let _instances = support::instances().await;
-    let noida = Noida::start();
-    let (a, log_a) = node(&noida).await;
+    let (kafka, topic) = (Kafka::shared().await, topic());
+    let (a, log_a) = node(&kafka, &topic).await;
     let (range, roundrobin) = (wasm("range"), wasm("roundrobin"));
     // Two nodes' records of version 1 with different bytes, as a race would leave them.
     let producer: FutureProducer = ClientConfig::new()
-        .set("bootstrap.servers", noida.bootstrap())
+        .set("bootstrap.servers", kafka.bootstrap())
         .set("message.max.bytes", (8 << 20).to_string())
         .create()
         .unwrap();
@@ -264,13 +267,13 @@ async fn the_first_record_of_a_version_number_wins_on_every_node() {
             uploaded_ms: 0,
         }
         .encode();
-        let record = FutureRecord::to(TOPIC)
+        let record = FutureRecord::to(&topic)
             .key(&key)
             .payload(value.as_deref().unwrap())
             .partition(0);
         producer.send(record, Duration::from_secs(5)).await.unwrap();
     }
-    let (b, _log_b) = node(&noida).await;
+    let (b, _log_b) = node(&kafka, &topic).await;
     let state = converged(&a, &b).await;
     let raced = state.iter().find(|m| m.0 == "raced").unwrap();
     assert_eq!(
@@ -290,8 +293,9 @@ async fn the_first_record_of_a_version_number_wins_on_every_node() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refused_upload_writes_nothing_and_a_dead_log_is_a_clear_error() {
     let _instances = support::instances().await;
-    let noida = Noida::start();
-    let (a, log_a) = node(&noida).await;
+    // A cluster of the test's own: it is stopped half-way.
+    let (kafka, topic) = (Kafka::own().await, topic());
+    let (a, log_a) = node(&kafka, &topic).await;
     let refused = log_a
         .upload(
             "broken".into(),
@@ -310,7 +314,7 @@ async fn a_refused_upload_writes_nothing_and_a_dead_log_is_a_clear_error() {
     );
     assert!(a.versions("broken").is_err());
 
-    drop(noida);
+    drop(kafka);
     let error = log_a
         .upload("spread".into(), wasm("range"), UploadOptions::default())
         .await

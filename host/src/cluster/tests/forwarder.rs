@@ -1,7 +1,7 @@
-//! A Kafka-aware TCP forwarder between one host node and noida-db, to cut that node alone off
+//! A Kafka-aware TCP forwarder between one host node and the upstream, to cut that node alone off
 //! the upstream while the upstream and the other nodes live on. It names itself in every
 //! answer that names a broker (Metadata, FindCoordinator, DescribeCluster), so librdkafka
-//! sends all of the node's upstream traffic through it, not to the address noida-db
+//! sends all of the node's upstream traffic through it, not to the address the broker
 //! advertises; `cut` then drops every connection and refuses new ones, as a stopped proxy or
 //! a firewall rule would.
 

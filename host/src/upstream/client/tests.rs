@@ -1,5 +1,5 @@
-//! The client against a real noida-db (one per test, fresh data dir). Needs the `noida-db`
-//! binary: `$NOIDA_DB` or on `PATH` (`support.rs` says how to install it).
+//! The client against Apache Kafka 4.4 (tests/kafka): the process's shared cluster, each test
+//! with topic and group names of its own.
 
 mod calls;
 mod offsets;
@@ -7,7 +7,7 @@ pub(crate) mod support;
 
 use super::{CommittedOffset, PartitionError, UpstreamClient};
 use crate::coordinator::OffsetRecord;
-use support::Noida;
+use support::{Kafka, unique};
 
 pub(super) fn record(
     topic: &str,
@@ -57,16 +57,28 @@ pub(super) fn parts(topic: &str, partitions: &[i32]) -> Vec<(String, Vec<i32>)> 
     vec![(topic.to_owned(), partitions.to_vec())]
 }
 
-/// A noida with topic `t` of `partitions` partitions, and a client of it.
-pub(super) async fn cluster(partitions: i32) -> (Noida, UpstreamClient) {
-    let noida = Noida::start();
-    let client = noida.client();
+/// The test's names in the shared cluster: a topic, made with the partitions asked for, and
+/// a group.
+pub(super) struct Names {
+    pub t: String,
+    pub g: String,
+}
+
+/// The shared Kafka with a new topic of `partitions` partitions, a client of it, and the
+/// test's names.
+pub(super) async fn cluster(partitions: i32) -> (Kafka, UpstreamClient, Names) {
+    let kafka = Kafka::shared().await;
+    let client = kafka.client();
+    let names = Names {
+        t: unique("t"),
+        g: unique("g"),
+    };
     assert_eq!(
         client
-            .create_topic("t", partitions, 1)
+            .create_topic(&names.t, partitions, 1)
             .await
-            .expect("create t"),
+            .expect("create the topic"),
         0
     );
-    (noida, client)
+    (kafka, client, names)
 }

@@ -5,7 +5,8 @@ use std::time::{Duration, Instant};
 use kafka_protocol::ResponseError;
 
 use super::support::{
-    Noida, client_threads, client_threads_once_exited, free_port, instances, instances_alone,
+    Kafka, client_threads, client_threads_once_exited, free_port, instances, instances_alone,
+    unique,
 };
 use super::{cluster, parts, record};
 use crate::upstream::client::{ClientError, ClientSettings, EndOffset, UpstreamClient};
@@ -13,16 +14,18 @@ use crate::upstream::client::{ClientError, ClientSettings, EndOffset, UpstreamCl
 #[tokio::test]
 async fn end_offsets_are_the_number_of_records_produced_to_each_partition() {
     let _shared = instances().await;
-    let (noida, client) = cluster(3).await;
-    noida.produce("t", &[5, 0, 3]);
-    let asked: Vec<(String, i32)> = (0..3).map(|p| ("t".to_owned(), p)).collect();
+    let (kafka, client, n) = cluster(3).await;
+    kafka.produce(&n.t, &[5, 0, 3]);
+    let asked: Vec<(String, i32)> = (0..3).map(|p| (n.t.clone(), p)).collect();
     let mut ends = client.end_offsets(&asked).await.expect("end offsets");
     ends.sort_by_key(|e| e.partition);
+    // Kafka answers with the partition's leader epoch, 0 for a new topic (noida-db 0.2.3 sent
+    // -1, "none").
     let end = |partition, offset| EndOffset {
-        topic: "t".into(),
+        topic: n.t.clone(),
         partition,
         offset,
-        leader_epoch: -1,
+        leader_epoch: 0,
         error: 0,
     };
     assert_eq!(ends, [end(0, 5), end(1, 0), end(2, 3)]);
@@ -31,32 +34,27 @@ async fn end_offsets_are_the_number_of_records_produced_to_each_partition() {
 #[tokio::test]
 async fn create_topic_and_create_partitions_change_the_metadata_and_report_kafka_codes() {
     let _shared = instances().await;
-    let noida = Noida::start();
-    let client = noida.client();
-    assert_eq!(
-        client.create_topic("orders", 3, 1).await.expect("create"),
-        0
-    );
-    assert_eq!(noida.partition_count("orders"), Some(3));
+    let kafka = Kafka::shared().await;
+    let client = kafka.client();
+    let (orders, nope) = (unique("orders"), unique("nope"));
+    assert_eq!(client.create_topic(&orders, 3, 1).await.expect("create"), 0);
+    assert_eq!(kafka.partition_count(&orders), Some(3));
     let exists = ResponseError::TopicAlreadyExists.code();
     assert_eq!(exists, 36);
     assert_eq!(
         client
-            .create_topic("orders", 3, 1)
+            .create_topic(&orders, 3, 1)
             .await
             .expect("create again"),
         exists
     );
 
-    assert_eq!(
-        client.create_partitions("orders", 5).await.expect("grow"),
-        0
-    );
-    assert_eq!(noida.partition_count("orders"), Some(5));
+    assert_eq!(client.create_partitions(&orders, 5).await.expect("grow"), 0);
+    assert_eq!(kafka.partition_count(&orders), Some(5));
     let no_increase = ResponseError::InvalidPartitions.code();
     assert_eq!(
         client
-            .create_partitions("orders", 5)
+            .create_partitions(&orders, 5)
             .await
             .expect("grow to the same"),
         no_increase
@@ -64,12 +62,12 @@ async fn create_topic_and_create_partitions_change_the_metadata_and_report_kafka
     let unknown = ResponseError::UnknownTopicOrPartition.code();
     assert_eq!(
         client
-            .create_partitions("nope", 2)
+            .create_partitions(&nope, 2)
             .await
             .expect("grow unknown"),
         unknown
     );
-    assert_eq!(noida.partition_count("nope"), None);
+    assert_eq!(kafka.partition_count(&nope), None);
 }
 
 #[tokio::test]
@@ -165,15 +163,21 @@ async fn with_nothing_listening_every_call_fails_within_its_timeout() {
 #[tokio::test]
 async fn the_client_runs_a_poller_and_librdkafkas_threads_and_dropping_it_ends_them_all() {
     let _alone = instances_alone().await;
-    let noida = Noida::start();
+    let kafka = Kafka::shared().await;
     assert_eq!(
         client_threads_once_exited(),
         Vec::<String>::new(),
         "another instance is alive"
     );
-    let client = noida.client();
+    let client = kafka.client();
     let clone = client.clone();
-    assert_eq!(client.create_topic("t", 1, 1).await.expect("create"), 0);
+    assert_eq!(
+        client
+            .create_topic(&unique("t"), 1, 1)
+            .await
+            .expect("create"),
+        0
+    );
     let running = client_threads();
     assert_eq!(
         running.iter().filter(|t| *t == "upstream-poller").count(),

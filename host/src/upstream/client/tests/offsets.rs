@@ -3,43 +3,36 @@
 
 use kafka_protocol::ResponseError;
 
-use super::support::instances;
+use super::support::{instances, unique};
 use super::{cluster, codes, committed, parts, record, sorted};
 
 #[tokio::test]
 async fn committed_offsets_read_back_through_the_client_and_straight_from_the_cluster() {
     let _shared = instances().await;
-    let (noida, client) = cluster(3).await;
-    let offsets = [record("t", 0, 11, 4, "m0"), record("t", 2, 13, 5, "m2")];
-    let errors = client.commit_offsets("g", &offsets).await.expect("commit");
+    let (kafka, client, n) = cluster(3).await;
+    let offsets = [record(&n.t, 0, 11, 4, "m0"), record(&n.t, 2, 13, 5, "m2")];
+    let errors = client.commit_offsets(&n.g, &offsets).await.expect("commit");
     assert_eq!(codes(&errors), [(0, 0), (2, 0)]);
 
-    // noida 0.2.3 keeps no committed leader epoch: its OffsetFetch answers -1 for every
-    // partition, also after a raw OffsetCommit v8 carrying one. librdkafka sends the epoch
-    // (OffsetCommit v6+) and reads it (OffsetFetch v5+), so the client reads what the cluster
-    // keeps: here -1, against Kafka the epochs committed.
-    let raw = noida.raw_offsets("g", "t", &[0, 2]);
-    let kept_epochs: Vec<i32> = raw.iter().map(|p| p.2).collect();
+    // Kafka keeps the committed leader epochs (librdkafka sends them from OffsetCommit v6 and
+    // reads them from OffsetFetch v5). (noida-db 0.2.3 kept none: -1 for every partition.)
+    let raw = kafka.raw_offsets(&n.g, &n.t, &[0, 2]);
     assert_eq!(
         raw,
         [
-            (0, 11, kept_epochs[0], Some("m0".to_owned()), 0),
-            (2, 13, kept_epochs[1], Some("m2".to_owned()), 0)
+            (0, 11, 4, Some("m0".to_owned()), 0),
+            (2, 13, 5, Some("m2".to_owned()), 0)
         ]
     );
-    assert!(
-        kept_epochs == [4, 5] || kept_epochs == [-1, -1],
-        "{kept_epochs:?}"
-    );
     let read = client
-        .fetch_offsets("g", Some(&parts("t", &[0, 2])))
+        .fetch_offsets(&n.g, Some(&parts(&n.t, &[0, 2])))
         .await
         .expect("fetch");
     assert_eq!(
         sorted(read),
         [
-            committed("t", 0, 11, kept_epochs[0], Some("m0")),
-            committed("t", 2, 13, kept_epochs[1], Some("m2"))
+            committed(&n.t, 0, 11, 4, Some("m0")),
+            committed(&n.t, 2, 13, 5, Some("m2"))
         ]
     );
 }
@@ -47,18 +40,18 @@ async fn committed_offsets_read_back_through_the_client_and_straight_from_the_cl
 #[tokio::test]
 async fn fetching_all_lists_every_committed_partition_and_an_uncommitted_one_reads_minus_one() {
     let _shared = instances().await;
-    let (_noida, client) = cluster(4).await;
+    let (_kafka, client, n) = cluster(4).await;
     let offsets = [
-        record("t", 0, 5, -1, ""),
-        record("t", 1, 6, -1, "x"),
-        record("t", 3, 8, -1, "y"),
+        record(&n.t, 0, 5, -1, ""),
+        record(&n.t, 1, 6, -1, "x"),
+        record(&n.t, 3, 8, -1, "y"),
     ];
     assert_eq!(
-        codes(&client.commit_offsets("g", &offsets).await.expect("commit")),
+        codes(&client.commit_offsets(&n.g, &offsets).await.expect("commit")),
         [(0, 0), (1, 0), (3, 0)]
     );
 
-    let all = sorted(client.fetch_offsets("g", None).await.expect("fetch all"));
+    let all = sorted(client.fetch_offsets(&n.g, None).await.expect("fetch all"));
     let found: Vec<_> = all
         .iter()
         .map(|c| (c.partition, c.offset, c.error))
@@ -67,7 +60,7 @@ async fn fetching_all_lists_every_committed_partition_and_an_uncommitted_one_rea
 
     let asked = sorted(
         client
-            .fetch_offsets("g", Some(&parts("t", &[1, 2])))
+            .fetch_offsets(&n.g, Some(&parts(&n.t, &[1, 2])))
             .await
             .expect("fetch"),
     );
@@ -78,7 +71,7 @@ async fn fetching_all_lists_every_committed_partition_and_an_uncommitted_one_rea
     assert_eq!(found, [(1, 6, 0), (2, -1, 0)]);
     assert_eq!(
         client
-            .fetch_offsets("nobody", None)
+            .fetch_offsets(&unique("nobody"), None)
             .await
             .expect("unknown group"),
         []
@@ -89,23 +82,23 @@ async fn fetching_all_lists_every_committed_partition_and_an_uncommitted_one_rea
 async fn a_member_joined_on_the_cluster_directly_makes_every_partition_unknown_member_and_nothing_changes()
  {
     let _shared = instances().await;
-    let (noida, client) = cluster(2).await;
-    let before = [record("t", 0, 100, -1, "a"), record("t", 1, 200, -1, "b")];
+    let (kafka, client, n) = cluster(2).await;
+    let before = [record(&n.t, 0, 100, -1, "a"), record(&n.t, 1, 200, -1, "b")];
     assert_eq!(
-        codes(&client.commit_offsets("g", &before).await.expect("commit")),
+        codes(&client.commit_offsets(&n.g, &before).await.expect("commit")),
         [(0, 0), (1, 0)]
     );
 
-    let member = noida.member("g", "t");
-    let overwrite = [record("t", 0, 1, -1, "c"), record("t", 1, 2, -1, "d")];
+    let member = kafka.member(&n.g, &n.t);
+    let overwrite = [record(&n.t, 0, 1, -1, "c"), record(&n.t, 1, 2, -1, "d")];
     let errors = client
-        .commit_offsets("g", &overwrite)
+        .commit_offsets(&n.g, &overwrite)
         .await
         .expect("commit while a member is in");
     let unknown_member = ResponseError::UnknownMemberId.code();
     assert_eq!(unknown_member, 25);
     assert_eq!(codes(&errors), [(0, unknown_member), (1, unknown_member)]);
-    let raw = noida.raw_offsets("g", "t", &[0, 1]);
+    let raw = kafka.raw_offsets(&n.g, &n.t, &[0, 1]);
     assert_eq!(
         raw.iter().map(|p| p.1).collect::<Vec<_>>(),
         [100, 200],
@@ -114,13 +107,13 @@ async fn a_member_joined_on_the_cluster_directly_makes_every_partition_unknown_m
 
     drop(member);
     let errors = client
-        .commit_offsets("g", &overwrite)
+        .commit_offsets(&n.g, &overwrite)
         .await
         .expect("commit once the member left");
     assert_eq!(codes(&errors), [(0, 0), (1, 0)]);
     assert_eq!(
-        noida
-            .raw_offsets("g", "t", &[0, 1])
+        kafka
+            .raw_offsets(&n.g, &n.t, &[0, 1])
             .iter()
             .map(|p| p.1)
             .collect::<Vec<_>>(),
@@ -131,13 +124,14 @@ async fn a_member_joined_on_the_cluster_directly_makes_every_partition_unknown_m
 #[tokio::test]
 async fn delete_group_removes_its_offsets_and_delete_offsets_only_the_named_partitions() {
     let _shared = instances().await;
-    let (noida, client) = cluster(3).await;
+    let (kafka, client, n) = cluster(3).await;
     let offsets = [
-        record("t", 0, 1, -1, ""),
-        record("t", 1, 2, -1, ""),
-        record("t", 2, 3, -1, ""),
+        record(&n.t, 0, 1, -1, ""),
+        record(&n.t, 1, 2, -1, ""),
+        record(&n.t, 2, 3, -1, ""),
     ];
-    for group in ["g1", "g2"] {
+    let (g1, g2) = (unique("g1"), unique("g2"));
+    for group in [&g1, &g2] {
         client
             .commit_offsets(group, &offsets)
             .await
@@ -145,13 +139,13 @@ async fn delete_group_removes_its_offsets_and_delete_offsets_only_the_named_part
     }
 
     let deleted = client
-        .delete_offsets("g1", &parts("t", &[1]))
+        .delete_offsets(&g1, &parts(&n.t, &[1]))
         .await
         .expect("delete offsets");
     assert_eq!(codes(&deleted), [(1, 0)]);
     let left = sorted(
         client
-            .fetch_offsets("g1", Some(&parts("t", &[0, 1, 2])))
+            .fetch_offsets(&g1, Some(&parts(&n.t, &[0, 1, 2])))
             .await
             .expect("fetch"),
     );
@@ -160,14 +154,14 @@ async fn delete_group_removes_its_offsets_and_delete_offsets_only_the_named_part
         [1, -1, 3]
     );
 
-    assert_eq!(client.delete_group("g2").await.expect("delete group"), 0);
+    assert_eq!(client.delete_group(&g2).await.expect("delete group"), 0);
     assert_eq!(
-        client.fetch_offsets("g2", None).await.expect("fetch all"),
+        client.fetch_offsets(&g2, None).await.expect("fetch all"),
         []
     );
     assert_eq!(
-        noida
-            .raw_offsets("g2", "t", &[0, 1, 2])
+        kafka
+            .raw_offsets(&g2, &n.t, &[0, 1, 2])
             .iter()
             .map(|p| p.1)
             .collect::<Vec<_>>(),
@@ -175,11 +169,11 @@ async fn delete_group_removes_its_offsets_and_delete_offsets_only_the_named_part
     );
     let not_found = ResponseError::GroupIdNotFound.code();
     assert_eq!(
-        client.delete_group("g2").await.expect("delete again"),
+        client.delete_group(&g2).await.expect("delete again"),
         not_found
     );
     let unknown = client
-        .delete_offsets("g2", &parts("t", &[0]))
+        .delete_offsets(&g2, &parts(&n.t, &[0]))
         .await
         .expect_err("delete from a deleted group");
     assert_eq!(unknown.kafka_code(), Some(not_found), "{unknown}");
@@ -188,17 +182,18 @@ async fn delete_group_removes_its_offsets_and_delete_offsets_only_the_named_part
 #[tokio::test]
 async fn fifty_groups_beyond_librdkafkas_coordinator_cache_all_read_back() {
     let _shared = instances().await;
-    let (_noida, client) = cluster(2).await;
+    let (_kafka, client, n) = cluster(2).await;
+    let prefix = unique("group");
     let offsets = |g: i64| {
         [
-            record("t", 0, g * 10, -1, &format!("g{g}")),
-            record("t", 1, g * 10 + 1, -1, ""),
+            record(&n.t, 0, g * 10, -1, &format!("g{g}")),
+            record(&n.t, 1, g * 10 + 1, -1, ""),
         ]
     };
     for round in 0..2 {
         for g in 0..50 {
             let errors = client
-                .commit_offsets(&format!("group-{g}"), &offsets(g + round))
+                .commit_offsets(&format!("{prefix}-{g}"), &offsets(g + round))
                 .await
                 .expect("commit");
             assert_eq!(codes(&errors), [(0, 0), (1, 0)], "group-{g}");
@@ -207,7 +202,7 @@ async fn fifty_groups_beyond_librdkafkas_coordinator_cache_all_read_back() {
     for g in 0..50 {
         let read = sorted(
             client
-                .fetch_offsets(&format!("group-{g}"), None)
+                .fetch_offsets(&format!("{prefix}-{g}"), None)
                 .await
                 .expect("fetch"),
         );

@@ -1,30 +1,25 @@
-//! Test glue: a real noida-db per test, an OffsetFetch read straight from it with
-//! kafka-protocol (bypassing librdkafka), a member joined on it directly, a producer, and the
-//! client's threads counted.
+//! Test glue: Apache Kafka (the shared cluster of tests/kafka, or one of a test's own), an
+//! OffsetFetch read straight from it with kafka-protocol (bypassing librdkafka), a member
+//! joined on it directly, a producer, and the client's threads counted.
 
-use std::env;
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::thread;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::{Buf, BufMut, BytesMut};
+use kafka_harness::{KafkaCluster, Setup};
 use kafka_protocol::messages::offset_fetch_request::OffsetFetchRequestTopic;
 use kafka_protocol::messages::{
-    GroupId, OffsetFetchRequest, OffsetFetchResponse, RequestHeader, ResponseHeader, TopicName,
+    FindCoordinatorRequest, FindCoordinatorResponse, GroupId, OffsetFetchRequest,
+    OffsetFetchResponse, RequestHeader, ResponseHeader, TopicName,
 };
 use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, Request, StrBytes};
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
-use tempfile::TempDir;
 use tokio::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use crate::upstream::client::{ClientSettings, UpstreamClient};
-
-const INSTALL: &str =
-    "cargo install noida-db --version 0.2.3 --no-default-features --features kafka --locked";
 
 /// Tests that make librdkafka instances hold this shared; the thread-count test holds it alone.
 /// (tokio's lock: each test has its own runtime, and the guard is held across awaits.)
@@ -38,72 +33,58 @@ pub async fn instances_alone() -> RwLockWriteGuard<'static, ()> {
     INSTANCES.write().await
 }
 
-/// The noida-db binary: `$NOIDA_DB`, else `noida-db` on `PATH`.
-fn noida_binary() -> PathBuf {
-    if let Some(path) = env::var_os("NOIDA_DB") {
-        return PathBuf::from(path);
-    }
-    let on_path = env::var_os("PATH")
-        .into_iter()
-        .flat_map(|path| env::split_paths(&path).collect::<Vec<_>>())
-        .map(|dir| dir.join("noida-db"))
-        .find(|candidate| candidate.is_file());
-    on_path.unwrap_or_else(|| {
-        panic!("these tests need noida-db 0.2.3 (a Kafka-compatible broker): install it with `{INSTALL}`, or point NOIDA_DB at the binary")
-    })
-}
-
 /// A port nothing listens on (just released by the kernel).
 pub fn free_port() -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
     listener.local_addr().expect("local addr").port()
 }
 
-/// A noida-db Kafka broker on a free port with a fresh data dir, killed on drop.
-pub struct Noida {
-    child: Child,
-    pub addr: SocketAddr,
-    _data: TempDir,
+/// A name no other test of this process uses in the shared cluster: `prefix-<n>`.
+pub fn unique(prefix: &str) -> String {
+    static NEXT: AtomicUsize = AtomicUsize::new(1);
+    format!("{prefix}-{}", NEXT.fetch_add(1, Ordering::Relaxed))
 }
 
-impl Noida {
-    pub fn start() -> Noida {
-        let data = tempfile::tempdir().expect("temp dir");
-        let addr = SocketAddr::from(([127, 0, 0, 1], free_port()));
-        let child = Command::new(noida_binary())
-            .args([
-                "start",
-                "--only",
-                "kafka",
-                "--host",
-                "127.0.0.1",
-                "--kafka-port",
-            ])
-            .arg(addr.port().to_string())
-            .arg("--data-dir")
-            .arg(data.path())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start noida-db");
-        let noida = Noida {
-            child,
-            addr,
-            _data: data,
-        };
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while TcpStream::connect(addr).is_err() {
-            assert!(
-                Instant::now() < deadline,
-                "noida-db is not listening on {addr} after 10 s"
-            );
-            thread::sleep(Duration::from_millis(10));
+/// Apache Kafka for a test (tests/kafka): this process's shared single-node cluster, in which
+/// the test uses names of its own ([`unique`]), or a cluster of the test's own that it may
+/// stop.
+pub enum Kafka {
+    Shared(&'static KafkaCluster),
+    Own(Box<KafkaCluster>),
+}
+
+impl Kafka {
+    /// The process's shared cluster (started by the first test that asks).
+    pub async fn shared() -> Kafka {
+        let cluster = tokio::task::spawn_blocking(kafka_harness::shared)
+            .await
+            .expect("starting the shared Kafka");
+        Kafka::Shared(cluster)
+    }
+
+    /// A single-node cluster of the test's own, stopped when dropped.
+    pub async fn own() -> Kafka {
+        let cluster = tokio::task::spawn_blocking(|| KafkaCluster::start(Setup::default()))
+            .await
+            .expect("starting a Kafka")
+            .unwrap_or_else(|e| panic!("starting a Kafka: {e:#}"));
+        Kafka::Own(Box::new(cluster))
+    }
+
+    pub fn cluster(&self) -> &KafkaCluster {
+        match self {
+            Kafka::Shared(cluster) => cluster,
+            Kafka::Own(cluster) => cluster,
         }
-        noida
+    }
+
+    /// Node 1's PLAINTEXT listener.
+    pub fn addr(&self) -> SocketAddr {
+        self.cluster().nodes()[0].plaintext
     }
 
     pub fn bootstrap(&self) -> String {
-        self.addr.to_string()
+        self.cluster().bootstrap().to_owned()
     }
 
     pub fn client(&self) -> UpstreamClient {
@@ -150,7 +131,7 @@ impl Noida {
             .expect("every record acknowledged");
     }
 
-    /// A consumer of `group` that joined on noida directly and owns partitions of `topic`;
+    /// A consumer of `group` that joined on the cluster directly and owns partitions of `topic`;
     /// librdkafka keeps it a member (heartbeats) until it is dropped.
     pub fn member(&self, group: &str, topic: &str) -> BaseConsumer {
         let consumer: BaseConsumer = self
@@ -171,7 +152,7 @@ impl Noida {
         consumer
     }
 
-    /// OffsetFetch v5 for `group`, sent straight to noida with kafka-protocol: per partition,
+    /// OffsetFetch v5 for `group`, sent straight to the cluster with kafka-protocol: per partition,
     /// (partition, offset, leader epoch, metadata, error).
     pub fn raw_offsets(
         &self,
@@ -186,7 +167,7 @@ impl Noida {
                     .with_name(TopicName(StrBytes::from_string(topic.to_owned())))
                     .with_partition_indexes(partitions.to_vec()),
             ]));
-        let response: OffsetFetchResponse = call(self.addr, &request, 5);
+        let response: OffsetFetchResponse = call(self.coordinator(group), &request, 5);
         assert_eq!(response.error_code, 0, "raw OffsetFetch error");
         let mut got: Vec<_> = response
             .topics
@@ -206,16 +187,20 @@ impl Noida {
         got.sort_by_key(|p| p.0);
         got
     }
-}
 
-impl Drop for Noida {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+    /// The PLAINTEXT address of `group`'s coordinator on the cluster (FindCoordinator v3).
+    pub fn coordinator(&self, group: &str) -> SocketAddr {
+        let request = FindCoordinatorRequest::default()
+            .with_key(StrBytes::from_string(group.to_owned()))
+            .with_key_type(0);
+        let found: FindCoordinatorResponse = call(self.addr(), &request, 3);
+        assert_eq!(found.error_code, 0, "FindCoordinator {group}: {found:?}");
+        let node = found.node_id.0;
+        self.cluster().node(node).plaintext
     }
 }
 
-/// One request and its answer on a fresh blocking connection (to noida, or to a host).
+/// One request and its answer on a fresh blocking connection (to Kafka, or to a host).
 pub fn call<R: Request>(addr: SocketAddr, request: &R, version: i16) -> R::Response {
     use std::io::{Read, Write};
     let mut body = BytesMut::new();
