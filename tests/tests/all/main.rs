@@ -12,6 +12,7 @@ mod admin_http;
 mod admin_live;
 mod hostile_clients;
 mod proxy_faults;
+mod proxy_kafka;
 mod proxy_own;
 mod proxy_pipelining;
 mod proxy_retention;
