@@ -108,6 +108,35 @@ def test_offsets_committed_at_the_generation_are_read_back_by_a_new_consumer(hos
     no_errors(members + [newcomer])
 
 
+def test_java_shares_a_range_group_with_librdkafka_kafka_python_and_aiokafka(host, consumers):
+    """Two Java members (Subscription v3: owned partitions, generation, rack) in one classic
+    group with librdkafka (v3 too), kafka-python and aiokafka (v0): assigned as one by range,
+    and again once a Java member leaves."""
+    group = unique("java-mixed")
+    topics = {f"{group}-a": 5, f"{group}-b": 4}
+    host.create_topics(topics)
+    plan = [JAVA, "confluent-kafka", "kafka-python", "aiokafka", JAVA]
+    members = [consumers.start(client, group, sorted(topics), ["range"]) for client in plan]
+    wait_for_assignment(host, group, members, "range", topics)
+    members[0].close()
+    wait_for_assignment(host, group, members[1:], "range", topics)
+
+
+def test_consumer_protocol_java_and_librdkafka_members_hold_one_range_answer(host, consumers):
+    group = unique("java-kip848-mixed")
+    topics = {f"{group}-a": 5, f"{group}-b": 3}
+    host.create_topics(topics)
+    members = [consumers.start(client, group, sorted(topics), group_protocol="consumer",
+                               remote_assignor="range")
+               for client in (JAVA, "confluent-kafka", JAVA, "confluent-kafka")]
+    wait_until(lambda: covered_once(members, topics), f"{group} assigned")
+    wait_until(lambda: holds(members, range_assign({m.member_id: sorted(topics)
+                                                     for m in members}, topics)),
+               f"{group} holds range's answer")
+    assert_never_two_owners(members)  # both agents stamp their callbacks
+    no_errors(members)
+
+
 def test_cooperative_sticky_scale_out_four_six_five_never_gives_a_partition_two_owners(
         host, consumers):
     group = unique("java-coop")
@@ -238,6 +267,39 @@ def test_consumer_protocol_a_broker_side_regex_is_matched_by_the_host_and_resolv
     host.create_topics({f"{group}-t-c": 4})
     wait_until(range_of(topics), f"{group} holds range's answer with the topic created later")
     assert_never_two_owners(members)
+    no_errors(members)
+
+
+def test_consumer_protocol_a_member_past_max_poll_interval_rejoins_with_its_member_id(
+        host, consumers):
+    """An application that does not call `poll` for longer than `max.poll.interval.ms` (3 s
+    here; the agent's `stall` command holds its thread 6 s): the Java client leaves the group by
+    itself (a heartbeat at epoch -1), tells the application at its next poll that its
+    partitions were lost (`onPartitionsLost`), and rejoins at epoch 0 under the same member id
+    (KIP-1082: the client makes its member id once). The host takes the member back: two
+    group epochs later (its leave, its join) the group holds range's answer for the same two
+    member ids again."""
+    group = unique("java-kip848-stall")
+    topics = {f"{group}-a": 4}
+    host.create_topics(topics)
+    members = consumer_protocol(consumers, group, topics, "range", 2, rebalance_timeout_ms=3000)
+    wait_until(lambda: covered_once(members, topics), f"{group} assigned")
+    ids = {m.name: m.member_id for m in members}
+    expected = range_assign({m.member_id: sorted(topics) for m in members}, topics)
+    wait_until(lambda: holds(members, expected), f"{group} holds range's answer")
+    slow = members[0]
+    held, epoch = slow.current, generations([slow])[slow.name]
+    mark = len(slow.events)
+
+    since = len(slow.events)
+    slow.send(cmd="stall", ms=6000)
+    slow.wait_event("stalled", since, timeout_s=30)
+    lost = slow.wait_event("revoked", mark)
+    assert (lost["lost"], lost["partitions"]) == (True, held), lost
+    wait_until(lambda: holds(members, expected) if generations([slow])[slow.name] >= epoch + 2
+               else (False, slow.summary()), f"{group} holds range's answer again")
+    assert {m.name: m.member_id for m in members} == ids, "a member id changed"
+    assert any("poll timeout" in line for line in slow.stderr), "the client did not say why"
     no_errors(members)
 
 

@@ -50,6 +50,10 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  * generation (the member epoch under the consumer protocol) are {@code groupMetadata()}'s.
  * {@code onPartitionsLost} is reported as {@code revoked} with {@code lost: true}.
  *
+ * <p>Two commands besides common.py's: {@code {"cmd": "stall", "ms": N}} holds the consumer's
+ * thread N ms without polling (an application slow to process a batch; answered by
+ * {@code stalled}), and {@code {"cmd": "stacks"}} prints every thread's stack on stderr.
+ *
  * <p>Ownership stamps ({@code since}/{@code since_ns} on {@code assigned}, {@code at}/
  * {@code at_ns} on {@code revoked} and {@code closed}) are taken in the callbacks: the
  * application owns a partition from the start of {@code onPartitionsAssigned} (no record of
@@ -305,6 +309,13 @@ public final class Agent {
                     });
                     Events.emit("fetched", "offsets", offsets);
                 }
+                case "stall" -> {
+                    // An application that takes `ms` to process what poll returned: the
+                    // consumer's thread does not poll meanwhile (past max.poll.interval.ms the
+                    // client leaves the group by itself and rejoins at the next poll).
+                    Thread.sleep(cmd.path("ms").asLong());
+                    Events.emit("stalled", "ms", cmd.path("ms").asLong());
+                }
                 case "close" -> {
                     consumer.close();
                     Events.emit("closed", "at", Events.wallSeconds(), "at_ns",
@@ -315,6 +326,9 @@ public final class Agent {
             }
         } catch (RuntimeException e) {
             Events.error(kind + ": " + describe(e));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            Events.error(kind + ": interrupted");
         }
         return true;
     }
