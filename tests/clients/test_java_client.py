@@ -172,8 +172,8 @@ def test_cooperative_sticky_scale_out_four_six_five_never_gives_a_partition_two_
 
 def test_a_static_member_restarted_within_its_session_gets_its_partitions_back(host, consumers):
     """A static member's close sends no LeaveGroup (KIP-345: the Java client leaves only as a
-    dynamic member); restarted with the same `group.instance.id` within its session (6 s), it
-    replaces its old self: the host answers its JoinGroup with the group's current assignment,
+    dynamic member); restarted with the same `group.instance.id` within its session (the agent
+    gives static members 30 s), it replaces its old self: the host answers its JoinGroup with the group's current assignment,
     no rebalance, and the other member sees nothing at all."""
     group = unique("java-static")
     topics = {f"{group}-a": 4, f"{group}-b": 2}

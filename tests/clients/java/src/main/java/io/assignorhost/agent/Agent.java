@@ -90,7 +90,10 @@ public final class Agent {
             }
         } else {
             // Kafka's lower bound (group.min.session.timeout.ms) is 6000; the host enforces it.
-            conf.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, "6000");
+            // A static member gets 30 s: the window a restart has to come back without a
+            // rebalance (KIP-345), wide enough for a JVM starting on a loaded machine.
+            conf.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG,
+                    args.instanceId == null ? "6000" : "30000");
             conf.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, "500");
             if (!args.strategies.isEmpty()) {
                 conf.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG,
