@@ -270,6 +270,30 @@ def test_consumer_protocol_a_broker_side_regex_is_matched_by_the_host_and_resolv
     no_errors(members)
 
 
+def test_consumer_protocol_members_on_racks_get_their_racks_partitions(host, consumers):
+    """`client.rack`, which the Java client sends as ConsumerGroupHeartbeat's `rackId`: the
+    topic's partitions have their one replica on racks r0, r1, r2, r0, r1, r2 (the catalog's,
+    `POST /v1/topics` with `racks`), and the host's `range` gives each of three consumers the
+    two partitions of its own rack, not range's plain 0-1, 2-3, 4-5."""
+    group = unique("java-kip848-racks")
+    racks = ["r0", "r1", "r2"]
+    topic = f"{group}-orders"
+    host.create_topic_with_racks(topic, [[racks[p % 3]] for p in range(6)])
+    members = [consumers.start(JAVA, group, [topic], group_protocol="consumer",
+                               remote_assignor="range", rack=rack) for rack in racks]
+    wanted = {m.name: [[topic, p], [topic, p + 3]] for p, m in enumerate(members)}
+
+    def on_their_racks():
+        seen = "\n".join(m.summary() for m in members)
+        return all(m.current == wanted[m.name] for m in members), seen
+
+    wait_until(on_their_racks, f"{group}: each consumer holds its rack's partitions")
+    described = {m["member_id"]: m["rack_id"]
+                 for m in host.group_detail(group)["consumer"]["members"]}
+    assert described == {m.member_id: r for m, r in zip(members, racks)}, described
+    no_errors(members)
+
+
 def test_consumer_protocol_a_member_past_max_poll_interval_rejoins_with_its_member_id(
         host, consumers):
     """An application that does not call `poll` for longer than `max.poll.interval.ms` (3 s
