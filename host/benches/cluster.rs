@@ -3,7 +3,8 @@
 //! Heartbeat round trip once they are, and, with three, the time from SIGKILLing the node that
 //! coordinates the most groups until every group is assigned again.
 //!
-//! The nodes are the release binary (child processes) in front of noida-db (`NOIDA_DB`), with
+//! The nodes are the release binary (child processes) in front of Apache Kafka 4.4 (one node of
+//! tests/kafka, with the JVM's optimising compiler), with
 //! the short timings of `tests/clients/test_cluster.py` (session 6 s, lease 4.5 s). The members
 //! are synthetic classic consumers over kafka-protocol, one connection each, doing what
 //! librdkafka's state machine does: FindCoordinator through any node, JoinGroup (with the
@@ -16,8 +17,9 @@
 //! by default, Kafka's `max.connections.per.ip` is unlimited).
 //!
 //! `cargo bench -p assignor-host --bench cluster` (`CLUSTER_GROUPS`, default 300;
-//! `CLUSTER_MEMBERS`, default 3; `CLUSTER_UPSTREAM=tansu` with `TANSU=/path/to/tansu` puts
-//! Tansu upstream instead of noida-db). Results also go to `target/bench/cluster.jsonl`.
+//! `CLUSTER_MEMBERS`, default 3; `CLUSTER_UPSTREAM=noida-db` with `NOIDA_DB=/path` or
+//! `CLUSTER_UPSTREAM=tansu` with `TANSU=/path/to/tansu` put those upstream instead of Kafka,
+//! the earlier runs' upstreams). Results also go to `target/bench/cluster.jsonl`.
 #![allow(
     clippy::print_stdout,
     clippy::print_stderr,
@@ -72,20 +74,22 @@ fn wait_listening(addr: SocketAddr, what: &str, child: &mut Child) {
     }
 }
 
-/// `CLUSTER_UPSTREAM`: `noida-db` (the default) or `tansu`.
+/// `CLUSTER_UPSTREAM`: `kafka` (the default), `noida-db` or `tansu`.
 fn upstream_name() -> &'static str {
     match std::env::var("CLUSTER_UPSTREAM").ok().as_deref() {
-        None | Some("noida-db") => "noida-db",
+        None | Some("kafka") => "kafka",
+        Some("noida-db") => "noida-db",
         Some("tansu") => "tansu",
-        Some(other) => panic!("CLUSTER_UPSTREAM: `{other}` is not noida-db or tansu"),
+        Some(other) => panic!("CLUSTER_UPSTREAM: `{other}` is not kafka, noida-db or tansu"),
     }
 }
 
-/// The upstream on a free port, killed on drop: noida-db (`NOIDA_DB`), or with
-/// `CLUSTER_UPSTREAM=tansu` Tansu (`TANSU`, memory storage), the second implementation.
+/// The upstream on a free port, stopped on drop: Kafka, or noida-db (`NOIDA_DB`) or Tansu
+/// (`TANSU`, memory storage), the second implementations.
 struct Upstream {
-    child: Child,
     addr: SocketAddr,
+    _kafka: Option<kafka_harness::KafkaCluster>,
+    child: Option<Child>,
     _dir: tempfile::TempDir,
 }
 
@@ -94,30 +98,47 @@ impl Upstream {
         let addr = SocketAddr::from(([127, 0, 0, 1], free_port()));
         let dir = tempfile::tempdir().unwrap();
         let name = upstream_name();
-        let tansu = name == "tansu";
-        let mut command = if tansu {
-            let binary = std::env::var("TANSU").expect(
-                "CLUSTER_UPSTREAM=tansu needs TANSU=/path/to/tansu (docs/operating.md says how)",
-            );
-            let url = format!("tcp://{addr}");
-            let mut command = Command::new(binary);
-            command
-                .args(["broker", "--listener-url", &url])
-                .args(["--advertised-listener-url", &url])
-                .args(["--storage-engine", "memory://tansu/"]);
-            command
-        } else {
-            let binary = std::env::var("NOIDA_DB").expect(
-                "set NOIDA_DB to a noida-db 0.2.3 binary (tests/run installs it into target/tools/bin)",
-            );
-            let mut command = Command::new(binary);
-            command
-                .args(["start", "--only", "kafka", "--host", "127.0.0.1"])
-                .arg("--kafka-port")
-                .arg(addr.port().to_string())
-                .arg("--data-dir")
-                .arg(dir.path());
-            command
+        let mut command = match name {
+            "kafka" => {
+                let setup = kafka_harness::Setup {
+                    // The harness runs C1 only, for fast test starts; a bench wants C2.
+                    jvm_options: vec!["-XX:TieredStopAtLevel=4".into()],
+                    ..kafka_harness::Setup::default()
+                };
+                let kafka = kafka_harness::KafkaCluster::start(setup)
+                    .unwrap_or_else(|e| panic!("starting Kafka: {e:#}"));
+                return Upstream {
+                    addr: kafka.nodes()[0].plaintext,
+                    _kafka: Some(kafka),
+                    child: None,
+                    _dir: dir,
+                };
+            }
+            "tansu" => {
+                let binary = std::env::var("TANSU").expect(
+                    "CLUSTER_UPSTREAM=tansu needs TANSU=/path/to/tansu (docs/operating.md says how)",
+                );
+                let url = format!("tcp://{addr}");
+                let mut command = Command::new(binary);
+                command
+                    .args(["broker", "--listener-url", &url])
+                    .args(["--advertised-listener-url", &url])
+                    .args(["--storage-engine", "memory://tansu/"]);
+                command
+            }
+            _ => {
+                let binary = std::env::var("NOIDA_DB").expect(
+                    "CLUSTER_UPSTREAM=noida-db needs NOIDA_DB, a noida-db 0.2.3 binary (cargo install noida-db --version 0.2.3 --no-default-features --features kafka --locked)",
+                );
+                let mut command = Command::new(binary);
+                command
+                    .args(["start", "--only", "kafka", "--host", "127.0.0.1"])
+                    .arg("--kafka-port")
+                    .arg(addr.port().to_string())
+                    .arg("--data-dir")
+                    .arg(dir.path());
+                command
+            }
         };
         let mut child = command
             .stdout(Stdio::null())
@@ -126,8 +147,9 @@ impl Upstream {
             .unwrap_or_else(|e| panic!("{name} starts: {e}"));
         wait_listening(addr, name, &mut child);
         Upstream {
-            child,
             addr,
+            _kafka: None,
+            child: Some(child),
             _dir: dir,
         }
     }
@@ -135,8 +157,10 @@ impl Upstream {
 
 impl Drop for Upstream {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        if let Some(child) = &mut self.child {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
     }
 }
 

@@ -1,6 +1,8 @@
-//! Proxy mode's data path against the same upstream reached directly, in one run: noida-db
-//! (`NOIDA_DB`, as `tests/run` installs it) started here, the host in front of it in this
-//! process.
+//! Proxy mode's data path against the same upstream reached directly, in one run: Apache Kafka
+//! 4.4 (one node of tests/kafka, with the JVM's optimising compiler) started here, the host in
+//! front of it in this process. `PROXY_UPSTREAM=noida` puts noida-db 0.2.3 there instead
+//! (`NOIDA_DB`: `cargo install noida-db --version 0.2.3 --no-default-features --features
+//! kafka --locked`), the upstream of the numbers before 2026-12-06.
 //!
 //! - **Added latency**: raw Produce (v9, acks=1, one 100-byte record) and Fetch (v12,
 //!   `max_wait_ms` 0) round trips, alternating direct and through the host on one connection
@@ -51,7 +53,8 @@ use tokio::net::TcpStream;
 /// The throughput topics' prefix: each round and path writes and reads a topic of its own
 /// (`proxy-bench-<round>-<path>`), so no read meets another run's records and no log grows past
 /// what noida-db 0.2.3 serves (one topic holding 300,000 records of 100 B, or 100,000 of 1 KB,
-/// fails *directly* against it: librdkafka reads "Bad message format").
+/// fails *directly* against it: librdkafka reads "Bad message format"; Kafka has no such
+/// limit, but the rounds stay comparable).
 const TOPIC: &str = "proxy-bench";
 /// The raw round trips' own topic: librdkafka reads `TOPIC` from its start, and the bench's
 /// hand-built batches are not its business.
@@ -65,20 +68,45 @@ fn env_usize(name: &str, default: usize) -> usize {
         .unwrap_or(default)
 }
 
-/// noida-db on a free port with a data dir of its own; killed on drop.
+/// The upstream, stopped on drop: Kafka, or noida-db with `PROXY_UPSTREAM=noida`.
 struct Upstream {
-    child: Child,
+    name: &'static str,
     addr: SocketAddr,
-    _dir: tempfile::TempDir,
+    _kafka: Option<kafka_harness::KafkaCluster>,
+    noida: Option<(Child, tempfile::TempDir)>,
 }
 
 impl Upstream {
     fn start() -> Upstream {
+        match std::env::var("PROXY_UPSTREAM").as_deref() {
+            Err(_) | Ok("kafka") => Upstream::kafka(),
+            Ok("noida") => Upstream::noida(),
+            Ok(other) => panic!("PROXY_UPSTREAM={other}: expected kafka or noida"),
+        }
+    }
+
+    fn kafka() -> Upstream {
+        let setup = kafka_harness::Setup {
+            // The harness's nodes run C1 only, for fast starts in tests; a bench wants the
+            // broker at full speed.
+            jvm_options: vec!["-XX:TieredStopAtLevel=4".into()],
+            ..kafka_harness::Setup::default()
+        };
+        let kafka = kafka_harness::KafkaCluster::start(setup)
+            .unwrap_or_else(|e| panic!("starting Kafka: {e:#}"));
+        Upstream {
+            name: "kafka",
+            addr: kafka.nodes()[0].plaintext,
+            _kafka: Some(kafka),
+            noida: None,
+        }
+    }
+
+    fn noida() -> Upstream {
         let binary = std::env::var("NOIDA_DB").unwrap_or_else(|_| {
             panic!(
-                "set NOIDA_DB to a noida-db 0.2.3 binary (tests/run installs it into \
-                 target/tools/bin; or cargo install noida-db --version 0.2.3 \
-                 --no-default-features --features kafka --locked)"
+                "PROXY_UPSTREAM=noida needs NOIDA_DB, a noida-db 0.2.3 binary (cargo install \
+                 noida-db --version 0.2.3 --no-default-features --features kafka --locked)"
             )
         });
         let port = std::net::TcpListener::bind("127.0.0.1:0")
@@ -112,17 +140,20 @@ impl Upstream {
             std::thread::sleep(Duration::from_millis(10));
         }
         Upstream {
-            child,
+            name: "noida-db",
             addr,
-            _dir: dir,
+            _kafka: None,
+            noida: Some((child, dir)),
         }
     }
 }
 
 impl Drop for Upstream {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        if let Some((child, _)) = &mut self.noida {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
     }
 }
 
@@ -263,7 +294,7 @@ impl Latency {
 async fn latency(direct: SocketAddr, through: SocketAddr, samples: usize, out: &mut Vec<String>) {
     let batch = one_record();
     let (mut d, mut t) = (Raw::connect(direct).await, Raw::connect(through).await);
-    // Warm both paths (connections, the host's link, noida's partition).
+    // Warm both paths (connections, the host's link, the upstream's partition).
     for _ in 0..200 {
         d.call(ApiKey::Produce, 9, &produce(&batch)).await;
         t.call(ApiKey::Produce, 9, &produce(&batch)).await;
@@ -411,7 +442,7 @@ fn main() {
         }
         assert_eq!(client.create_topic(LATENCY_TOPIC, 1, 1).await.unwrap(), 0);
     });
-    // The host's port for noida's broker (node 1), once its Metadata read has named it.
+    // The host's port for the upstream's broker (node 1), once its Metadata read has named it.
     let proxy = server.proxy().expect("proxy mode").clone();
     let started = Instant::now();
     let broker_port = loop {
@@ -427,8 +458,14 @@ fn main() {
     let through = SocketAddr::from(([127, 0, 0, 1], broker_port));
     let host = server.kafka_addr().to_string();
     let direct = upstream.addr.to_string();
-    let mut out = Vec::new();
-    println!("proxy bench: noida-db at {direct}, the host at {host} (broker 1 at {through})");
+    let mut out = vec![format!(
+        "{{\"bench\":\"proxy\",\"kind\":\"upstream\",\"upstream\":\"{}\"}}",
+        upstream.name
+    )];
+    println!(
+        "proxy bench: {} at {direct}, the host at {host} (broker 1 at {through})",
+        upstream.name
+    );
     runtime.block_on(latency(upstream.addr, through, samples, &mut out));
 
     let (mut produce_direct, mut produce_through) = (Vec::new(), Vec::new());

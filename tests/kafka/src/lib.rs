@@ -80,6 +80,9 @@ pub struct Setup {
     pub owner: Option<u32>,
     /// Broker settings added to (or replacing) the harness's own.
     pub config: BTreeMap<String, String>,
+    /// JVM options after the harness's own (a later option wins: `-XX:TieredStopAtLevel=4`
+    /// puts the optimising compiler back, for benches).
+    pub jvm_options: Vec<String>,
     /// How long to wait for the cluster to answer Metadata with every node.
     pub ready_timeout: Duration,
 }
@@ -92,6 +95,7 @@ impl Default for Setup {
             ports: None,
             owner: None,
             config: BTreeMap::new(),
+            jvm_options: Vec::new(),
             ready_timeout: Duration::from_secs(120),
         }
     }
@@ -144,6 +148,9 @@ pub struct State {
     pub watchdog: u32,
     /// Whether stopping removes `dir` (a temporary folder the harness made).
     pub remove_dir: bool,
+    /// JVM options after the harness's own ([`Setup::jvm_options`]).
+    #[serde(default)]
+    pub jvm_options: Vec<String>,
 }
 
 /// A running cluster. Dropping it stops every node (unless it was [`attach`]ed).
@@ -232,6 +239,7 @@ impl KafkaCluster {
             tls,
             watchdog,
             remove_dir,
+            jvm_options: setup.jvm_options.clone(),
         };
         let cluster = KafkaCluster { state, owned: true };
         cluster.save()?;

@@ -76,6 +76,9 @@ struct StartArgs {
     /// A broker setting KEY=VALUE (repeatable).
     #[arg(long = "config", value_parser = parse_setting)]
     config: Vec<(String, String)>,
+    /// A JVM option after the harness's own (repeatable; e.g. -XX:TieredStopAtLevel=4).
+    #[arg(long = "jvm-option", allow_hyphen_values = true)]
+    jvm_options: Vec<String>,
 }
 
 fn parse_setting(text: &str) -> Result<(String, String), String> {
@@ -92,6 +95,7 @@ impl StartArgs {
             ports: self.ports,
             owner: Some(self.owner.unwrap_or(owner)),
             config: self.config.into_iter().collect::<BTreeMap<_, _>>(),
+            jvm_options: self.jvm_options,
             ..Setup::default()
         }
     }

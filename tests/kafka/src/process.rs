@@ -20,8 +20,11 @@ use rustix::process::{Pid, Signal, kill_process, kill_process_group};
 use crate::{Node, State};
 
 /// The JVM's settings for one node on a 2-core machine: a small fixed heap, the serial
-/// collector (no GC threads competing with the tests), and only the C1 compiler, which halves
-/// a node's start (about 7 s -> 3.5 s of CPU) and is fast enough for test traffic.
+/// collector (no GC threads competing with the tests), and only the C1 compiler, which about
+/// halves the CPU a node burns until it answers Metadata (2.7-3.7 s against 5.1-6.5 s with C2,
+/// three starts each on the project's 2-core VM on 2026-12-06: the JVM's utime + stime in
+/// /proc/<pid>/stat when `kafka-cluster start` returned) and is fast enough for test traffic. Benches put C2 back
+/// with [`crate::Setup::jvm_options`].
 const JVM: &[&str] = &[
     "-Xms256m",
     "-Xmx768m",
@@ -50,6 +53,7 @@ fn java(libs: &Path, state: &State) -> Command {
     let mut command = Command::new("java");
     command
         .args(JVM)
+        .args(&state.jvm_options)
         .arg(format!(
             "-Dlog4j2.configurationFile={}",
             state.dir.join("log4j2.properties").display()
