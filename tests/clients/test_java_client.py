@@ -247,12 +247,21 @@ def test_consumer_protocol_a_broker_side_regex_is_matched_by_the_host_and_resolv
     the empty name up, answered UNKNOWN_TOPIC_OR_PARTITION, and the consumers never consumed
     (fixed in host/src/kafka/metadata.rs; tests/tests/all/wire_metadata.rs pins the request).
     Here: the consumers hold range's answer over the matching topics only, and a matching
-    topic created later is theirs too, without a restart."""
+    topic created later is theirs too, without a restart.
+
+    The second consumer starts once the first holds every matching partition: a consumer
+    whose first assignment names ids it cannot resolve yet acknowledges an empty one, and
+    the host, as Kafka, then hands the partitions a second member's join moves away from it
+    straight on, while the Java client goes on to take the first assignment in full (README,
+    "Client quirks met"): two owners for a moment, which is the client's race, not this
+    test's subject."""
     group = unique("java-kip848-regex")
     host.create_topics({f"{group}-t-a": 3, f"{group}-t-b": 2, f"{group}-other": 2})
     topics = {f"{group}-t-a": 3, f"{group}-t-b": 2}
-    members = consumer_protocol(consumers, group, [], "range", 2,
-                                topic_pattern=rf"{group}-t-.*")
+    pattern = rf"{group}-t-.*"
+    members = consumer_protocol(consumers, group, [], "range", 1, topic_pattern=pattern)
+    wait_until(lambda: covered_once(members, topics), f"{group}: the first holds every match")
+    members += consumer_protocol(consumers, group, [], "range", 1, topic_pattern=pattern)
 
     def range_of(partition_counts):
         return lambda: holds(members, range_assign({m.member_id: sorted(partition_counts)
@@ -261,7 +270,7 @@ def test_consumer_protocol_a_broker_side_regex_is_matched_by_the_host_and_resolv
     wait_until(lambda: covered_once(members, topics), f"{group} assigned the matching topics")
     wait_until(range_of(topics), f"{group} holds range's answer over the matching topics")
     regexes = {m["subscribed_topic_regex"] for m in host.group_detail(group)["consumer"]["members"]}
-    assert regexes == {rf"{group}-t-.*"}, regexes
+    assert regexes == {pattern}, regexes
 
     topics[f"{group}-t-c"] = 4
     host.create_topics({f"{group}-t-c": 4})
