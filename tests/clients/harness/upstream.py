@@ -32,6 +32,33 @@ from .host import free_port
 from .wait import wait_until
 
 
+def noida_binary() -> Path:
+    """The noida-db binary `NOIDA_DB` names; fails the test with how to get one."""
+    path = os.environ.get("NOIDA_DB")
+    if not path:
+        raise AssertionError(
+            "UPSTREAM=noida needs NOIDA_DB, a noida-db 0.2.3 binary: cargo install noida-db "
+            "--version 0.2.3 --no-default-features --features kafka --locked, then export "
+            "NOIDA_DB=/path/to/noida-db (docs/testing.md)")
+    path = Path(path)
+    if not (path.is_file() and os.access(path, os.X_OK)):
+        raise AssertionError(f"NOIDA_DB={path} is not an executable file")
+    return path
+
+
+def tansu_binary() -> Path:
+    """The Tansu binary `TANSU` names; fails the test with how to get one."""
+    path = os.environ.get("TANSU")
+    if not path:
+        raise AssertionError(
+            "UPSTREAM=tansu needs TANSU=/path/to/tansu (cargo install tansu --version 0.6.0 "
+            "--no-default-features --features dynostore --locked)")
+    path = Path(path)
+    if not (path.is_file() and os.access(path, os.X_OK)):
+        raise AssertionError(f"TANSU={path} is not an executable file")
+    return path
+
+
 class Upstream:
     """What the tests do on the cluster directly, whichever implementation it is:
     `bootstrap` (host:port,...) is set by the subclass."""
