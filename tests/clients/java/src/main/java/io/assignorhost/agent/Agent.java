@@ -58,7 +58,10 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  * {@code at_ns} on {@code revoked} and {@code closed}) are taken in the callbacks: the
  * application owns a partition from the start of {@code onPartitionsAssigned} (no record of
  * it is returned before) to the end of {@code onPartitionsRevoked} (none after, and the
- * client tells the coordinator it released it only once the callback returned).
+ * client tells the coordinator it released it only once the callback returned). A loss is
+ * the exception: a member that overstayed {@code max.poll.interval.ms} or was fenced learns of
+ * it in {@code onPartitionsLost} at its next poll, after the coordinator may have handed the
+ * partitions on (Kafka's zombie member), so its interval can overlap the next owner's.
  */
 public final class Agent {
     private final Args args;
