@@ -2,8 +2,10 @@
 //! (`corpus/frame/`, written by `tests/clients/capture_seeds.py`), and the `abi_response`
 //! seeds from real strategies' answers:
 //!
-//! - `request`: each frame as the target reads it (the API's entry in `SUPPORTED`, its
-//!   version's offset in the range, then the header and body);
+//! - `request`: each frame as the target reads it (the API's entry in `versions::decoded()`,
+//!   its version's offset in the range, then the header and body), and TxnOffsetCommit at v2-5
+//!   encoded here in the shape a Kafka 4.4 producer's `sendOffsetsToTransaction` sends (proxy
+//!   mode only: the capture runs a standalone host, which no client sends it to);
 //! - `consumer_protocol`: the Subscription of every protocol of every JoinGroup, the
 //!   Assignment of every SyncGroup a client leader sent, and the Assignment the host would
 //!   write back for each Subscription (what clients decode);
@@ -25,9 +27,13 @@ use assignor_sdk::{
 use assignor_wire::consumer_protocol::{decode_subscription, encode_assignment};
 use assignor_wire::request::{self, Inbound};
 use assignor_wire::scenario::Scenario;
-use assignor_wire::versions::SUPPORTED;
-use bytes::Bytes;
-use kafka_protocol::messages::RequestKind;
+use assignor_wire::versions;
+use bytes::{Bytes, BytesMut};
+use kafka_protocol::messages::txn_offset_commit_request::{
+    TxnOffsetCommitRequestPartition, TxnOffsetCommitRequestTopic,
+};
+use kafka_protocol::messages::{ApiKey, RequestHeader, RequestKind, TxnOffsetCommitRequest};
+use kafka_protocol::protocol::{Encodable, StrBytes};
 
 type Strategy = fn(&AssignRequest) -> Result<Assignment, AssignError>;
 
@@ -50,6 +56,57 @@ fn tagged(tag: u8, bytes: &[u8]) -> Vec<u8> {
     out
 }
 
+/// The `request` target's input for a frame of `key` at `version` whose header and body are
+/// `rest`: the API's index in `versions::decoded()` and the version's offset in its range.
+fn request_seed(key: i16, version: i16, rest: &[u8]) -> Option<Vec<u8>> {
+    let (i, (_, min, _)) = versions::decoded()
+        .enumerate()
+        .find(|(_, (k, ..))| *k as i16 == key)?;
+    let mut seed = vec![i as u8, (version - min) as u8];
+    seed.extend_from_slice(rest);
+    Some(seed)
+}
+
+/// TxnOffsetCommit's header (after key and version) and body at `version`, as a consume-
+/// transform-produce application's producer sends it: two partitions of one topic, the
+/// consumer's member id and generation (v3+), leader epochs (v2+).
+fn txn_offset_commit(version: i16) -> Vec<u8> {
+    let partition = |index: i32, offset: i64| {
+        TxnOffsetCommitRequestPartition::default()
+            .with_partition_index(index)
+            .with_committed_offset(offset)
+            .with_committed_leader_epoch(0)
+            .with_committed_metadata(Some(StrBytes::from_static_str("")))
+    };
+    let mut request = TxnOffsetCommitRequest::default()
+        .with_transactional_id(StrBytes::from_static_str("counts-3f1c-0").into())
+        .with_group_id(StrBytes::from_static_str("counts").into())
+        .with_producer_id(1000.into())
+        .with_producer_epoch(0)
+        .with_topics(vec![
+            TxnOffsetCommitRequestTopic::default()
+                .with_name(StrBytes::from_static_str("words").into())
+                .with_partitions(vec![partition(0, 120), partition(3, 7)]),
+        ]);
+    if version >= 3 {
+        request.generation_id = 4;
+        request.member_id = StrBytes::from_static_str("counts-3f1c-StreamThread-1-consumer-9d2e");
+    }
+    let mut buf = BytesMut::new();
+    RequestHeader::default()
+        .with_request_api_key(ApiKey::TxnOffsetCommit as i16)
+        .with_request_api_version(version)
+        .with_correlation_id(11)
+        .with_client_id(Some(StrBytes::from_static_str("counts-producer")))
+        .encode(
+            &mut buf,
+            ApiKey::TxnOffsetCommit.request_header_version(version),
+        )
+        .expect("the header encodes");
+    request.encode(&mut buf, version).expect("the body encodes");
+    buf[4..].to_vec()
+}
+
 fn main() {
     let corpus = PathBuf::from(std::env::args().nth(1).unwrap_or_else(|| "corpus".into()));
     let dirs = ["request", "consumer_protocol", "abi_response", "scenario"].map(|t| {
@@ -68,10 +125,7 @@ fn main() {
         frames += 1;
         let key = i16::from_be_bytes([frame[0], frame[1]]);
         let version = i16::from_be_bytes([frame[2], frame[3]]);
-        if let Some(i) = SUPPORTED.iter().position(|(k, ..)| *k as i16 == key) {
-            let offset = (version - SUPPORTED[i].1) as u8;
-            let mut seed = vec![i as u8, offset];
-            seed.extend_from_slice(&frame[4..]);
+        if let Some(seed) = request_seed(key, version, &frame[4..]) {
             new[0] += write(requests, &seed) as usize;
         }
         let Ok(Inbound::Request(parsed)) = request::parse(Bytes::copy_from_slice(frame)) else {
@@ -104,6 +158,12 @@ fn main() {
             }
             _ => {}
         }
+    }
+    for version in 2..=5 {
+        let frame = txn_offset_commit(version);
+        let seed = request_seed(ApiKey::TxnOffsetCommit as i16, version, &frame)
+            .expect("TxnOffsetCommit is decoded");
+        new[0] += write(requests, &seed) as usize;
     }
     let strategies: [Strategy; 4] = [
         assignor_range::assign,

@@ -29,7 +29,7 @@ use tokio::task::JoinHandle;
 
 pub use gate::{Admission, Gate, Releasing};
 pub use notices::{NoticeSink, TracingNotices};
-pub use offsets::{BoxFuture, RemoteOffsets};
+pub use offsets::{BoxFuture, PartitionCodes, RemoteOffsets};
 pub use runner::{AssignorRunner, LagSource, StoreLag, UnknownLag, lag_for};
 
 use crate::coordinator::view::{StrategiesView, TopicsView};
@@ -533,6 +533,7 @@ fn record_on_span(group_id: &str, request: &GroupRequest) {
         GroupRequest::OffsetCommit(r) => {
             (Some(&r.member_id), Some(r.generation_id_or_member_epoch))
         }
+        GroupRequest::TxnOffsetCommit(r) => (Some(&r.member_id), Some(r.generation_id)),
         GroupRequest::LeaveGroup(r) => (r.members.first().map(|m| &m.member_id), None),
         _ => (None, None),
     };

@@ -4,8 +4,8 @@
 //! version, so they decide everything else: the header version (`ApiKey::request_header_version`)
 //! and the body schema. Kafka's rules, followed here:
 //!
-//! - an unknown API key, or a known one at a version the host does not advertise, closes the
-//!   connection (Kafka's `SocketServer` throws `InvalidRequestException` for a request that is
+//! - an unknown API key, or a known one at a version the host does not decode
+//!   (`versions::decoded`: what either mode serves), closes the connection (Kafka's `SocketServer` throws `InvalidRequestException` for a request that is
 //!   not enabled);
 //! - ApiVersions is the exception: any version is accepted, and one newer than the host knows is
 //!   answered as v0 with UNSUPPORTED_VERSION (KIP-511) so the client can retry lower;
@@ -78,7 +78,7 @@ pub fn parse(frame: Bytes) -> Result<Inbound, ProtocolError> {
         api_key: raw_key,
         api_version,
     })?;
-    let served = api_versions::is_served(api_key, api_version);
+    let served = api_versions::is_decoded(api_key, api_version);
     if !served && api_key != ApiKey::ApiVersions {
         return Err(ProtocolError::UnsupportedVersion {
             api_key,
@@ -109,8 +109,8 @@ pub fn parse(frame: Bytes) -> Result<Inbound, ProtocolError> {
     }))
 }
 
-/// Decodes the body of a served API through the guard.
-/// Decodes the body of a request for `api_key` at `version` (already known to be served).
+/// Decodes the body of a request for `api_key` at `version` (already known to be decoded),
+/// through the guard.
 pub fn decode_body(api_key: ApiKey, body: &Bytes, version: i16) -> Result<RequestKind, String> {
     macro_rules! served {
         ($($key:ident),* $(,)?) => {
@@ -142,6 +142,7 @@ pub fn decode_body(api_key: ApiKey, body: &Bytes, version: i16) -> Result<Reques
         OffsetDelete,
         ConsumerGroupHeartbeat,
         ConsumerGroupDescribe,
+        TxnOffsetCommit,
     )
 }
 
@@ -176,6 +177,62 @@ mod tests {
         assert_eq!(request.version(), 12);
         assert_eq!(request.header.correlation_id, 7);
         assert!(matches!(request.body, RequestKind::Metadata(_)));
+    }
+
+    #[test]
+    fn txn_offset_commit_decodes_from_v2_to_v5_and_no_other_version() {
+        use kafka_protocol::messages::TxnOffsetCommitRequest;
+        use kafka_protocol::messages::txn_offset_commit_request::{
+            TxnOffsetCommitRequestPartition, TxnOffsetCommitRequestTopic,
+        };
+        // What a Kafka 4.4 producer's sendOffsetsToTransaction sends (v5 is its version
+        // against a broker that stops at 5): the consumer's member id and generation.
+        let request = |version: i16| {
+            let mut request = TxnOffsetCommitRequest::default()
+                .with_transactional_id(StrBytes::from_static_str("app-0_0").into())
+                .with_group_id(StrBytes::from_static_str("app").into())
+                .with_producer_id(4000.into())
+                .with_producer_epoch(3)
+                .with_topics(vec![
+                    TxnOffsetCommitRequestTopic::default()
+                        .with_name(StrBytes::from_static_str("in").into())
+                        .with_partitions(vec![
+                            TxnOffsetCommitRequestPartition::default()
+                                .with_partition_index(2)
+                                .with_committed_offset(41)
+                                .with_committed_leader_epoch(0),
+                        ]),
+                ]);
+            if version >= 3 {
+                // The consumer's member id and generation come with v3.
+                request.generation_id = 7;
+                request.member_id = StrBytes::from_static_str("m-1");
+            }
+            request
+        };
+        for version in 2..=5 {
+            let Inbound::Request(decoded) =
+                parse(frame(ApiKey::TxnOffsetCommit, version, &request(version))).unwrap()
+            else {
+                panic!("v{version}: expected a request")
+            };
+            let RequestKind::TxnOffsetCommit(body) = decoded.body else {
+                panic!("v{version}: {:?}", decoded.body)
+            };
+            assert_eq!(body.topics[0].partitions[0].committed_offset, 41);
+            assert_eq!(body.generation_id, if version >= 3 { 7 } else { -1 });
+        }
+        for version in [1, 6] {
+            let mut raw = frame(ApiKey::TxnOffsetCommit, 5, &request(5)).to_vec();
+            raw[3] = version as u8;
+            assert!(
+                matches!(
+                    parse(Bytes::from(raw)),
+                    Err(ProtocolError::UnsupportedVersion { .. })
+                ),
+                "v{version}"
+            );
+        }
     }
 
     #[test]

@@ -1,6 +1,7 @@
-//! The APIs and versions the host serves: the table the request decoder refuses anything
-//! outside of, and the one the host's ApiVersions answer advertises (`assignor_host`'s
-//! `kafka::api_versions` has the reasons for each range).
+//! The APIs and versions the host serves: the tables the request decoder refuses anything
+//! outside of, and the ones the host's ApiVersions answers advertise (`assignor_host`'s
+//! `kafka::api_versions` has the reasons for each range): [`SUPPORTED`] in either mode, and
+//! [`PROXY_ONLY`] in proxy mode alone.
 
 use kafka_protocol::messages::ApiKey;
 
@@ -29,12 +30,39 @@ pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
     (ApiKey::ConsumerGroupDescribe, 0, 1),
 ];
 
-/// What the host advertises: every API it serves with its version range.
+/// `(api, min, max)` for the APIs the host serves only in proxy mode, in front of a cluster
+/// that has what they need.
+///
+/// TxnOffsetCommit (key 28): a transaction's offsets go to the group's coordinator, which the
+/// host is; it checks them against its group and commits them on the cluster inside the
+/// client's transaction, whose coordinator is the cluster's. Standalone there is no
+/// transaction coordinator (InitProducerId, EndTxn are not served), so it is not offered. From
+/// v2 (Kafka 4.0 removed v0-1, KIP-896) to v5, the last that names topics (v6 names them by
+/// id, and the ids clients know are the host's).
+pub const PROXY_ONLY: &[(ApiKey, i16, i16)] = &[(ApiKey::TxnOffsetCommit, 2, 5)];
+
+/// What the host advertises standalone: every API it serves with its version range.
 pub fn advertised() -> impl Iterator<Item = (ApiKey, i16, i16)> {
     SUPPORTED.iter().copied()
 }
 
-/// Whether the host serves `api` at `version`.
+/// Whether the host serves `api` at `version` standalone.
 pub fn is_served(api: ApiKey, version: i16) -> bool {
     advertised().any(|(key, min, max)| key == api && (min..=max).contains(&version))
+}
+
+/// Every API and version range the request decoder reads: [`SUPPORTED`], then
+/// [`PROXY_ONLY`]. Standalone refuses the proxy-only APIs before their frames are decoded.
+pub fn decoded() -> impl Iterator<Item = (ApiKey, i16, i16)> {
+    SUPPORTED.iter().chain(PROXY_ONLY).copied()
+}
+
+/// Whether the request decoder reads `api` at `version`.
+pub fn is_decoded(api: ApiKey, version: i16) -> bool {
+    decoded().any(|(key, min, max)| key == api && (min..=max).contains(&version))
+}
+
+/// Whether `api` is served in proxy mode only.
+pub fn is_proxy_only(api: ApiKey) -> bool {
+    PROXY_ONLY.iter().any(|(key, ..)| *key == api)
 }

@@ -16,7 +16,7 @@ use kafka_protocol::messages::{
     ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse, HeartbeatRequest,
     HeartbeatResponse, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest, LeaveGroupResponse,
     OffsetCommitRequest, OffsetCommitResponse, OffsetDeleteRequest, OffsetDeleteResponse,
-    SyncGroupRequest, SyncGroupResponse,
+    SyncGroupRequest, SyncGroupResponse, TxnOffsetCommitRequest, TxnOffsetCommitResponse,
 };
 
 /// Coordinator time in milliseconds (monotonic, from the driver's clock; a fake clock in tests).
@@ -48,6 +48,9 @@ pub enum GroupRequest {
     LeaveGroup(LeaveGroupRequest),
     /// Unknown topics and partitions are answered by the wire layer and never reach here.
     OffsetCommit(OffsetCommitRequest),
+    /// A transaction's offsets (proxy mode only): checked here, written by the upstream
+    /// cluster inside the client's transaction, which also answers for its topics.
+    TxnOffsetCommit(TxnOffsetCommitRequest),
     OffsetFetch(OffsetFetchQuery),
     /// Unknown topics and partitions are answered by the wire layer and never reach here.
     OffsetDelete(OffsetDeleteRequest),
@@ -90,6 +93,7 @@ pub enum GroupResponse {
     Heartbeat(HeartbeatResponse),
     LeaveGroup(LeaveGroupResponse),
     OffsetCommit(OffsetCommitResponse),
+    TxnOffsetCommit(TxnOffsetCommitResponse),
     OffsetFetch(OffsetFetchResult),
     OffsetDelete(OffsetDeleteResponse),
     DescribeGroup(DescribedGroup),
@@ -155,6 +159,7 @@ group_call! {
     HeartbeatRequest => Heartbeat(HeartbeatResponse);
     LeaveGroupRequest => LeaveGroup(LeaveGroupResponse);
     OffsetCommitRequest => OffsetCommit(OffsetCommitResponse);
+    TxnOffsetCommitRequest => TxnOffsetCommit(TxnOffsetCommitResponse);
     OffsetFetchQuery => OffsetFetch(OffsetFetchResult);
     OffsetDeleteRequest => OffsetDelete(OffsetDeleteResponse);
     DescribeGroup => DescribeGroup(DescribedGroup);
@@ -184,6 +189,7 @@ impl GroupResponse {
             GroupResponse::Heartbeat(_) => "Heartbeat",
             GroupResponse::LeaveGroup(_) => "LeaveGroup",
             GroupResponse::OffsetCommit(_) => "OffsetCommit",
+            GroupResponse::TxnOffsetCommit(_) => "TxnOffsetCommit",
             GroupResponse::OffsetFetch(_) => "OffsetFetch",
             GroupResponse::OffsetDelete(_) => "OffsetDelete",
             GroupResponse::DescribeGroup(_) => "DescribeGroups",
@@ -203,6 +209,7 @@ impl GroupRequest {
             GroupRequest::Heartbeat(_) => "Heartbeat",
             GroupRequest::LeaveGroup(_) => "LeaveGroup",
             GroupRequest::OffsetCommit(_) => "OffsetCommit",
+            GroupRequest::TxnOffsetCommit(_) => "TxnOffsetCommit",
             GroupRequest::OffsetFetch(_) => "OffsetFetch",
             GroupRequest::OffsetDelete(_) => "OffsetDelete",
             GroupRequest::DescribeGroup(_) => "DescribeGroups",

@@ -32,6 +32,7 @@ use super::responses;
 use super::view::{StrategiesView, TopicsView};
 use super::{
     delete_groups, describe_groups, list_groups, offset_commit, offset_delete, offset_fetch,
+    txn_offset_commit,
 };
 
 /// The sans-io group coordinator of one shard. See the module docs of [`super`].
@@ -337,17 +338,21 @@ fn request_for(
         GroupRequest::OffsetCommit(r) => {
             offset_commit::handle(ctx, groups, consumers, reply_to, group_id, client, r)
         }
+        GroupRequest::TxnOffsetCommit(r) => {
+            txn_offset_commit::handle(ctx, groups, consumers, reply_to, group_id, client, r)
+        }
         GroupRequest::OffsetFetch(q) => {
             offset_fetch::handle(ctx, consumers, reply_to, group_id, client, q)
         }
         GroupRequest::OffsetDelete(r) => offset_delete::handle(ctx, groups, reply_to, group_id, r),
-        // Kafka's DescribeGroups describes classic groups only.
+        // Kafka's DescribeGroups describes classic groups only: any other is not found.
         GroupRequest::DescribeGroup(_) if consumers.contains_key(group_id) => {
-            let code = ResponseError::GroupIdNotFound.code();
-            let described = responses::described_dead(group_id, code);
+            let described = responses::described_not_found(group_id, client.api_version);
             ctx.respond(reply_to, GroupResponse::DescribeGroup(described));
         }
-        GroupRequest::DescribeGroup(_) => describe_groups::handle(ctx, groups, reply_to, group_id),
+        GroupRequest::DescribeGroup(_) => {
+            describe_groups::handle(ctx, groups, reply_to, group_id, client.api_version)
+        }
         GroupRequest::DeleteGroup(_) => {
             delete_groups::handle(ctx, (groups, consumers), reply_to, group_id)
         }

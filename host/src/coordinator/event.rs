@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use assignor_sdk::{Answer, AssignRequest};
 
-use kafka_protocol::messages::{OffsetCommitResponse, OffsetDeleteResponse};
+use kafka_protocol::messages::{
+    OffsetCommitResponse, OffsetDeleteResponse, TxnOffsetCommitRequest, TxnOffsetCommitResponse,
+};
 
 use super::api::{GroupRequest, GroupResponse, Millis, OffsetFetchQuery, ReplyTo, RequestContext};
 use super::classic::state::GroupState;
@@ -122,6 +124,21 @@ pub enum Effect {
         group_id: String,
         offsets: Vec<OffsetRecord>,
         response: OffsetCommitResponse,
+    },
+    /// Commit a transaction's offsets for the group where its transaction lives (the upstream
+    /// cluster: proxy mode only), inside that transaction, then answer `to` with `response`:
+    /// its partitions that are in `request` take the cluster's code for them; the others carry
+    /// the coordinator's own refusal (OFFSET_METADATA_TOO_LARGE). `request` is the client's,
+    /// cut to the partitions to write, its member fields as the client sent them (the driver
+    /// sends generation -1 and no member upstream). `api_version` is the client's: it goes up
+    /// at that version, whose meaning for the transaction differs (v5: the coordinator adds
+    /// the offsets to the transaction itself, KIP-890).
+    CommitTxnOffsets {
+        to: ReplyTo,
+        group_id: String,
+        api_version: i16,
+        request: TxnOffsetCommitRequest,
+        response: TxnOffsetCommitResponse,
     },
     /// Answer `to` with the group's committed offsets for `query`, read where they live.
     FetchOffsets {

@@ -23,9 +23,9 @@
 //!    far) and `responses` (version-shaped answers);
 //! 3. the group protocols: [`classic`] (Kafka's classic protocol, with host-side
 //!    assignment; KIP-848's consumer protocol will sit beside it);
-//! 4. the APIs every protocol shares: `offset_commit`, `offset_fetch`, `offset_delete`,
-//!    `describe_groups`, `list_groups`, `delete_groups`, and `admin` (the operator's views and
-//!    changes). Offsets are not the coordinator's state: it decides whether a commit or a
+//! 4. the APIs every protocol shares: `offset_commit`, `txn_offset_commit`, `offset_fetch`,
+//!    `offset_delete`, `describe_groups`, `list_groups`, `delete_groups`, and `admin` (the
+//!    operator's views and changes). Offsets are not the coordinator's state: it decides whether a commit or a
 //!    deletion is valid and emits the write; the driver keeps them (`committed::OffsetTable`
 //!    in standalone mode, the upstream cluster in proxy mode);
 //! 5. `dispatch`: [`Coordinator`], which routes each event to its handler.
@@ -52,6 +52,7 @@ mod offset_fetch;
 mod record;
 mod responses;
 mod snapshot;
+mod txn_offset_commit;
 pub mod view;
 
 #[cfg(test)]

@@ -60,7 +60,7 @@ pub(crate) fn handle(
     let group = groups.get(group_id).expect("present or just created");
     let member_id = request.member_id.as_str();
     let instance = request.group_instance_id.as_ref().map(|i| i.as_str());
-    if let Err(error) = group.validate_offset_commit(member_id, instance, generation) {
+    if let Err(error) = group.validate_offset_commit(member_id, instance, generation, false) {
         return all(ctx, error);
     }
     if let Some((member, m)) = group.members.get_key_value(member_id)

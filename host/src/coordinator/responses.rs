@@ -12,10 +12,13 @@ use kafka_protocol::messages::leave_group_response::MemberResponse;
 use kafka_protocol::messages::offset_commit_response::{
     OffsetCommitResponsePartition, OffsetCommitResponseTopic,
 };
+use kafka_protocol::messages::txn_offset_commit_response::{
+    TxnOffsetCommitResponsePartition, TxnOffsetCommitResponseTopic,
+};
 use kafka_protocol::messages::{
     ConsumerGroupHeartbeatResponse, GroupId, HeartbeatResponse, JoinGroupResponse,
     LeaveGroupResponse, OffsetCommitRequest, OffsetCommitResponse, OffsetDeleteResponse,
-    SyncGroupResponse,
+    SyncGroupResponse, TxnOffsetCommitRequest, TxnOffsetCommitResponse,
 };
 use kafka_protocol::protocol::StrBytes;
 
@@ -123,6 +126,34 @@ pub fn leave(api_version: i16, top_level: i16, members: Vec<MemberResponse>) -> 
     }
 }
 
+/// Every partition of a TxnOffsetCommit with one error code (Kafka's
+/// `TxnOffsetCommitRequest.getErrorResponse`).
+pub fn txn_offset_commit_all(
+    request: &TxnOffsetCommitRequest,
+    error: i16,
+) -> TxnOffsetCommitResponse {
+    TxnOffsetCommitResponse::default().with_topics(
+        request
+            .topics
+            .iter()
+            .map(|t| {
+                TxnOffsetCommitResponseTopic::default()
+                    .with_name(t.name.clone())
+                    .with_partitions(
+                        t.partitions
+                            .iter()
+                            .map(|p| {
+                                TxnOffsetCommitResponsePartition::default()
+                                    .with_partition_index(p.partition_index)
+                                    .with_error_code(error)
+                            })
+                            .collect(),
+                    )
+            })
+            .collect(),
+    )
+}
+
 /// Every partition of an OffsetCommit with one error code.
 pub fn offset_commit_all(request: &OffsetCommitRequest, error: i16) -> OffsetCommitResponse {
     OffsetCommitResponse::default().with_topics(
@@ -159,14 +190,20 @@ pub fn no_offset(partition_index: i32, error_code: i16) -> PartitionOffset {
     }
 }
 
-/// A group-level OffsetFetch error. v0-1 have no group-level field, so the code is also copied
-/// into every requested partition (offset -1, metadata "", epoch -1).
+/// A group-level OffsetFetch error, as Kafka's `OffsetFetchResponse.groupError`: from v2 the
+/// code alone, no partitions; v0-1 have no group-level field, so the code is also copied into
+/// every requested partition (offset -1, metadata "", epoch -1).
 pub fn offset_fetch_error(
     api_version: i16,
     query: &OffsetFetchQuery,
     error: i16,
 ) -> OffsetFetchResult {
-    let per_partition = if api_version <= 1 { error } else { 0 };
+    if api_version >= 2 {
+        return OffsetFetchResult {
+            error_code: error,
+            topics: Vec::new(),
+        };
+    }
     OffsetFetchResult {
         error_code: error,
         topics: query
@@ -176,18 +213,22 @@ pub fn offset_fetch_error(
             .map(|(topic, partitions)| {
                 (
                     topic.clone(),
-                    partitions
-                        .iter()
-                        .map(|p| no_offset(*p, per_partition))
-                        .collect(),
+                    partitions.iter().map(|p| no_offset(*p, error)).collect(),
                 )
             })
             .collect(),
     }
 }
 
-/// A DescribeGroups entry for a group that does not exist: state "Dead", no error (Kafka).
-pub fn described_dead(group_id: &str, error: i16) -> DescribedGroup {
+/// A DescribeGroups entry for a group that is not a classic group (none, or a consumer group):
+/// state "Dead", with GROUP_ID_NOT_FOUND from v6 and no error before, as Kafka 4.4's
+/// `GroupMetadataManager.describeGroups` answers its `GroupIdNotFoundException`.
+pub fn described_not_found(group_id: &str, api_version: i16) -> DescribedGroup {
+    let error = if api_version >= 6 {
+        ResponseError::GroupIdNotFound.code()
+    } else {
+        0
+    };
     DescribedGroup::default()
         .with_error_code(error)
         .with_group_id(GroupId(s(group_id)))
@@ -237,6 +278,9 @@ pub fn error_response(
             GroupResponse::LeaveGroup(LeaveGroupResponse::default().with_error_code(code))
         }
         GroupRequest::OffsetCommit(r) => GroupResponse::OffsetCommit(offset_commit_all(r, code)),
+        GroupRequest::TxnOffsetCommit(r) => {
+            GroupResponse::TxnOffsetCommit(txn_offset_commit_all(r, code))
+        }
         GroupRequest::OffsetFetch(q) => {
             GroupResponse::OffsetFetch(offset_fetch_error(api_version, q, code))
         }

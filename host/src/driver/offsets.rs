@@ -19,12 +19,17 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 
 use kafka_protocol::ResponseError;
-use kafka_protocol::messages::{OffsetCommitResponse, OffsetDeleteResponse};
+use kafka_protocol::messages::{
+    OffsetCommitResponse, OffsetDeleteResponse, TxnOffsetCommitRequest, TxnOffsetCommitResponse,
+};
 
 use crate::coordinator::{OffsetFetchQuery, OffsetFetchResult, OffsetRecord};
 
 /// A boxed future, as the trait objects below return.
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+
+/// A Kafka error code for each partition an answer names, by `(topic, partition)`.
+pub type PartitionCodes = Vec<((String, i32), i16)>;
 
 /// Committed offsets kept outside this host (proxy mode: the upstream cluster). Every call is
 /// bounded in time by the implementation; an `Err` is a message for the logs.
@@ -35,6 +40,15 @@ pub trait RemoteOffsets: Send + Sync + 'static {
         group: String,
         offsets: Vec<OffsetRecord>,
     ) -> BoxFuture<Result<Vec<i16>, String>>;
+    /// Commits a transaction's offsets for `group` inside the client's transaction (`request`
+    /// as the client sent it, at its `version`); the cluster's code for each partition it
+    /// answered for, by `(topic, partition)`.
+    fn commit_txn(
+        &self,
+        group: String,
+        version: i16,
+        request: TxnOffsetCommitRequest,
+    ) -> BoxFuture<Result<PartitionCodes, String>>;
     /// The group's committed offsets for `query` (-1 for a partition never committed).
     fn fetch(
         &self,
@@ -134,6 +148,31 @@ pub(super) fn merge_commit(
     response
 }
 
+/// `response` with the cluster's codes for a transaction's offsets: the code it answered for
+/// each partition the coordinator let through (`codes`), UNKNOWN_SERVER_ERROR for one it did
+/// not answer for (not known to be written), or `failed` for all (no answer at all).
+/// Partitions the coordinator refused keep their code.
+pub(super) fn merge_txn_commit(
+    mut response: TxnOffsetCommitResponse,
+    codes: Result<&PartitionCodes, i16>,
+) -> TxnOffsetCommitResponse {
+    for topic in &mut response.topics {
+        for partition in &mut topic.partitions {
+            if partition.error_code != 0 {
+                continue;
+            }
+            partition.error_code = match codes {
+                Ok(codes) => codes
+                    .iter()
+                    .find(|((t, p), _)| t == topic.name.as_str() && *p == partition.partition_index)
+                    .map_or(ResponseError::UnknownServerError.code(), |(_, code)| *code),
+                Err(code) => code,
+            };
+        }
+    }
+    response
+}
+
 /// `response` with the deleted partitions' codes, as [`merge_commit`] does for commits.
 pub(super) fn merge_delete(
     mut response: OffsetDeleteResponse,
@@ -200,6 +239,37 @@ mod tests {
             .iter()
             .flat_map(|t| t.partitions.iter().map(|p| p.error_code))
             .collect()
+    }
+
+    #[test]
+    fn a_transactional_commit_answer_takes_the_clusters_codes_and_keeps_the_refusals() {
+        use kafka_protocol::messages::txn_offset_commit_response::{
+            TxnOffsetCommitResponsePartition, TxnOffsetCommitResponseTopic,
+        };
+        let partition = |index: i32, code: i16| {
+            TxnOffsetCommitResponsePartition::default()
+                .with_partition_index(index)
+                .with_error_code(code)
+        };
+        // a-2 was refused here (metadata too large); a-0 and a-1 went up.
+        let asked = TxnOffsetCommitResponse::default().with_topics(vec![
+            TxnOffsetCommitResponseTopic::default()
+                .with_name(TopicName(StrBytes::from_static_str("a")))
+                .with_partitions(vec![partition(0, 0), partition(1, 0), partition(2, 12)]),
+        ]);
+        let txn_codes = |r: &TxnOffsetCommitResponse| -> Vec<i16> {
+            r.topics[0]
+                .partitions
+                .iter()
+                .map(|p| p.error_code)
+                .collect()
+        };
+        // The cluster fenced the producer on a-0 and said nothing of a-1.
+        let answered = [(("a".to_owned(), 0), 90)];
+        let merged = merge_txn_commit(asked.clone(), Ok(&answered.to_vec()));
+        assert_eq!(txn_codes(&merged), vec![90, -1, 12]);
+        let failed = merge_txn_commit(asked, Err(UNAVAILABLE));
+        assert_eq!(txn_codes(&failed), vec![UNAVAILABLE, UNAVAILABLE, 12]);
     }
 
     #[test]

@@ -15,7 +15,7 @@ use tokio::time::Instant;
 
 use super::gate::{Admission, Gate, Releasing};
 use super::notices::NoticeSink;
-use super::offsets::{RemoteQueues, UNAVAILABLE, merge_commit, merge_delete};
+use super::offsets::{RemoteQueues, UNAVAILABLE, merge_commit, merge_delete, merge_txn_commit};
 use super::runner::{AssignorRunner, LagSource};
 use super::timers::Timers;
 use crate::coordinator::{
@@ -293,6 +293,36 @@ impl Shard {
                         }
                     };
                     self.respond(to, GroupResponse::OffsetCommit(merged));
+                }
+                Effect::CommitTxnOffsets {
+                    to,
+                    group_id,
+                    api_version,
+                    request,
+                    response,
+                } => {
+                    let Some(queues) = &mut self.remote else {
+                        // The wire layer refuses TxnOffsetCommit standalone: no transaction
+                        // coordinator here to write the offsets into a transaction.
+                        tracing::error!(group = %group_id,
+                            "a transactional offset commit reached a host without an upstream");
+                        let code = ResponseError::UnsupportedVersion.code();
+                        let refused = merge_txn_commit(response, Err(code));
+                        self.respond(to, GroupResponse::TxnOffsetCommit(refused));
+                        continue;
+                    };
+                    let (remote, reply) = (queues.remote.clone(), self.replies.remove(&to));
+                    queues.submit(&group_id.clone(), Box::pin(async move {
+                        let codes = remote.commit_txn(group_id.clone(), api_version, request).await;
+                        let codes = codes.map_err(|error| {
+                            tracing::warn!(group = %group_id, %error, "upstream transactional offset commit failed");
+                            UNAVAILABLE
+                        });
+                        let merged = merge_txn_commit(response, codes.as_ref().map_err(|c| *c));
+                        if let Some(reply) = reply {
+                            let _ = reply.send(GroupResponse::TxnOffsetCommit(merged));
+                        }
+                    }));
                 }
                 Effect::FetchOffsets {
                     to,

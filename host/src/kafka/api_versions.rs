@@ -12,12 +12,17 @@
 //! 2.4-2.9, v1 for 2.10+ and regex subscriptions.
 //! Produce is advertised although every produce is refused: librdkafka only fetches from a
 //! broker that advertises Produce >= 3 (reference/real-clients.md 4.1).
+//!
+//! TxnOffsetCommit is decoded but served in proxy mode only (`PROXY_ONLY`, advertised by
+//! `proxy::versions` where the upstream speaks it): standalone there is no transaction
+//! coordinator, so it is not in this table, and a request for it closes the connection, as for
+//! any API a Kafka broker does not enable.
 
 use kafka_protocol::error::ResponseError;
 use kafka_protocol::messages::api_versions_response::ApiVersion;
 use kafka_protocol::messages::{ApiKey, ApiVersionsRequest, ApiVersionsResponse};
 
-pub use assignor_wire::versions::{SUPPORTED, advertised, is_served};
+pub use assignor_wire::versions::{PROXY_ONLY, SUPPORTED, advertised, is_served};
 
 fn entry(key: ApiKey, min: i16, max: i16) -> ApiVersion {
     ApiVersion::default()
@@ -80,9 +85,21 @@ mod tests {
         for pair in SUPPORTED.windows(2) {
             assert!((pair[0].0 as i16) < (pair[1].0 as i16));
         }
-        for &(key, min, max) in SUPPORTED {
+        for &(key, min, max) in SUPPORTED.iter().chain(PROXY_ONLY) {
             let crate_range = key.valid_versions();
             assert!(crate_range.min <= min && max <= crate_range.max, "{key:?}");
+        }
+    }
+
+    #[test]
+    fn standalone_advertises_no_proxy_only_api() {
+        let response = handle(&ApiVersionsRequest::default(), 2);
+        for &(key, ..) in PROXY_ONLY {
+            assert!(
+                response.api_keys.iter().all(|k| k.api_key != key as i16),
+                "{key:?}"
+            );
+            assert!(!is_served(key, 5), "{key:?}");
         }
     }
 

@@ -14,10 +14,10 @@
 //!   from the worker, the upstream's read by the writer itself from the link (they come in
 //!   slot order), rewritten where they name brokers.
 //!
-//! Anything that cannot be served (a frame over the cap, an unknown API in standalone mode, a
-//! version not advertised, a body that does not decode, an upstream that broke) closes this
-//! connection only, once the answers before it are written, with a log line naming the peer
-//! and the reason. One exception keeps the host's own APIs reachable while the upstream is
+//! Anything that cannot be served (a frame over the cap, an unknown API in standalone mode, an
+//! API or version not advertised, a body that does not decode, an upstream that broke) closes
+//! this connection only, once the answers before it are written, with a log line naming the
+//! peer and the reason. One exception keeps the host's own APIs reachable while the upstream is
 //! not: an ApiVersions whose upstream connection cannot be opened is answered with the host's
 //! own table. The client closing its end, or shutdown, ends all three at once: a held
 //! Fetch or a parked JoinGroup is dropped with the connection, never kept for a client that is
@@ -243,7 +243,7 @@ impl Reader {
             let correlation_id = i32::from_be_bytes([frame[4], frame[5], frame[6], frame[7]]);
             let route = match &self.broker.proxy {
                 Some(proxy) => proxy.route(api_key, api_version, &frame),
-                None => Route::Local,
+                None => standalone_route(api_key),
             };
             match route {
                 Route::Local => self.local(frame).await?,
@@ -252,8 +252,12 @@ impl Reader {
                         .await?
                 }
                 Route::Refuse => {
+                    let mode = match self.broker.proxy {
+                        Some(_) => "in proxy mode",
+                        None => "standalone",
+                    };
                     let reason = format!(
-                        "{:?} v{api_version} is not served in proxy mode (not advertised)",
+                        "{:?} v{api_version} is not served {mode} (not advertised)",
                         ApiKey::try_from(api_key).map_err(|()| api_key)
                     );
                     return self.close(reason).await;
@@ -428,6 +432,16 @@ impl Reader {
                 )));
             }
         }
+    }
+}
+
+/// Standalone, every request is the host's to decode, but the APIs served in proxy mode only
+/// (TxnOffsetCommit: standalone has no transaction coordinator) are refused before their
+/// frame is decoded, as in proxy mode the APIs it does not offer.
+fn standalone_route(api_key: i16) -> Route {
+    match ApiKey::try_from(api_key) {
+        Ok(key) if assignor_wire::versions::is_proxy_only(key) => Route::Refuse,
+        _ => Route::Local,
     }
 }
 

@@ -7,7 +7,7 @@ use super::{
     Broker, Client, api_versions, consumer_group_describe, consumer_group_heartbeat,
     create_partitions, create_topics, delete_groups, delete_topics, describe_groups, fetch,
     find_coordinator, heartbeat, join_group, leave_group, list_groups, list_offsets, metadata,
-    offset_commit, offset_delete, offset_fetch, produce, sync_group,
+    offset_commit, offset_delete, offset_fetch, produce, sync_group, txn_offset_commit,
 };
 use assignor_wire::request::Request;
 
@@ -70,6 +70,14 @@ pub async fn handle(broker: &Broker, client: &Client, request: Request) -> Outco
         }
         RequestKind::OffsetCommit(r) => {
             ResponseKind::OffsetCommit(offset_commit::handle(broker, client, &header, r).await)
+        }
+        RequestKind::TxnOffsetCommit(r) => {
+            match txn_offset_commit::handle(broker, client, &header, r).await {
+                Some(response) => ResponseKind::TxnOffsetCommit(response),
+                None => {
+                    return Outcome::Close("TxnOffsetCommit is served in proxy mode only".into());
+                }
+            }
         }
         RequestKind::OffsetFetch(r) => {
             ResponseKind::OffsetFetch(offset_fetch::handle(driver, client, &header, r).await)

@@ -40,6 +40,7 @@ mod offset_fetch;
 mod produce;
 pub mod proxy;
 mod sync_group;
+mod txn_offset_commit;
 
 use std::sync::Arc;
 

@@ -55,6 +55,11 @@ pub fn error_counts(response: &ResponseKind) -> BTreeMap<i16, u64> {
             .iter()
             .flat_map(|t| &t.partitions)
             .for_each(|p| add(p.error_code)),
+        ResponseKind::TxnOffsetCommit(r) => r
+            .topics
+            .iter()
+            .flat_map(|t| &t.partitions)
+            .for_each(|p| add(p.error_code)),
         ResponseKind::OffsetFetch(r) if r.groups.is_empty() => {
             add(r.error_code);
             r.topics

@@ -9,14 +9,23 @@
 //! GROUP_AUTHORIZATION_FAILED, which its logs show by name and which no client retries into a
 //! rejoin loop (UNKNOWN_MEMBER_ID would tell it that it left the host's group, which it did
 //! not).
+//!
+//! A transaction's offsets (TxnOffsetCommit) go up inside the client's transaction, also as a
+//! producer outside group management sends them. Kafka checks no membership for those (a
+//! transactional commit without member id and generation is accepted even by a group with
+//! members), so on this path a group id joined on the cluster directly goes unnoticed unless
+//! the cluster refuses the group outright; the codes that say so are mapped as for OffsetCommit.
+//! Every other code is the transaction's (PRODUCER_FENCED, CONCURRENT_TRANSACTIONS, ...) and
+//! reaches the client as the cluster answered it.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use kafka_protocol::ResponseError;
+use kafka_protocol::messages::TxnOffsetCommitRequest;
 
 use crate::coordinator::{OffsetFetchQuery, OffsetFetchResult, OffsetRecord, PartitionOffset};
-use crate::driver::{BoxFuture, RemoteOffsets};
+use crate::driver::{BoxFuture, PartitionCodes, RemoteOffsets};
 use crate::metrics::Metrics;
 use crate::upstream::client::{CommittedOffset, PartitionError, UpstreamClient};
 
@@ -27,6 +36,17 @@ pub(super) struct UpstreamOffsets {
 }
 
 const UNKNOWN_MEMBER_ID: i16 = ResponseError::UnknownMemberId.code();
+
+/// The cluster's answers to a transactional commit that mean its group of this id is not the
+/// host's simple group: membership checks (which Kafka skips for a commit without member and
+/// generation, so these come only from a group of another kind, e.g. a share group, or a
+/// broker that checks more than Kafka), or no such consumer group.
+const NOT_OURS: [i16; 4] = [
+    UNKNOWN_MEMBER_ID,
+    ResponseError::IllegalGeneration.code(),
+    ResponseError::FencedInstanceId.code(),
+    ResponseError::GroupIdNotFound.code(),
+];
 
 impl RemoteOffsets for UpstreamOffsets {
     fn commit(
@@ -55,6 +75,36 @@ impl RemoteOffsets for UpstreamOffsets {
         })
     }
 
+    fn commit_txn(
+        &self,
+        group: String,
+        version: i16,
+        request: TxnOffsetCommitRequest,
+    ) -> BoxFuture<Result<PartitionCodes, String>> {
+        let (client, metrics) = (self.client.clone(), self.metrics.clone());
+        Box::pin(async move {
+            let results = client
+                .commit_txn_offsets(version, &request)
+                .await
+                .map_err(|e| e.to_string())?;
+            let mut codes: PartitionCodes = results
+                .into_iter()
+                .map(|r| ((r.topic, r.partition), r.error))
+                .collect();
+            if codes.iter().any(|(_, code)| NOT_OURS.contains(code)) {
+                tracing::error!(group = %group,
+                    "the upstream refused a transactional offset commit for a group of its own under this id: somebody uses this group id on the cluster directly");
+                metrics.upstream_group_conflict(&group);
+                for (_, code) in &mut codes {
+                    if NOT_OURS.contains(code) {
+                        *code = ResponseError::GroupAuthorizationFailed.code();
+                    }
+                }
+            }
+            Ok(codes)
+        })
+    }
+
     fn fetch(
         &self,
         group: String,
@@ -62,11 +112,13 @@ impl RemoteOffsets for UpstreamOffsets {
     ) -> BoxFuture<Result<OffsetFetchResult, String>> {
         let client = self.client.clone();
         Box::pin(async move {
-            let committed = client
-                .fetch_offsets(&group, query.topics.as_deref())
-                .await
-                .map_err(|e| e.to_string())?;
-            Ok(fetch_result(&query, committed))
+            let topics = query.topics.as_deref();
+            let committed = if query.require_stable {
+                client.fetch_stable_offsets(&group, topics).await
+            } else {
+                client.fetch_offsets(&group, topics).await
+            };
+            Ok(fetch_result(&query, committed.map_err(|e| e.to_string())?))
         })
     }
 
@@ -143,7 +195,9 @@ fn fetch_result(query: &OffsetFetchQuery, committed: Vec<CommittedOffset>) -> Of
             .collect(),
         None => {
             let mut by_topic: BTreeMap<&str, Vec<PartitionOffset>> = BTreeMap::new();
-            for c in committed.iter().filter(|c| c.offset >= 0) {
+            // A partition with an error (UNSTABLE_OFFSET_COMMIT under `require_stable`) is
+            // listed with it, as Kafka lists it, though its offset reads -1.
+            for c in committed.iter().filter(|c| c.offset >= 0 || c.error != 0) {
                 by_topic.entry(&c.topic).or_default().push(offset(c));
             }
             by_topic
@@ -184,6 +238,34 @@ mod tests {
             metadata: None,
             error: 0,
         }
+    }
+
+    #[test]
+    fn an_unstable_partition_is_answered_with_its_error_asked_or_not() {
+        // Under require_stable, a partition with offsets pending in an open transaction
+        // comes back from Kafka as UNSTABLE_OFFSET_COMMIT with offset -1.
+        let unstable = CommittedOffset {
+            error: ResponseError::UnstableOffsetCommit.code(),
+            ..committed("a", 1, -1)
+        };
+        let upstream = vec![committed("a", 0, 5), unstable];
+        let all = OffsetFetchQuery {
+            topics: None,
+            require_stable: true,
+            member_id: None,
+            member_epoch: -1,
+        };
+        let listed: Vec<(i32, i64, i16)> = fetch_result(&all, upstream.clone()).topics[0]
+            .1
+            .iter()
+            .map(|p| (p.partition_index, p.committed_offset, p.error_code))
+            .collect();
+        assert_eq!(listed, vec![(0, 5, 0), (1, -1, 88)]);
+        let asked = OffsetFetchQuery {
+            topics: Some(vec![("a".into(), vec![1])]),
+            ..all
+        };
+        assert_eq!(fetch_result(&asked, upstream).topics[0].1[0].error_code, 88);
     }
 
     #[test]

@@ -17,6 +17,7 @@ mod proxy_own;
 mod proxy_pipelining;
 mod proxy_retention;
 mod proxy_topology;
+mod proxy_transactions;
 mod proxy_wire;
 mod wire_admin;
 mod wire_api_versions;

@@ -6,8 +6,8 @@ use assignor_host_tests::proxy::api_versions;
 use assignor_host_tests::str;
 use kafka_protocol::messages::leave_group_request::MemberIdentity;
 use kafka_protocol::messages::{
-    ApiKey, ApiVersionsResponse, DescribeGroupsRequest, FindCoordinatorRequest, GroupId,
-    LeaveGroupRequest, ListGroupsRequest, TxnOffsetCommitRequest,
+    ApiKey, ApiVersionsResponse, DescribeGroupsRequest, DescribeTopicPartitionsRequest,
+    FindCoordinatorRequest, GroupId, LeaveGroupRequest, ListGroupsRequest,
 };
 
 use super::admin_support::Member;
@@ -18,8 +18,9 @@ use super::proxy_support::{GROUP_APIS, commit, commit_codes, fetched_offsets, pr
 /// where it rewrites), group APIs at the host's (OffsetCommit/OffsetFetch 9, not the fake's 8;
 /// DescribeGroups, ListGroups and OffsetDelete although the fake lists none), FindCoordinator
 /// and ApiVersions at the lower of the two; Fetch cut to 12 (v13 names topics by the
-/// upstream's ids); the consumer protocol (68, 69) at the host's; TxnOffsetCommit (28) and
-/// DescribeTopicPartitions (75) left out.
+/// upstream's ids); the consumer protocol (68, 69) at the host's; TxnOffsetCommit (28), which
+/// the host serves and sends on at the client's version, where the host's 2-5 meets the fake's
+/// 0-4; DescribeTopicPartitions (75) left out.
 const MERGED: &[(i16, i16, i16)] = &[
     (0, 3, 11), // Produce
     (1, 4, 12), // Fetch
@@ -36,6 +37,7 @@ const MERGED: &[(i16, i16, i16)] = &[
     (16, 0, 5), // ListGroups
     (18, 0, 3), // ApiVersions
     (19, 2, 7), // CreateTopics
+    (28, 2, 4), // TxnOffsetCommit
     (42, 0, 2), // DeleteGroups
     (47, 0, 0), // OffsetDelete
     (60, 0, 1), // DescribeCluster
@@ -94,7 +96,7 @@ async fn api_versions_is_the_upstreams_table_merged_with_the_hosts_ranges() {
     // A refused API is never passed up: the connection closes instead.
     let mut client = host.broker_client(2).await;
     client
-        .send(&TxnOffsetCommitRequest::default(), 0)
+        .send(&DescribeTopicPartitionsRequest::default(), 0)
         .await
         .unwrap();
     assert!(client.is_closed_by_host().await.unwrap());

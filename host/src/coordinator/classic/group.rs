@@ -204,15 +204,21 @@ impl Group {
         Ok(())
     }
 
-    /// Kafka's `ClassicGroup.validateOffsetCommit` for non-transactional commits: an Empty
-    /// group takes commits with generation -1 (admin tools, consumers without group
-    /// management); otherwise member and generation must be current, and not while the
-    /// group waits for its assignment.
+    /// Kafka's `ClassicGroup.validateOffsetCommit`: an Empty group takes commits with
+    /// generation -1 (admin tools, consumers without group management); otherwise member and
+    /// generation must be current, and not while the group waits for its assignment.
+    ///
+    /// `transactional` (TxnOffsetCommit) relaxes two rules, as in Kafka: a commit without
+    /// member id, generation and instance id is accepted whatever the state (TxnOffsetCommit
+    /// below v3 carries none, and a producer outside group management sends none), and the
+    /// group's state is not checked (no REBALANCE_IN_PROGRESS: the offsets become visible when
+    /// the transaction commits, not now).
     pub fn validate_offset_commit(
         &self,
         member_id: &str,
         instance: Option<&str>,
         generation: i32,
+        transactional: bool,
     ) -> Result<(), ResponseError> {
         if self.is(GroupState::Dead) {
             return Err(ResponseError::CoordinatorNotAvailable);
@@ -225,10 +231,10 @@ impl Group {
             if generation != self.generation_id {
                 return Err(ResponseError::IllegalGeneration);
             }
-        } else if !self.is(GroupState::Empty) {
+        } else if !transactional && !self.is(GroupState::Empty) {
             return Err(ResponseError::UnknownMemberId);
         }
-        if self.is(GroupState::CompletingRebalance) {
+        if !transactional && self.is(GroupState::CompletingRebalance) {
             return Err(ResponseError::RebalanceInProgress);
         }
         Ok(())

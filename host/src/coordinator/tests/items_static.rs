@@ -12,7 +12,7 @@ fn relay(group: &str) -> Join {
 }
 
 /// Static members `i0..in` joined and synced; returns their member ids and the generation.
-fn static_group(ctx: &mut TestContext, base: Join, n: usize) -> (Vec<String>, i32) {
+pub(super) fn static_group(ctx: &mut TestContext, base: Join, n: usize) -> (Vec<String>, i32) {
     let replies: Vec<_> = (0..n)
         .map(|i| ctx.join(&base.clone().instance(&format!("i{i}"))))
         .collect();

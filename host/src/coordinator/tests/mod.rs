@@ -20,3 +20,4 @@ mod module_state;
 mod offset_delete;
 mod simulation;
 mod stabilize;
+mod txn_offsets;

@@ -1,12 +1,18 @@
 //! Offsets kept upstream (proxy mode), through a fake [`RemoteOffsets`]: a group's commits land
-//! in the order they were accepted even when the earlier ones are slower, a failed write is
-//! answered COORDINATOR_NOT_AVAILABLE, reads come from the remote, and a slow group delays no
-//! other group of its shard.
+//! in the order they were accepted even when the earlier ones are slower (transactional ones
+//! too, at the client's version), a failed write is answered COORDINATOR_NOT_AVAILABLE, reads
+//! come from the remote, and a slow group delays no other group of its shard.
 
 use kafka_protocol::messages::offset_commit_request::{
     OffsetCommitRequestPartition, OffsetCommitRequestTopic,
 };
-use kafka_protocol::messages::{GroupId, OffsetCommitRequest, OffsetCommitResponse, TopicName};
+use kafka_protocol::messages::txn_offset_commit_request::{
+    TxnOffsetCommitRequestPartition, TxnOffsetCommitRequestTopic,
+};
+use kafka_protocol::messages::{
+    GroupId, OffsetCommitRequest, OffsetCommitResponse, TopicName, TxnOffsetCommitRequest,
+    TxnOffsetCommitResponse,
+};
 use kafka_protocol::protocol::StrBytes;
 
 use super::*;
@@ -20,6 +26,8 @@ struct Upstream {
     applied: Mutex<Vec<(String, i64)>>,
     delays: Mutex<BTreeMap<String, Vec<Duration>>>,
     fail: bool,
+    /// The version each transactional commit was sent at.
+    txn_versions: Mutex<Vec<i16>>,
 }
 
 /// A [`RemoteOffsets`] over [`Upstream`]; each commit waits its group's next delay first.
@@ -51,6 +59,31 @@ impl RemoteOffsets for FakeRemote {
             let mut applied = upstream.applied.lock().unwrap();
             applied.extend(offsets.iter().map(|o| (group.clone(), o.offset)));
             Ok(vec![0; offsets.len()])
+        })
+    }
+
+    /// Applies at once, as `(group, offset)` with the offset negated (to tell it from a plain
+    /// commit), and answers PRODUCER_FENCED for partition 1, as a cluster whose transaction
+    /// coordinator fenced the producer there would.
+    fn commit_txn(
+        &self,
+        group: String,
+        version: i16,
+        request: TxnOffsetCommitRequest,
+    ) -> BoxFuture<Result<crate::driver::PartitionCodes, String>> {
+        let upstream = self.0.clone();
+        Box::pin(async move {
+            upstream.txn_versions.lock().unwrap().push(version);
+            let mut applied = upstream.applied.lock().unwrap();
+            let mut codes = Vec::new();
+            for t in &request.topics {
+                for p in &t.partitions {
+                    applied.push((group.clone(), -p.committed_offset));
+                    let code = if p.partition_index == 1 { 90 } else { 0 };
+                    codes.push(((t.name.to_string(), p.partition_index), code));
+                }
+            }
+            Ok(codes)
         })
     }
 
@@ -173,6 +206,57 @@ async fn driver_remote_commits_of_one_group_land_upstream_in_the_order_accepted(
         read.topics[0].1[0].committed_offset, 5,
         "read from the remote"
     );
+}
+
+/// A TxnOffsetCommit of `offset` for partitions 0 and 1 of `t`, by no member (generation -1).
+fn txn_commit(group: &str, offset: i64) -> TxnOffsetCommitRequest {
+    TxnOffsetCommitRequest::default()
+        .with_transactional_id(StrBytes::from_static_str("tx").into())
+        .with_group_id(GroupId(StrBytes::from_string(group.to_owned())))
+        .with_producer_id(7.into())
+        .with_topics(vec![
+            TxnOffsetCommitRequestTopic::default()
+                .with_name(TopicName(StrBytes::from_static_str("t")))
+                .with_partitions(
+                    (0..2)
+                        .map(|p| {
+                            TxnOffsetCommitRequestPartition::default()
+                                .with_partition_index(p)
+                                .with_committed_offset(offset)
+                        })
+                        .collect(),
+                ),
+        ])
+}
+
+fn txn_codes(r: &TxnOffsetCommitResponse) -> Vec<i16> {
+    r.topics
+        .iter()
+        .flat_map(|t| t.partitions.iter().map(|p| p.error_code))
+        .collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn driver_a_transactional_commit_goes_up_after_the_groups_earlier_commits() {
+    let remote = FakeRemote::default();
+    // The plain commit before it is slow: the transactional one must not overtake it.
+    (remote.0.delays.lock().unwrap()).insert("g".into(), vec![Duration::from_millis(50)]);
+    let driver = start_remote(remote.clone());
+    let plain = {
+        let driver = driver.clone();
+        tokio::spawn(async move { driver.call("g", ctx(8), commit("g", 3)).await })
+    };
+    tokio::time::sleep(Duration::from_millis(1)).await;
+    let txn = driver.call("g", ctx(4), txn_commit("g", 9)).await;
+    // The cluster's own code for each partition reaches the client.
+    assert_eq!(txn_codes(&txn), vec![0, 90]);
+    assert_eq!(codes(&plain.await.unwrap()), vec![0]);
+    let applied: Vec<i64> = (remote.0.applied.lock().unwrap())
+        .iter()
+        .map(|(_, o)| *o)
+        .collect();
+    assert_eq!(applied, vec![3, -9, -9]);
+    assert_eq!(*remote.0.txn_versions.lock().unwrap(), vec![4]);
 }
 
 #[tokio::test(start_paused = true)]

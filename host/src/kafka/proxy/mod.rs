@@ -41,7 +41,8 @@ pub enum Target {
 /// What to do with one request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Route {
-    /// The host answers it (group APIs, FindCoordinator for a group).
+    /// The host answers it (group APIs, FindCoordinator for a group; TxnOffsetCommit, which
+    /// it then sends on itself).
     Local,
     /// Pass it up; decode the answer to rewrite it when `rewrite` says so.
     Up { rewrite: Option<ApiKey> },
@@ -114,12 +115,12 @@ impl Proxy {
     /// What to do with a request of `api_key` at `api_version`; `frame` is the whole request,
     /// read only for FindCoordinator (a group lookup is the host's, a transaction's is not).
     pub fn route(&self, api_key: i16, api_version: i16, frame: &Bytes) -> Route {
+        if versions::refused(api_key) {
+            return Route::Refuse;
+        }
         let Ok(key) = ApiKey::try_from(api_key) else {
             return Route::Up { rewrite: None };
         };
-        if versions::REFUSED.contains(&key) {
-            return Route::Refuse;
-        }
         if versions::SERVED.contains(&key) {
             return Route::Local;
         }

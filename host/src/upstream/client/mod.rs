@@ -47,6 +47,7 @@ use kafka_protocol::messages::{
     DeleteGroupsRequest, DescribeGroupsRequest, DescribeGroupsResponse, GroupId, LeaveGroupRequest,
     LeaveGroupResponse, OffsetCommitRequest, OffsetCommitResponse, OffsetDeleteRequest,
     OffsetDeleteResponse, OffsetFetchRequest, OffsetFetchResponse, TopicName,
+    TxnOffsetCommitRequest, TxnOffsetCommitResponse,
 };
 use kafka_protocol::protocol::StrBytes;
 use rdkafka::config::{ClientConfig, RDKafkaLogLevel};
@@ -62,6 +63,8 @@ use crate::coordinator::OffsetRecord;
 /// 4 refuses older ones), OffsetFetch up to v7 (v8 batches groups).
 const OFFSET_COMMIT: (i16, i16) = (2, 9);
 const OFFSET_FETCH: (i16, i16) = (2, 7);
+/// OffsetFetch with `require_stable`, which comes with v7.
+const OFFSET_FETCH_STABLE: (i16, i16) = (7, 7);
 const OFFSET_DELETE: (i16, i16) = (0, 0);
 const DELETE_GROUPS: (i16, i16) = (0, 2);
 const DESCRIBE_GROUPS: (i16, i16) = (0, 5);
@@ -206,12 +209,88 @@ impl UpstreamClient {
             .collect())
     }
 
+    /// Commits a transaction's offsets for `request`'s group inside the client's transaction:
+    /// TxnOffsetCommit to the group's coordinator with the client's transactional id, producer
+    /// id and epoch and topics, but generation -1, an empty member id and no instance id, as a
+    /// producer outside group management sends it (the cluster sees the host's groups as
+    /// empty "simple" groups, and Kafka checks no membership for such a commit). Sent at
+    /// `version`, the client's own: from v5 a Kafka coordinator adds the offsets to the
+    /// transaction itself (KIP-890's transaction v2), below it the client has done so with
+    /// AddOffsetsToTxn. One entry per partition as the cluster answered: 0 = written into the
+    /// transaction, visible once it commits.
+    pub async fn commit_txn_offsets(
+        &self,
+        version: i16,
+        request: &TxnOffsetCommitRequest,
+    ) -> Result<Vec<PartitionError>, ClientError> {
+        let group = request.group_id.as_str();
+        let build = |_version: i16| {
+            let mut up = request.clone();
+            up.generation_id = -1;
+            up.member_id = StrBytes::default();
+            up.group_instance_id = None;
+            up
+        };
+        let moved = |r: &TxnOffsetCommitResponse| {
+            groups::any_moved(
+                r.topics
+                    .iter()
+                    .flat_map(|t| &t.partitions)
+                    .map(|p| p.error_code),
+            )
+        };
+        let answer = self
+            .inner
+            .groups
+            .call(
+                "commit_txn_offsets",
+                group,
+                (version, version),
+                build,
+                moved,
+            )
+            .await?;
+        Ok(answer
+            .topics
+            .into_iter()
+            .flat_map(|t| {
+                let topic = t.name.0.to_string();
+                t.partitions.into_iter().map(move |p| PartitionError {
+                    topic: topic.clone(),
+                    partition: p.partition_index,
+                    error: p.error_code,
+                })
+            })
+            .collect())
+    }
+
     /// The committed offsets of `group`: every committed partition for `None`, else each asked
     /// partition, -1 for one never committed. An unknown group has no committed partitions.
     pub async fn fetch_offsets(
         &self,
         group: &str,
         partitions: Option<&[(String, Vec<i32>)]>,
+    ) -> Result<Vec<CommittedOffset>, ClientError> {
+        self.fetch(group, partitions, false).await
+    }
+
+    /// [`UpstreamClient::fetch_offsets`] with `require_stable` (KIP-447, OffsetFetch v7): a
+    /// partition whose offset a transaction has written and not yet committed or aborted
+    /// answers UNSTABLE_OFFSET_COMMIT (88) in its `error`, offset -1, as Kafka's coordinator
+    /// answers a consumer with `isolation.level=read_committed`, which asks again.
+    pub async fn fetch_stable_offsets(
+        &self,
+        group: &str,
+        partitions: Option<&[(String, Vec<i32>)]>,
+    ) -> Result<Vec<CommittedOffset>, ClientError> {
+        self.fetch(group, partitions, true).await
+    }
+
+    async fn fetch(
+        &self,
+        group: &str,
+        partitions: Option<&[(String, Vec<i32>)]>,
+        require_stable: bool,
     ) -> Result<Vec<CommittedOffset>, ClientError> {
         if partitions.is_some_and(|p| p.iter().all(|(_, numbers)| numbers.is_empty())) {
             return Ok(Vec::new());
@@ -231,6 +310,12 @@ impl UpstreamClient {
             OffsetFetchRequest::default()
                 .with_group_id(GroupId(StrBytes::from_string(group.to_owned())))
                 .with_topics(topics)
+                .with_require_stable(require_stable)
+        };
+        let versions = if require_stable {
+            OFFSET_FETCH_STABLE
+        } else {
+            OFFSET_FETCH
         };
         let moved = |r: &OffsetFetchResponse| {
             let partitions = r.topics.iter().flat_map(|t| &t.partitions);
@@ -239,7 +324,7 @@ impl UpstreamClient {
         let answer = self
             .inner
             .groups
-            .call("fetch_offsets", group, OFFSET_FETCH, build, moved)
+            .call("fetch_offsets", group, versions, build, moved)
             .await?;
         if answer.error_code != 0 {
             return Err(groups::kafka_error("fetch_offsets", answer.error_code));
