@@ -1,6 +1,6 @@
 //! DescribeGroups (API 15) for one group: state, protocol, and every member with its metadata
-//! (only in Stable, as Kafka) and assignment bytes. A group that does not exist is "Dead" with
-//! no error, as Kafka answers.
+//! (only in Stable, as Kafka) and assignment bytes. A group that does not exist is "Dead",
+//! with no error up to v5, as Kafka answers.
 
 use kafka_protocol::messages::GroupId;
 use kafka_protocol::messages::describe_groups_response::{DescribedGroup, DescribedGroupMember};
@@ -12,12 +12,16 @@ use super::classic::group::Groups;
 use super::context::Ctx;
 use super::responses::{self, s};
 
-pub(crate) fn handle(ctx: &mut Ctx<'_>, groups: &Groups, reply_to: ReplyTo, group_id: &str) {
+pub(crate) fn handle(
+    ctx: &mut Ctx<'_>,
+    groups: &Groups,
+    reply_to: ReplyTo,
+    group_id: &str,
+    api_version: i16,
+) {
     let Some(group) = groups.get(group_id) else {
-        return ctx.respond(
-            reply_to,
-            GroupResponse::DescribeGroup(responses::described_dead(group_id, 0)),
-        );
+        let described = responses::described_not_found(group_id, api_version);
+        return ctx.respond(reply_to, GroupResponse::DescribeGroup(described));
     };
     let stable = group.is(GroupState::Stable);
     let key = group.protocol_key.as_deref().unwrap_or("");

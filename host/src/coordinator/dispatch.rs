@@ -345,13 +345,14 @@ fn request_for(
             offset_fetch::handle(ctx, consumers, reply_to, group_id, client, q)
         }
         GroupRequest::OffsetDelete(r) => offset_delete::handle(ctx, groups, reply_to, group_id, r),
-        // Kafka's DescribeGroups describes classic groups only.
+        // Kafka's DescribeGroups describes classic groups only: any other is not found.
         GroupRequest::DescribeGroup(_) if consumers.contains_key(group_id) => {
-            let code = ResponseError::GroupIdNotFound.code();
-            let described = responses::described_dead(group_id, code);
+            let described = responses::described_not_found(group_id, client.api_version);
             ctx.respond(reply_to, GroupResponse::DescribeGroup(described));
         }
-        GroupRequest::DescribeGroup(_) => describe_groups::handle(ctx, groups, reply_to, group_id),
+        GroupRequest::DescribeGroup(_) => {
+            describe_groups::handle(ctx, groups, reply_to, group_id, client.api_version)
+        }
         GroupRequest::DeleteGroup(_) => {
             delete_groups::handle(ctx, (groups, consumers), reply_to, group_id)
         }

@@ -190,14 +190,20 @@ pub fn no_offset(partition_index: i32, error_code: i16) -> PartitionOffset {
     }
 }
 
-/// A group-level OffsetFetch error. v0-1 have no group-level field, so the code is also copied
-/// into every requested partition (offset -1, metadata "", epoch -1).
+/// A group-level OffsetFetch error, as Kafka's `OffsetFetchResponse.groupError`: from v2 the
+/// code alone, no partitions; v0-1 have no group-level field, so the code is also copied into
+/// every requested partition (offset -1, metadata "", epoch -1).
 pub fn offset_fetch_error(
     api_version: i16,
     query: &OffsetFetchQuery,
     error: i16,
 ) -> OffsetFetchResult {
-    let per_partition = if api_version <= 1 { error } else { 0 };
+    if api_version >= 2 {
+        return OffsetFetchResult {
+            error_code: error,
+            topics: Vec::new(),
+        };
+    }
     OffsetFetchResult {
         error_code: error,
         topics: query
@@ -207,17 +213,26 @@ pub fn offset_fetch_error(
             .map(|(topic, partitions)| {
                 (
                     topic.clone(),
-                    partitions
-                        .iter()
-                        .map(|p| no_offset(*p, per_partition))
-                        .collect(),
+                    partitions.iter().map(|p| no_offset(*p, error)).collect(),
                 )
             })
             .collect(),
     }
 }
 
-/// A DescribeGroups entry for a group that does not exist: state "Dead", no error (Kafka).
+/// A DescribeGroups entry for a group that is not a classic group (none, or a consumer group):
+/// state "Dead", with GROUP_ID_NOT_FOUND from v6 and no error before, as Kafka 4.4's
+/// `GroupMetadataManager.describeGroups` answers its `GroupIdNotFoundException`.
+pub fn described_not_found(group_id: &str, api_version: i16) -> DescribedGroup {
+    let error = if api_version >= 6 {
+        ResponseError::GroupIdNotFound.code()
+    } else {
+        0
+    };
+    described_dead(group_id, error)
+}
+
+/// A DescribeGroups entry in state "Dead" with `error`.
 pub fn described_dead(group_id: &str, error: i16) -> DescribedGroup {
     DescribedGroup::default()
         .with_error_code(error)

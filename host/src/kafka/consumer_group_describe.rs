@@ -7,14 +7,9 @@ use kafka_protocol::messages::{
 };
 
 use super::Client;
-use super::groups::context;
+use super::groups::{GROUP_OPERATIONS, NOT_REQUESTED, context};
 use crate::coordinator::ConsumerGroupDescribe;
 use crate::driver::Driver;
-
-/// Kafka `AclOperation` bits for a group: READ (3), DELETE (6), DESCRIBE (8).
-const GROUP_OPERATIONS: i32 = (1 << 3) | (1 << 6) | (1 << 8);
-/// Kafka's "not requested" value for `authorized_operations`.
-const NOT_REQUESTED: i32 = i32::MIN;
 
 pub async fn handle(
     driver: &Driver,

@@ -35,13 +35,22 @@ use crate::coordinator::snapshot::ModuleState;
 
 /// Starts the computation of the group's next target when one is due (the group epoch moved
 /// past the target's) and none is in flight. A group without members needs none: its target
-/// epoch follows the group epoch (KAFKA-20442).
+/// epoch follows the group epoch at once (KAFKA-20442), and a run in flight for members that
+/// are gone is abandoned (its result is dropped when it comes).
 pub(crate) fn maybe_start(ctx: &mut Ctx<'_>, group: &mut Group) {
-    if group.group_epoch <= group.assignment_epoch || group.pending_run.is_some() {
+    if group.group_epoch <= group.assignment_epoch {
         return;
     }
     if group.members.is_empty() {
+        if group.pending_run.take().is_some() {
+            ctx.cancel(TimerKey::AssignorDeadline {
+                group: group.id.clone(),
+            });
+        }
         group.assignment_epoch = group.group_epoch;
+        return;
+    }
+    if group.pending_run.is_some() {
         return;
     }
     let choice = choose(ctx, group);

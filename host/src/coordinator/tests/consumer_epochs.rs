@@ -5,6 +5,7 @@
 use kafka_protocol::ResponseError;
 
 use super::consumer_context::*;
+use super::context::Runner;
 use crate::coordinator::consumer::ConsumerGroupState;
 use crate::coordinator::tests::builders::G;
 use crate::coordinator::{CoordinatorConfig, Notice};
@@ -291,6 +292,38 @@ fn host_list_groups_names_consumer_groups_with_their_type_and_describe_groups_do
             .list_groups(&[], &["classic".into()])
             .is_empty()
     );
+    // Kafka 4.4 up to DescribeGroups v5 (the host's highest): "Dead" and no error; from v6
+    // GROUP_ID_NOT_FOUND (compared with Kafka in tests/tests/all/conformance_consumer_groups.rs).
     let described = ctx.describe(G);
-    assert_eq!(described.error_code, code(ResponseError::GroupIdNotFound));
+    assert_eq!(described.error_code, 0);
+    assert_eq!(described.group_state.as_str(), "Dead");
+    assert!(described.members.is_empty());
+}
+
+/// KAFKA-20442: the leave that empties a group moves its assignment epoch to the group epoch
+/// at once, also while the target for the members that left is still being computed (its
+/// result is dropped when it comes). Found by comparing with Kafka: DescribeGroups right after
+/// the last leave said assignment epoch 2 of group epoch 4
+/// (tests/tests/all/conformance_consumer_groups.rs).
+#[test]
+fn host_the_leave_that_empties_a_group_settles_its_epochs_with_a_run_in_flight() {
+    let mut ctx = consumer_context(CoordinatorConfig::default());
+    let mut a = Client::new("a", &["t"]);
+    a.poll(&mut ctx);
+    a.poll(&mut ctx);
+    ctx.runner = Runner::Hold;
+    ctx.cgh(&Hb::join("b", &["t"]));
+    let held = ctx.held.pop().expect("b's target is being computed");
+    ctx.cgh_now(&Hb::beat("b", -1));
+    ctx.cgh_now(&Hb::beat("a", -1));
+    let epochs = |ctx: &super::context::TestContext| {
+        let group = ctx
+            .coordinator
+            .consumer_group_ref(G)
+            .expect("the empty group");
+        (group.group_epoch, group.assignment_epoch)
+    };
+    assert_eq!(epochs(&ctx), (4, 4));
+    ctx.release(&held);
+    assert_eq!(epochs(&ctx), (4, 4), "the late result changed nothing");
 }
