@@ -19,9 +19,10 @@
 //!
 //! `cargo bench -p assignor-host --bench strategies` (`-- --quick` for one sample per cell,
 //! `-- --max-members 1000`, `-- --strategy sticky` for one strategy, `-- --metering epoch` on an
-//! epoch-only engine; `BENCH_KAFKA=off` without Kafka's column, `BENCH_KAFKA_MAX_MEMBERS=1000`
-//! without Kafka's slowest cells: its sticky pair on heterogeneous subscriptions takes ~10 s a
-//! call at 10,000 members). Every cell is appended to `target/bench/strategies.jsonl`.
+//! epoch-only engine; `BENCH_KAFKA=off` without Kafka's column, `BENCH_KAFKA_BUDGET_S=60` to
+//! bound Kafka's slowest cells, its sticky pair on heterogeneous subscriptions at 10,000
+//! members, where one call takes seconds). Every cell is appended to
+//! `target/bench/strategies.jsonl`.
 
 #![allow(clippy::print_stdout, reason = "a bench prints its results")]
 

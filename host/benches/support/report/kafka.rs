@@ -13,10 +13,14 @@
 //!
 //! The program is a Maven project built on first use into `target/kafka-assignors` (its
 //! dependencies in `target/maven`); running a bench needs `mvn` and a JDK 17 or newer,
-//! compiling one does not. `BENCH_KAFKA=off` leaves Kafka's column empty;
-//! `BENCH_KAFKA_MAX_MEMBERS=N` times Kafka only on cells of at most N members (Kafka's sticky
-//! pair on heterogeneous subscriptions takes ~10 s a call at 10,000 members, so its cells take
-//! minutes each under the warm-up and call counts above).
+//! compiling one does not. Kafka's sticky pair on heterogeneous subscriptions takes ~1 s a call
+//! at 3,000 members and grows about quadratically, so at 10,000 members one of its cells takes
+//! many minutes under the warm-up and call counts above. To bound that:
+//! - `BENCH_KAFKA_BUDGET_S=S` gives each Kafka cell about S seconds: warm-up stops at half of
+//!   it (after one call), timing at all of it (after three); a cell cut short prints its call
+//!   count beside its median (`kafka_samples` in the jsonl);
+//! - `BENCH_KAFKA_MAX_MEMBERS=N` times Kafka only on cells of at most N members;
+//! - `BENCH_KAFKA=off` leaves Kafka's column empty.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -129,6 +133,9 @@ impl KafkaCell {
             ])
             .args(["--subscription", self.subscription.as_str()])
             .args(["--type", self.assignment.as_str()]);
+        if let Some(budget) = budget_s() {
+            command.args(["--budget-ms", &(budget * 1000).to_string()]);
+        }
         if quick {
             command.args([
                 "--warmup-calls",
@@ -190,9 +197,13 @@ impl KafkaTime {
     }
 }
 
-/// `Some(time)` as a table cell (`3.64`), `-` for none.
+/// `Some(time)` as a table cell (`3.64`, or `10523.10 (5 calls)` when a budget cut it to fewer
+/// than the usual 30 calls), `-` for none.
 pub fn cell(time: Option<&KafkaTime>) -> String {
-    time.map_or("-".into(), |k| format!("{:.2}", k.median_ms))
+    time.map_or("-".into(), |k| match k.calls {
+        30.. => format!("{:.2}", k.median_ms),
+        calls => format!("{:.2} ({calls} calls)", k.median_ms),
+    })
 }
 
 /// `ours / Kafka` as a table cell, `-` without a Kafka time.
@@ -206,11 +217,14 @@ static VERSION: OnceLock<String> = OnceLock::new();
 /// The line every bench printing Kafka's time prints under its table.
 pub fn legend() -> String {
     let version = VERSION.get().map_or("", String::as_str);
-    let skipped = match (enabled(), max_members()) {
+    let mut skipped = match (enabled(), max_members()) {
         (false, _) => " Not timed in this run (BENCH_KAFKA=off).".to_owned(),
         (true, usize::MAX) => String::new(),
         (true, n) => format!(" Timed on cells of at most {n} members (BENCH_KAFKA_MAX_MEMBERS)."),
     };
+    if let Some(budget) = budget_s() {
+        skipped += &format!(" About {budget} s per Kafka cell (BENCH_KAFKA_BUDGET_S).");
+    }
     format!(
         "Kafka ms: Apache Kafka {version}'s own assignor timed in this run, cell by cell next to \
          ours (host/benches/kafka-assignors: a JVM per cell, the input of Kafka's \
@@ -232,6 +246,15 @@ fn max_members() -> usize {
         v.parse()
             .unwrap_or_else(|_| panic!("BENCH_KAFKA_MAX_MEMBERS={v}: not a number"))
     })
+}
+
+/// `BENCH_KAFKA_BUDGET_S`, if set.
+fn budget_s() -> Option<u64> {
+    let v = std::env::var("BENCH_KAFKA_BUDGET_S").ok()?;
+    Some(
+        v.parse()
+            .unwrap_or_else(|_| panic!("BENCH_KAFKA_BUDGET_S={v}: not a number")),
+    )
 }
 
 /// The built timing program: which `java` runs it, on which class path.

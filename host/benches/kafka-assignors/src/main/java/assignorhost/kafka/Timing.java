@@ -28,7 +28,10 @@ import java.util.function.Supplier;
  * Timing follows JMH's shape without JMH: calls untimed until at least {@code --warmup-calls}
  * (20) calls and {@code --warmup-ms} (3,000) ms have passed, so the JIT has compiled the
  * assignor's hot paths, then at least {@code --calls} (30) timed calls and {@code --measure-ms}
- * (1,000) ms; each call timed on its own with {@link System#nanoTime()}. One cell per JVM, as
+ * (1,000) ms; each call timed on its own with {@link System#nanoTime()}. {@code --budget-ms}
+ * (off unless given) bounds a slow cell instead: warm-up ends once half the budget is spent
+ * (after at least one call) and timing once all of it is (after at least three calls), and the
+ * JSON's {@code calls} and {@code warmup_calls} say how many there were. One cell per JVM, as
  * JMH forks one JVM per parameter set: a JVM that had run another assignor or shape first
  * would carry its type profiles and compiled code into this one.
  */
@@ -60,6 +63,8 @@ public final class Timing {
         long warmupMs = Long.parseLong(args.getOrDefault("warmup-ms", "3000"));
         int calls = Integer.parseInt(args.getOrDefault("calls", "30"));
         long measureMs = Long.parseLong(args.getOrDefault("measure-ms", "1000"));
+        long budgetNs = Long.parseLong(args.getOrDefault("budget-ms", "0")) * 1_000_000;
+        long started = System.nanoTime();
 
         long setupStart = System.nanoTime();
         Cell cell = switch (side) {
@@ -72,6 +77,9 @@ public final class Timing {
         long warmupStart = System.nanoTime();
         int warmedUp = 0;
         while (warmedUp < warmupCalls || System.nanoTime() - warmupStart < warmupMs * 1_000_000) {
+            if (budgetNs > 0 && warmedUp >= 1 && System.nanoTime() - started >= budgetNs / 2) {
+                break;
+            }
             sink += System.identityHashCode(cell.call().get());
             warmedUp++;
         }
@@ -80,6 +88,9 @@ public final class Timing {
         List<Long> times = new ArrayList<>();
         long measureStart = System.nanoTime();
         while (times.size() < calls || System.nanoTime() - measureStart < measureMs * 1_000_000) {
+            if (budgetNs > 0 && times.size() >= 3 && System.nanoTime() - started >= budgetNs) {
+                break;
+            }
             long t = System.nanoTime();
             Object answer = cell.call().get();
             times.add(System.nanoTime() - t);
@@ -161,7 +172,7 @@ public final class Timing {
         return new IllegalArgumentException(message + "\nusage: Timing --side server|client"
             + " --assignor uniform|range|roundrobin|sticky|cooperative-sticky --members N --topics N"
             + " --partitions-per-member N --subscription homogeneous|heterogeneous --type full|incremental"
-            + " [--warmup-calls 20] [--warmup-ms 3000] [--calls 30] [--measure-ms 1000]");
+            + " [--warmup-calls 20] [--warmup-ms 3000] [--calls 30] [--measure-ms 1000] [--budget-ms N]");
     }
 
     /** A flat JSON object from alternating keys and values (strings, numbers). */
