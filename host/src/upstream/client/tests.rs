@@ -80,5 +80,7 @@ pub(super) async fn cluster(partitions: i32) -> (Kafka, UpstreamClient, Names) {
             .expect("create the topic"),
         0
     );
+    // Kafka refuses a commit for a topic its Metadata does not list yet.
+    kafka.wait_for_partitions(&names.t, partitions as usize);
     (kafka, client, names)
 }

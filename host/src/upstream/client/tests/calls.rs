@@ -38,7 +38,7 @@ async fn create_topic_and_create_partitions_change_the_metadata_and_report_kafka
     let client = kafka.client();
     let (orders, nope) = (unique("orders"), unique("nope"));
     assert_eq!(client.create_topic(&orders, 3, 1).await.expect("create"), 0);
-    assert_eq!(kafka.partition_count(&orders), Some(3));
+    kafka.wait_for_partitions(&orders, 3);
     let exists = ResponseError::TopicAlreadyExists.code();
     assert_eq!(exists, 36);
     assert_eq!(
@@ -50,7 +50,7 @@ async fn create_topic_and_create_partitions_change_the_metadata_and_report_kafka
     );
 
     assert_eq!(client.create_partitions(&orders, 5).await.expect("grow"), 0);
-    assert_eq!(kafka.partition_count(&orders), Some(5));
+    kafka.wait_for_partitions(&orders, 5);
     let no_increase = ResponseError::InvalidPartitions.code();
     assert_eq!(
         client

@@ -107,6 +107,24 @@ impl Kafka {
         topic.error().is_none().then(|| topic.partitions().len())
     }
 
+    /// Waits up to 20 s for `topic` to have `partitions` partitions in the cluster's Metadata:
+    /// Kafka answers CreateTopics and CreatePartitions once its controller has the change, and
+    /// its brokers' Metadata shows it a moment later.
+    pub fn wait_for_partitions(&self, topic: &str, partitions: usize) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let seen = self.partition_count(topic);
+            if seen == Some(partitions) {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{topic}: {seen:?} partitions in Metadata after 20 s, {partitions} expected"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// Produces `counts[p]` records to each partition `p` of `topic`, acknowledged.
     pub fn produce(&self, topic: &str, counts: &[usize]) {
         let producer: BaseProducer = self
