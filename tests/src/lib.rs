@@ -9,8 +9,10 @@
 //! cluster's own tests only check that a delay was waited for, a bound that cannot flake).
 //!
 //! [`fake_cluster`] is a scripted Kafka cluster of several brokers on loopback, the upstream
-//! of the proxy-mode tests; [`proxy`] starts a host in front of it.
+//! of the proxy-mode tests; [`proxy`] starts a host in front of it. [`conformance`] runs one
+//! scenario against Apache Kafka itself and the host, and compares the answers.
 
+pub mod conformance;
 pub mod fake_cluster;
 pub mod proxy;
 
