@@ -20,8 +20,11 @@
 //! `cargo bench -p assignor-host --bench strategies` (`-- --quick` for one sample per cell,
 //! `-- --max-members 1000`, `-- --strategy sticky` for one strategy, `-- --metering epoch` on an
 //! epoch-only engine; `BENCH_KAFKA=off` without Kafka's column, `BENCH_KAFKA_BUDGET_S=60` to
-//! bound Kafka's slowest cells, its sticky pair on heterogeneous subscriptions at 10,000
-//! members, where one call takes seconds). Every cell is appended to
+//! bound Kafka's slow cells, its sticky pair on heterogeneous subscriptions, where one call
+//! takes 13-61 s at 10,000 members FULL. A budget cannot shorten one call: Kafka's
+//! `CooperativeStickyAssignor` on heterogeneous INCREMENTAL cells takes 12.7 s a call at 1,000
+//! members x 100 topics and far more at 10,000, so a run that must end within the hour takes
+//! `BENCH_KAFKA_MAX_MEMBERS=1000` too). Every cell is appended to
 //! `target/bench/strategies.jsonl`.
 
 #![allow(clippy::print_stdout, reason = "a bench prints its results")]
