@@ -21,7 +21,7 @@
 //!
 //! A cluster stops what it started when dropped, and also when the process that owns it dies
 //! (a test that panics, aborts or is killed): a small watchdog process waits for the owner's
-//! exit and kills the nodes ([`process`]). [`shared`] gives each test process one
+//! exit and kills the nodes (`process.rs`). [`shared`] gives each test process one
 //! single-node cluster, started on first use, for tests that only need *a* Kafka; tests about
 //! brokers start their own with [`KafkaCluster::start`].
 //!
