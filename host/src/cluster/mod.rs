@@ -215,6 +215,8 @@ pub struct Cluster {
     modules: Arc<ModuleLog>,
     stop_member: Arc<AtomicBool>,
     member: Option<std::thread::JoinHandle<()>>,
+    /// How long `stop` waits for the node group's consumer to close (the session timeout).
+    close_limit: Duration,
     stop: CancellationToken,
     tasks: Vec<tokio::task::JoinHandle<()>>,
 }
@@ -322,6 +324,7 @@ impl Cluster {
             modules,
             stop_member,
             member: Some(thread),
+            close_limit: settings.session_timeout,
             stop,
             tasks,
         })
@@ -339,18 +342,53 @@ impl Cluster {
 
     /// Leaves the node group (releasing every group first, so the others take the shards at
     /// once) and stops the peer watch. Call before the driver stops.
+    ///
+    /// Closing waits at most the session timeout for each of the node's librdkafka consumers:
+    /// librdkafka 2.12 never finishes closing a group consumer whose commit is still waiting
+    /// for a coordinator when the upstream has gone away (seen against Kafka: "waiting for 1
+    /// commit(s) (state query-coord, join-state wait-unassign-to-complete) before
+    /// terminating", for as long as the upstream stays away). Past that bound nobody needs the
+    /// LeaveGroup (the upstream drops the member at its session timeout anyway), so the node
+    /// stops without it and leaves the consumer's thread to the process's exit.
     pub async fn stop(mut self) {
         self.stop_member.store(true, Ordering::Release);
-        if let Some(thread) = self.member.take() {
-            let _ = tokio::task::spawn_blocking(move || thread.join()).await;
+        if let Some(thread) = self.member.take()
+            && !finished_within(&thread, self.close_limit).await
+        {
+            tracing::warn!(
+                limit = ?self.close_limit,
+                "the node group's consumer did not close in time (is the upstream unreachable?); \
+                 stopping without leaving the node group, the upstream drops this node at its \
+                 session timeout"
+            );
         }
         self.stop.cancel();
         for task in self.tasks.drain(..) {
             let _ = task.await;
         }
-        let modules = self.modules.clone();
-        let _ = tokio::task::spawn_blocking(move || modules.stop()).await;
+        if let Some(reader) = self.modules.stop()
+            && !finished_within(&reader, self.close_limit).await
+        {
+            tracing::warn!(
+                limit = ?self.close_limit,
+                "the module log's reader did not close in time (is the upstream unreachable?)"
+            );
+        }
     }
+}
+
+/// Whether `thread` ends within `limit`, waiting without blocking the runtime (a blocking
+/// join on tokio's pool would hold the runtime's shutdown as long as the thread runs). A
+/// thread that ends is joined; one that does not is left running, detached.
+async fn finished_within(thread: &std::thread::JoinHandle<()>, limit: Duration) -> bool {
+    let deadline = tokio::time::Instant::now() + limit;
+    while !thread.is_finished() {
+        if tokio::time::Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    true
 }
 
 /// Releases every group when the lease has run out (the gate already refuses them; this

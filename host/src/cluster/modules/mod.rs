@@ -397,12 +397,11 @@ impl ModuleLog {
         .await
     }
 
-    /// Stops the reader.
-    pub fn stop(&self) {
+    /// Tells the reader to stop and hands back its thread, for the caller to wait on as long
+    /// as it chooses (closing its librdkafka consumer may wait on an unreachable upstream).
+    pub fn stop(&self) -> Option<std::thread::JoinHandle<()>> {
         self.stop.store(true, Ordering::Release);
-        if let Some(reader) = self.reader.lock().take() {
-            let _ = reader.join();
-        }
+        self.reader.lock().take()
     }
 
     fn canonical(&self, name: &str) -> Result<String, RegistryError> {
@@ -492,8 +491,9 @@ impl ModuleLog {
 }
 
 impl Drop for ModuleLog {
+    /// Tells the reader to stop without waiting for it: a drop must not block.
     fn drop(&mut self) {
-        self.stop();
+        let _ = self.stop();
     }
 }
 

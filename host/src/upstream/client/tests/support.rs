@@ -254,10 +254,15 @@ pub fn call<R: Request>(addr: SocketAddr, request: &R, version: i16) -> R::Respo
 /// thread `rd_kafka_destroy` has just joined can still be listed. Waits up to 10 s for the list
 /// to empty, then returns it as it is.
 pub fn client_threads_once_exited() -> Vec<String> {
+    client_threads_once(|threads| threads.is_empty())
+}
+
+/// The client threads once `done` holds for them, or as they are after 10 s.
+pub fn client_threads_once(done: impl Fn(&[String]) -> bool) -> Vec<String> {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     loop {
         let names = client_threads();
-        if names.is_empty() || std::time::Instant::now() >= deadline {
+        if done(&names) || std::time::Instant::now() >= deadline {
             return names;
         }
         std::thread::sleep(std::time::Duration::from_millis(10));
