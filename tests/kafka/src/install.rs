@@ -2,13 +2,13 @@
 //! `<target>/kafka/<version>/lib`, once per machine (the Maven repository is
 //! `<target>/maven`, so a clean clone downloads into its own `target/` and nowhere else).
 //!
-//! Several test processes may ask at once (the Rust test binaries, the Python suite's
-//! workers): the first takes a file lock and installs, the others wait on the lock and find
-//! the install done. The pom's text is the install's marker, so changing the pom (another
-//! Kafka version) installs again.
+//! The recipe is the script `tests/kafka/install` (tests/run also runs it, in the background
+//! while the gates compile); this module checks the install's marker (the pom's text, so
+//! changing the pom installs again), checks Java, and runs the script when the marker is
+//! missing. The script takes a file lock, so test processes asking at once install once.
 
 use std::env;
-use std::fs::{self, File};
+use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -20,6 +20,11 @@ pub const KAFKA_VERSION: &str = "4.4.0";
 /// The pom naming Kafka's artifacts.
 pub fn pom() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("pom.xml")
+}
+
+/// The install script (`tests/kafka/install`).
+fn script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("install")
 }
 
 /// The workspace's target directory: `CARGO_TARGET_DIR` if set, else `<workspace>/target`.
@@ -36,46 +41,31 @@ pub fn kafka_libs() -> Result<PathBuf> {
     }
     let home = target_dir().join("kafka").join(KAFKA_VERSION);
     let lib = home.join("lib");
-    let marker = home.join("installed-from.pom.xml");
     let pom_text = fs::read_to_string(pom()).context("tests/kafka/pom.xml")?;
-    if fs::read_to_string(&marker).is_ok_and(|t| t == pom_text) {
-        return Ok(lib);
-    }
-    fs::create_dir_all(&home)?;
-    let lock = File::create(home.join(".lock"))?;
-    lock.lock().context("locking the Kafka install")?;
-    if fs::read_to_string(&marker).is_ok_and(|t| t == pom_text) {
+    let installed =
+        || fs::read_to_string(home.join("installed-from.pom.xml")).is_ok_and(|t| t == pom_text);
+    if installed() {
         return Ok(lib);
     }
     java_version()?;
-    let _ = fs::remove_dir_all(&lib);
-    let repository = target_dir().join("maven");
-    let output = Command::new("mvn")
-        .arg("-B")
-        .arg("-q")
-        .arg("-f")
-        .arg(pom())
-        .arg(format!("-Dmaven.repo.local={}", repository.display()))
-        .arg("dependency:copy-dependencies")
-        .arg(format!("-DoutputDirectory={}", lib.display()))
-        .arg("-DincludeScope=runtime")
+    let output = Command::new(script())
+        .env("CARGO_TARGET_DIR", target_dir())
         .output()
-        .context("running `mvn` (Apache Maven) to fetch Kafka's jars; install Maven (Debian: apt-get install maven)")?;
+        .with_context(|| format!("running {}", script().display()))?;
     if !output.status.success() {
         bail!(
-            "mvn could not resolve Apache Kafka {KAFKA_VERSION} from {}:\n{}{}",
-            pom().display(),
+            "{} could not install Apache Kafka {KAFKA_VERSION}:\n{}{}",
+            script().display(),
             String::from_utf8_lossy(&output.stdout),
             String::from_utf8_lossy(&output.stderr)
         );
     }
-    let broker_jar = lib.join(format!("kafka_2.13-{KAFKA_VERSION}.jar"));
     anyhow::ensure!(
-        broker_jar.is_file(),
-        "mvn finished but {} is missing",
-        broker_jar.display()
+        installed(),
+        "{} finished but left no install of {}",
+        script().display(),
+        pom().display()
     );
-    fs::write(&marker, pom_text)?;
     Ok(lib)
 }
 
