@@ -378,8 +378,9 @@ impl Cluster {
 }
 
 /// Whether `thread` ends within `limit`, waiting without blocking the runtime (a blocking
-/// join on tokio's pool would hold the runtime's shutdown as long as the thread runs). A
-/// thread that ends is joined; one that does not is left running, detached.
+/// join on tokio's pool would hold the runtime's shutdown as long as the thread runs). The
+/// caller drops the handle either way: a finished thread needs no join, an unfinished one is
+/// left running, detached.
 async fn finished_within(thread: &std::thread::JoinHandle<()>, limit: Duration) -> bool {
     let deadline = tokio::time::Instant::now() + limit;
     while !thread.is_finished() {
