@@ -79,8 +79,12 @@ async fn leaders_once(
     }
 }
 
-/// Produces `value` to `topic`'s `partition` on the host's port for `node` (v11), returning
-/// the partition's error code and base offset.
+/// Produces `value` to `topic`'s `partition` on the host's port for `node` (v11), a broker
+/// that Metadata has just named the partition's leader, returning the partition's error code
+/// and base offset. Sent again while the answer is NOT_LEADER_OR_FOLLOWER, as a producer
+/// retries it: the broker that answered Metadata may have applied the election before `node`
+/// did, and `node` publishes a new image to its metadata cache before its replica manager
+/// takes the leadership. A NOT_LEADER_OR_FOLLOWER appends nothing.
 async fn produce_on(
     host: &TestHost,
     node: i32,
@@ -88,13 +92,19 @@ async fn produce_on(
     partition: i32,
     value: &str,
 ) -> (i16, i64) {
+    let deadline = Instant::now() + DEADLINE;
     let mut client = host.broker_client(node).await;
-    let answer = client
-        .call(&produce(topic, partition, batch(&[value])), 11)
-        .await
-        .unwrap();
-    let p = &answer.responses[0].partition_responses[0];
-    (p.error_code, p.base_offset)
+    loop {
+        let answer = client
+            .call(&produce(topic, partition, batch(&[value])), 11)
+            .await
+            .unwrap();
+        let p = &answer.responses[0].partition_responses[0];
+        if p.error_code != 6 || Instant::now() >= deadline {
+            return (p.error_code, p.base_offset);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
