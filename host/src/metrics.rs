@@ -357,6 +357,12 @@ impl Metrics {
         self.upstream.error(kind);
     }
 
+    /// Takes the upstream's health (`upstream::connection::Health`) at a scrape.
+    pub fn refresh_upstream(&self, health: &crate::upstream::connection::Health) {
+        self.upstream
+            .health(health.refused().is_some(), health.refusals());
+    }
+
     /// Counts a commit refused because somebody joined `group` on the cluster directly.
     pub fn upstream_group_conflict(&self, group: &str) {
         self.upstream.conflict(group);

@@ -52,7 +52,7 @@ from test_walkthrough import README, SHARED_CRATE_TARGET, cli_json, parse_walkth
 
 PREFIX = "proxy-walkthrough"
 UPSTREAM = ('cargo run -p kafka-harness -- run --dir "$(mktemp -d)" '
-            '--ports 19092,19093,19094\n')
+            '--ports 19092,19093,19094,19095\n')
 HOST = "cargo run --release -p assignor-host -- serve --upstream 127.0.0.1:19092\n"
 BOOTSTRAP = "127.0.0.1:9092"
 GROUP, TOPIC, STRATEGY = "payments", "payments", "my-strategy"

@@ -27,6 +27,7 @@ mod modules;
 mod simulate;
 mod state;
 mod topics;
+mod upstream;
 
 use std::future::Future;
 
@@ -52,6 +53,7 @@ pub fn router(state: AdminState) -> Router {
         .merge(topics::routes())
         .merge(simulate::routes())
         .merge(cluster::routes())
+        .merge(upstream::routes())
         .route("/metrics", get(scrape))
         .route_layer(axum::middleware::from_fn_with_state(
             state.clone(),
@@ -88,6 +90,11 @@ async fn healthz() -> impl IntoResponse {
 async fn scrape(State(state): State<AdminState>) -> impl IntoResponse {
     state.metrics.refresh_groups(&state.driver.groups().await);
     state.metrics.refresh_modules(&state.registry);
+    if let Some(upstream) = &state.upstream {
+        state
+            .metrics
+            .refresh_upstream(&upstream.client.security().health);
+    }
     if let Some(cluster) = &state.cluster {
         let status = cluster.status();
         state.metrics.refresh_cluster(metrics::ClusterSample {

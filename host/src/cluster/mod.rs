@@ -52,6 +52,7 @@ use crate::registry::Registry;
 use crate::driver::Driver;
 use crate::upstream::UpstreamConfig;
 use crate::upstream::client::UpstreamClient;
+use crate::upstream::connection::SecurityProtocol;
 
 /// The `[cluster]` section. Without `name` the node is alone (standalone or proxy mode).
 ///
@@ -178,6 +179,17 @@ impl ClusterSettings {
                  shares an upstream cluster (--upstream HOST:PORT)"
                     .into(),
             );
+        }
+        if upstream.security_protocol != SecurityProtocol::Plaintext {
+            // The node group and the module log are librdkafka's, built without TLS and SASL
+            // (docs/proxy.md, "A secured upstream").
+            return Err(format!(
+                "cluster.name is set and upstream.security_protocol is {:?}: a cluster of host \
+                 nodes speaks only PLAINTEXT to its upstream so far (its node group and module \
+                 log run on librdkafka, built without TLS and SASL); run one node, or reach \
+                 the upstream on a PLAINTEXT listener",
+                upstream.security_protocol
+            ));
         }
         if !(1..=10_000).contains(&self.shards) {
             return Err(format!(
@@ -448,6 +460,10 @@ mod settings_tests {
     fn settings_that_cannot_work_are_refused_saying_why() {
         let (good, upstream) = clustered();
         let standalone = UpstreamConfig::default();
+        let secured = UpstreamConfig {
+            security_protocol: SecurityProtocol::SaslSsl,
+            ..upstream.clone()
+        };
         let cases: Vec<(ClusterSettings, &UpstreamConfig, &str)> = vec![
             (
                 ClusterSettings {
@@ -458,6 +474,11 @@ mod settings_tests {
                 "letters, digits",
             ),
             (good.clone(), &standalone, "upstream.bootstrap is empty"),
+            (
+                good.clone(),
+                &secured,
+                "speaks only PLAINTEXT to its upstream",
+            ),
             (
                 ClusterSettings {
                     shards: 0,

@@ -37,6 +37,14 @@ impl Config {
                 };
                 let table: Table = toml::from_str(&text).map_err(|e| parse(e.to_string()))?;
                 check(&table).map_err(parse)?;
+                if secret_in(&table) {
+                    return Err(parse(
+                        "upstream.sasl_password may not be written in a file: set \
+                         upstream.sasl_password_file or the variable \
+                         ASSIGNOR_HOST_UPSTREAM__SASL_PASSWORD"
+                            .to_owned(),
+                    ));
+                }
                 table
             }
             None => Table::new(),
@@ -61,7 +69,14 @@ impl Config {
             if keys.iter().any(String::is_empty) {
                 return Err(error("empty key in the path".into()));
             }
-            set(&mut table, &keys, value(&raw)).map_err(error)?;
+            // A password is text as it is: never read as a TOML value (a number would not
+            // deserialize, and the error would print it).
+            let value = if keys == SECRET {
+                Value::String(raw)
+            } else {
+                value(&raw)
+            };
+            set(&mut table, &keys, value).map_err(error)?;
             // Checked one variable at a time, so an error names the variable that caused it.
             check(&table).map_err(error)?;
         }
@@ -72,6 +87,16 @@ impl Config {
                 message: e.to_string(),
             })
     }
+}
+
+/// The one setting that is a secret: only from its variable (or a file it names).
+const SECRET: [&str; 2] = ["upstream", "sasl_password"];
+
+fn secret_in(table: &Table) -> bool {
+    table
+        .get(SECRET[0])
+        .and_then(Value::as_table)
+        .is_some_and(|upstream| upstream.contains_key(SECRET[1]))
 }
 
 /// Whether `table` is a valid configuration (the deserializer's message otherwise).
@@ -166,6 +191,40 @@ mod tests {
         assert!(
             error.contains("ASSIGNOR_HOST_SANDBOX__METERING")
                 && error.contains("`metering` must be \"fuel\" or \"epoch\""),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn the_upstream_password_comes_from_its_variable_as_text_and_never_from_a_file() {
+        // Digits stay text: a password is never read as a TOML value.
+        let config = Config::load(
+            None,
+            vars(&[
+                ("ASSIGNOR_HOST_UPSTREAM__SASL_PASSWORD", "12345"),
+                ("ASSIGNOR_HOST_UPSTREAM__SECURITY_PROTOCOL", "SASL_SSL"),
+                ("ASSIGNOR_HOST_UPSTREAM__SASL_MECHANISM", "SCRAM-SHA-512"),
+            ]),
+        )
+        .unwrap();
+        let password = config.upstream.sasl_password.as_ref().unwrap();
+        assert_eq!(password.expose(), "12345");
+        assert_eq!(
+            config.upstream.security_protocol,
+            crate::upstream::connection::SecurityProtocol::SaslSsl
+        );
+        assert!(!format!("{:?}", config.upstream).contains("12345"));
+
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("host.toml");
+        std::fs::write(&file, "[upstream]\nsasl_password = \"hunter2\"\n").unwrap();
+        let error = Config::load(Some(&file), vars(&[]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("may not be written in a file")
+                && error.contains("ASSIGNOR_HOST_UPSTREAM__SASL_PASSWORD")
+                && !error.contains("hunter2"),
             "{error}"
         );
     }

@@ -5,6 +5,7 @@
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
@@ -36,6 +37,7 @@ pub(super) struct UpstreamMetrics {
     connects: Counter,
     errors: Family<KindLabels, Counter>,
     conflicts: Family<GroupLabels, Counter>,
+    refused: Gauge,
 }
 
 /// Upstream round trips: 20 us (loopback) to about 80 s (a long-poll Fetch).
@@ -52,6 +54,7 @@ impl UpstreamMetrics {
             connects: Counter::default(),
             errors: Family::default(),
             conflicts: Family::default(),
+            refused: Gauge::default(),
         };
         registry.register(
             "upstream_requests",
@@ -75,8 +78,14 @@ impl UpstreamMetrics {
         );
         registry.register(
             "upstream_errors",
-            "Upstream faults, by kind (connect, link, metadata, offsets)",
+            "Upstream faults, by kind (connect, link, metadata, offsets, refused)",
             m.errors.clone(),
+        );
+        registry.register(
+            "upstream_refused",
+            "1 while the upstream refuses the host's connections (TLS or SASL failed: a \
+             setting to change, GET /v1/upstream says which), else 0",
+            m.refused.clone(),
         );
         registry.register(
             "upstream_group_conflicts",
@@ -120,6 +129,19 @@ impl UpstreamMetrics {
                 kind: kind.to_owned(),
             })
             .inc();
+    }
+
+    /// Takes the upstream's health: whether it refuses the host now, and the refusals since
+    /// the last sample, counted as `errors{kind="refused"}`.
+    pub(super) fn health(&self, refused: bool, refusals: u64) {
+        self.refused.set(i64::from(refused));
+        let counted = self
+            .errors
+            .get_or_create(&KindLabels {
+                kind: "refused".to_owned(),
+            })
+            .clone();
+        counted.inc_by(refusals.saturating_sub(counted.get()));
     }
 
     pub(super) fn conflict(&self, group: &str) {

@@ -33,6 +33,7 @@ use crate::registry::{Registry, RegistryConfig, RegistryError};
 use crate::sandbox::{Sandbox, SandboxError};
 use crate::store::{Store, StoreError};
 use crate::upstream::client::{ClientSettings, UpstreamClient};
+use crate::upstream::connection::Security;
 
 /// The host could not start (or stopped) because of a fault of its own or its configuration.
 #[derive(Debug, thiserror::Error)]
@@ -127,12 +128,19 @@ impl Server {
         .map_err(|e| ServerError::Task(e.to_string()))??;
         let registry = Arc::new(registry);
         let metrics = Arc::new(Metrics::new());
+        // How the host's own connections to the cluster are secured, loaded once: a missing
+        // file or an inconsistent setting stops the start with the setting's name.
+        let security = if proxy_mode {
+            Security::load(&config.upstream.security()).map_err(ServerError::Upstream)?
+        } else {
+            Security::plaintext()
+        };
         // Proxy mode: the host's own client of the cluster keeps the groups' offsets there.
         let upstream = if proxy_mode {
             let settings = ClientSettings {
                 bootstrap: config.upstream.bootstrap.clone(),
                 request_timeout: config.upstream.request_timeout,
-                properties: config.upstream.client.clone().into_iter().collect(),
+                security: security.clone(),
             };
             Some(
                 UpstreamClient::connect(settings)
@@ -209,6 +217,7 @@ impl Server {
         let proxy = proxy_mode.then(|| {
             let (proxy, listeners) = Proxy::new(
                 upstream_config.clone(),
+                security.clone(),
                 host,
                 kafka_addr,
                 catalog.clone(),

@@ -7,10 +7,16 @@
 //! advertised_host = "assignor.internal"
 //! broker_ports_from = 19100      # broker node N listens on 19100 + N
 //! ```
+//!
+//! The security settings (`security_protocol`, `sasl_*`, `ssl_*`) are read here and loaded by
+//! `connection::security`, which says what each does.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::{Deserialize, Deserializer, Serialize};
+
+use super::connection::security::{SaslMechanism, Secret, SecurityProtocol, SecuritySettings};
 
 /// How the host sits in front of the upstream cluster.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -47,9 +53,30 @@ pub struct UpstreamConfig {
     /// every such group is an Empty "simple" group, whose offsets expire by age.
     #[serde(with = "crate::duration")]
     pub recommit_interval: Duration,
-    /// Extra librdkafka properties of the host's own client of the cluster (for example
-    /// `security.protocol`, `sasl.mechanism`), passed through as they are.
+    /// Extra librdkafka properties of a cluster of hosts' node group and module log (the
+    /// parts on librdkafka; for example `debug`), passed through as they are.
     pub client: std::collections::BTreeMap<String, String>,
+    /// How the host's own connections to the cluster are secured: `PLAINTEXT` (default),
+    /// `SSL`, `SASL_PLAINTEXT` or `SASL_SSL` (librdkafka's `security.protocol`).
+    pub security_protocol: SecurityProtocol,
+    /// `PLAIN`, `SCRAM-SHA-256` or `SCRAM-SHA-512`, with a `SASL_*` protocol.
+    pub sasl_mechanism: Option<SaslMechanism>,
+    pub sasl_username: Option<String>,
+    /// A file whose first line is the password.
+    pub sasl_password_file: Option<PathBuf>,
+    /// The password, only from the variable `ASSIGNOR_HOST_UPSTREAM__SASL_PASSWORD` (a
+    /// configuration file that holds it is refused); never shown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sasl_password: Option<Secret>,
+    /// PEM file of the CA certificates that sign the brokers' certificates. Unset: the
+    /// system's bundle.
+    pub ssl_ca_location: Option<PathBuf>,
+    /// PEM certificate chain and key of the host, for brokers that require mutual TLS.
+    pub ssl_certificate_location: Option<PathBuf>,
+    pub ssl_key_location: Option<PathBuf>,
+    /// Whether the broker's certificate must name the address the host connects to (`true`;
+    /// `false` is logged as a warning at start).
+    pub ssl_endpoint_identification: bool,
 }
 
 impl Default for UpstreamConfig {
@@ -64,6 +91,15 @@ impl Default for UpstreamConfig {
             connect_timeout: Duration::from_secs(5),
             recommit_interval: Duration::from_secs(24 * 60 * 60),
             client: Default::default(),
+            security_protocol: SecurityProtocol::Plaintext,
+            sasl_mechanism: None,
+            sasl_username: None,
+            sasl_password_file: None,
+            sasl_password: None,
+            ssl_ca_location: None,
+            ssl_certificate_location: None,
+            ssl_key_location: None,
+            ssl_endpoint_identification: true,
         }
     }
 }
@@ -72,6 +108,21 @@ impl UpstreamConfig {
     /// Whether the host runs in front of a cluster.
     pub fn is_proxy(&self) -> bool {
         !self.bootstrap.is_empty()
+    }
+
+    /// The security settings, for `Security::load`.
+    pub fn security(&self) -> SecuritySettings {
+        SecuritySettings {
+            security_protocol: self.security_protocol,
+            sasl_mechanism: self.sasl_mechanism,
+            sasl_username: self.sasl_username.clone(),
+            sasl_password_file: self.sasl_password_file.clone(),
+            sasl_password: self.sasl_password.clone(),
+            ssl_ca_location: self.ssl_ca_location.clone(),
+            ssl_certificate_location: self.ssl_certificate_location.clone(),
+            ssl_key_location: self.ssl_key_location.clone(),
+            ssl_endpoint_identification: self.ssl_endpoint_identification,
+        }
     }
 }
 

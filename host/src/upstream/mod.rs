@@ -5,8 +5,10 @@
 //! - `config`: the `[upstream]` section.
 //! - [`client`]: the host's own client of the cluster (committed offsets, end offsets, topics),
 //!   one librdkafka instance per host.
+//! - [`connection`]: one connection of the host's own to a broker, with TLS and SASL.
 
 pub mod client;
 pub mod config;
+pub mod connection;
 
 pub use config::UpstreamConfig;

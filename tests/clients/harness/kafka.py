@@ -47,7 +47,8 @@ class Kafka(Upstream):
         self.state = None
 
     def start(self):
-        ports = [free_port() for _ in range(3 * self.nodes)]
+        # PLAINTEXT, SASL_SSL, CONTROLLER, SSL per node (tests/kafka, PORTS).
+        ports = [free_port() for _ in range(4 * self.nodes)]
         args = ["start", "--dir", self.workdir, "--nodes", self.nodes,
                 "--owner", os.getpid(), "--ports", ",".join(map(str, ports))]
         for key, value in self.config.items():

@@ -1,7 +1,7 @@
 //! Apache Kafka itself, started by the tests: KRaft nodes on loopback, each both broker and
 //! controller, with the listeners and security a production cluster has.
 //!
-//! Every node has three listeners on free loopback ports:
+//! Every node has four listeners on free loopback ports:
 //!
 //! - `PLAINTEXT`: the trusted listener. Its principal (`User:ANONYMOUS`) is a super user, so
 //!   the tests that are not about security (most of them) use it as before, and the brokers
@@ -10,6 +10,9 @@
 //!   cluster's `tls/` folder), SASL `PLAIN` and `SCRAM-SHA-512` for the users of [`USERS`]
 //!   (`admin`, a super user, and `alice` and `bob`, who may do what ACLs grant them).
 //! - `CONTROLLER`: the KRaft quorum (every node is a voter).
+//! - `SSL`: TLS with the same certificate, no SASL; a client certificate (alice's, in `tls/`)
+//!   is asked for and makes the principal its subject, `User:CN=alice,O=assignor-host tests`;
+//!   without one the principal is `User:ANONYMOUS`, a super user as on `PLAINTEXT`.
 //!
 //! `StandardAuthorizer` checks every request, so a SASL_SSL client is held to Kafka's ACLs.
 //! Each node has a rack (`rack-<node id>`), topics are never auto-created, internal topics are
@@ -65,6 +68,9 @@ pub const USERS: [(&str, &str, bool); 3] = [
     ("alice", "alice-secret", false),
     ("bob", "bob-secret", false),
 ];
+
+/// Listener ports per node: PLAINTEXT, SASL_SSL, CONTROLLER, SSL.
+pub const PORTS: usize = 4;
 
 /// How to start a cluster.
 #[derive(Debug, Clone)]
@@ -124,6 +130,9 @@ pub struct Node {
     pub rack: String,
     pub plaintext: SocketAddr,
     pub sasl_ssl: SocketAddr,
+    /// TLS without SASL; a client certificate is asked for, not required (without one the
+    /// principal is ANONYMOUS).
+    pub ssl: SocketAddr,
     pub controller: SocketAddr,
     /// Its `server.properties`.
     pub config: PathBuf,
@@ -144,6 +153,7 @@ pub struct State {
     pub bootstrap: String,
     /// `host:port,...` of every node's SASL_SSL listener.
     pub sasl_ssl_bootstrap: String,
+    pub ssl_bootstrap: String,
     /// The watchdog's process id (also its process group).
     pub watchdog: u32,
     /// Whether stopping removes `dir` (a temporary folder the harness made).
@@ -188,14 +198,14 @@ impl KafkaCluster {
         let ports = match &setup.ports {
             Some(ports) => {
                 anyhow::ensure!(
-                    ports.len() == 3 * setup.nodes,
-                    "{} ports given, {} needed (PLAINTEXT, SASL_SSL, CONTROLLER per node)",
+                    ports.len() == PORTS * setup.nodes,
+                    "{} ports given, {} needed (PLAINTEXT, SASL_SSL, CONTROLLER, SSL per node)",
                     ports.len(),
-                    3 * setup.nodes
+                    PORTS * setup.nodes
                 );
                 ports.clone()
             }
-            None => free_ports(3 * setup.nodes)?,
+            None => free_ports(PORTS * setup.nodes)?,
         };
         let nodes: Vec<Node> = (0..setup.nodes)
             .map(|i| {
@@ -204,9 +214,10 @@ impl KafkaCluster {
                 Node {
                     node_id,
                     rack: format!("rack-{node_id}"),
-                    plaintext: at(ports[3 * i]),
-                    sasl_ssl: at(ports[3 * i + 1]),
-                    controller: at(ports[3 * i + 2]),
+                    plaintext: at(ports[PORTS * i]),
+                    sasl_ssl: at(ports[PORTS * i + 1]),
+                    controller: at(ports[PORTS * i + 2]),
+                    ssl: at(ports[PORTS * i + 3]),
                     config: dir.join(format!("node-{node_id}/server.properties")),
                     log: dir.join(format!("node-{node_id}/console.log")),
                 }
@@ -233,6 +244,7 @@ impl KafkaCluster {
             cluster_id: process::cluster_id(),
             bootstrap: join(|n| n.plaintext),
             sasl_ssl_bootstrap: join(|n| n.sasl_ssl),
+            ssl_bootstrap: join(|n| n.ssl),
             dir: dir.clone(),
             nodes,
             users,
@@ -284,6 +296,11 @@ impl KafkaCluster {
     /// `host:port,...` of the SASL_SSL listeners.
     pub fn sasl_ssl_bootstrap(&self) -> &str {
         &self.state.sasl_ssl_bootstrap
+    }
+
+    /// The SSL listeners, `host:port,...`.
+    pub fn ssl_bootstrap(&self) -> &str {
+        &self.state.ssl_bootstrap
     }
 
     pub fn nodes(&self) -> &[Node] {

@@ -70,7 +70,7 @@ struct StartArgs {
     /// The process whose exit stops the cluster (default: the one that ran this command).
     #[arg(long)]
     owner: Option<u32>,
-    /// Ports, three per node (PLAINTEXT, SASL_SSL, CONTROLLER), comma-separated.
+    /// Ports, four per node (PLAINTEXT, SASL_SSL, CONTROLLER, SSL), comma-separated.
     #[arg(long, value_delimiter = ',')]
     ports: Option<Vec<u16>>,
     /// A broker setting KEY=VALUE (repeatable).

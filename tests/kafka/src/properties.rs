@@ -54,20 +54,20 @@ pub fn server(state: &State, node: &Node, extra: &BTreeMap<String, String>) -> S
     set(
         "listeners",
         format!(
-            "PLAINTEXT://{},SASL_SSL://{},CONTROLLER://{}",
-            node.plaintext, node.sasl_ssl, node.controller
+            "PLAINTEXT://{},SASL_SSL://{},CONTROLLER://{},SSL://{}",
+            node.plaintext, node.sasl_ssl, node.controller, node.ssl
         ),
     );
     set(
         "advertised.listeners",
         format!(
-            "PLAINTEXT://{},SASL_SSL://{}",
-            node.plaintext, node.sasl_ssl
+            "PLAINTEXT://{},SASL_SSL://{},SSL://{}",
+            node.plaintext, node.sasl_ssl, node.ssl
         ),
     );
     set(
         "listener.security.protocol.map",
-        "PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL,CONTROLLER:PLAINTEXT".into(),
+        "PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL,CONTROLLER:PLAINTEXT,SSL:SSL".into(),
     );
     set("controller.listener.names", "CONTROLLER".into());
     set("inter.broker.listener.name", "PLAINTEXT".into());

@@ -19,7 +19,7 @@ use crate::registry::{
 };
 use crate::sandbox::{PoolConfig, Sandbox, SandboxLimits};
 use crate::upstream::UpstreamConfig;
-use crate::upstream::client::tests::support::{self, Kafka, unique};
+use crate::upstream::client::tests::support::{Kafka, unique};
 
 /// A module log topic of the test's own in the shared cluster.
 fn topic() -> String {
@@ -132,7 +132,6 @@ fn inactive() -> UploadOptions {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_change_on_either_node_is_applied_on_both_with_the_same_numbers() {
-    let _instances = support::instances().await;
     let (kafka, topic) = (Kafka::shared().await, topic());
     let (a, log_a) = node(&kafka, &topic).await;
     let (b, log_b) = node(&kafka, &topic).await;
@@ -248,7 +247,6 @@ async fn every_change_on_either_node_is_applied_on_both_with_the_same_numbers() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_first_record_of_a_version_number_wins_on_every_node() {
-    let _instances = support::instances().await;
     let (kafka, topic) = (Kafka::shared().await, topic());
     let (a, log_a) = node(&kafka, &topic).await;
     let (range, roundrobin) = (wasm("range"), wasm("roundrobin"));
@@ -292,7 +290,6 @@ async fn the_first_record_of_a_version_number_wins_on_every_node() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refused_upload_writes_nothing_and_a_dead_log_is_a_clear_error() {
-    let _instances = support::instances().await;
     // A cluster of the test's own: it is stopped half-way.
     let (kafka, topic) = (Kafka::own().await, topic());
     let (a, log_a) = node(&kafka, &topic).await;

@@ -10,7 +10,7 @@ use super::forwarder::Forwarder;
 use super::{node, node_at, settings, wait_until};
 use crate::cluster::Ownership;
 use crate::server::Server;
-use crate::upstream::client::tests::support::{self, Kafka, unique};
+use crate::upstream::client::tests::support::{Kafka, unique};
 
 fn serving(server: &Server) -> usize {
     server.cluster().unwrap().status().serving.len()
@@ -18,7 +18,6 @@ fn serving(server: &Server) -> usize {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_node_cut_off_from_the_upstream_stops_before_another_node_starts() {
-    let _instances = support::instances().await;
     let (kafka, name) = (Kafka::shared().await, unique("cutoff"));
     let forwarder = Forwarder::start(kafka.addr()).await;
     let (dir_a, dir_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());

@@ -126,7 +126,6 @@ fn node_id(server: &Server) -> i32 {
 // was left out of `cargo test`; Kafka never did: README, "Several nodes".)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_nodes_split_the_groups_and_one_takes_them_all_when_the_other_leaves() {
-    let _instances = support::instances().await;
     let (kafka, name) = (Kafka::shared().await, unique("split"));
     let (dir_a, dir_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let a = node(&kafka, &name, &dir_a).await;
@@ -203,7 +202,6 @@ async fn two_nodes_split_the_groups_and_one_takes_them_all_when_the_other_leaves
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_node_that_loses_the_upstream_stops_serving_within_its_lease() {
-    let _instances = support::instances().await;
     // A Kafka of the test's own: it is stopped half-way.
     let kafka = Kafka::own().await;
     let dir = tempfile::tempdir().unwrap();

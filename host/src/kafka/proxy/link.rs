@@ -16,8 +16,8 @@
 
 use bytes::{Buf, Bytes, BytesMut};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+
+use crate::upstream::connection::{ConnectionError, LinkRead, LinkWrite, Security, open_link};
 
 /// Largest answer accepted from upstream (a Fetch answer is bounded by the client's
 /// `fetch.max.bytes`, 50 MiB by default in Kafka's clients).
@@ -37,23 +37,28 @@ pub enum LinkError {
 /// The sending side of a link, and (until the writer takes it) its answering side.
 pub struct Link {
     addr: String,
-    write: OwnedWriteHalf,
+    write: LinkWrite,
     answers: Option<Answers>,
 }
 
 impl Link {
-    /// Connects to `addr` within `timeout`.
-    pub async fn connect(addr: &str, timeout: std::time::Duration) -> Result<Link, LinkError> {
-        let connect = |reason: String| LinkError::Connect {
-            addr: addr.to_owned(),
-            reason,
-        };
-        let socket = tokio::time::timeout(timeout, TcpStream::connect(addr))
-            .await
-            .map_err(|_| connect(format!("no connection within {timeout:?}")))?
-            .map_err(|e| connect(e.to_string()))?;
-        let _ = socket.set_nodelay(true);
-        let (read, write) = socket.into_split();
+    /// Connects to `addr` within `timeout`, with the upstream's TLS when it has one
+    /// (`upstream::connection::open_link`).
+    pub async fn connect(
+        addr: &str,
+        security: &Security,
+        timeout: std::time::Duration,
+    ) -> Result<Link, LinkError> {
+        let (read, write) =
+            open_link(addr, security, timeout)
+                .await
+                .map_err(|e| LinkError::Connect {
+                    addr: addr.to_owned(),
+                    reason: match e {
+                        ConnectionError::Connect { reason, .. } => reason,
+                        other => other.to_string(),
+                    },
+                })?;
         Ok(Link {
             addr: addr.to_owned(),
             write,
@@ -82,13 +87,16 @@ impl Link {
         // a no-delay socket, and two wake-ups of the broker for one request.
         let size = Bytes::copy_from_slice(&(frame.len() as u32).to_be_bytes());
         let mut framed = size.chain(frame.clone());
+        let broken = |e: std::io::Error| LinkError::Broken {
+            addr: self.addr.clone(),
+            reason: format!("write failed: {e}"),
+        };
         self.write
             .write_all_buf(&mut framed)
             .await
-            .map_err(|e| LinkError::Broken {
-                addr: self.addr.clone(),
-                reason: format!("write failed: {e}"),
-            })
+            .map_err(broken)?;
+        // TLS may hold the end of a record until flushed; a plain socket has nothing to flush.
+        self.write.flush().await.map_err(broken)
     }
 }
 
@@ -96,7 +104,7 @@ impl Link {
 /// connection's writer.
 pub struct Answers {
     addr: String,
-    read: OwnedReadHalf,
+    read: LinkRead,
     buffer: BytesMut,
 }
 
@@ -139,10 +147,7 @@ const BUFFER_BYTES: usize = 64 * 1024;
 /// prefix with its body), where reading the prefix and then the body exactly would cost two
 /// system calls per answer; and the buffer is never zeroed first (a Fetch answer of megabytes
 /// would be written twice).
-async fn read_frame(
-    read: &mut OwnedReadHalf,
-    buffer: &mut BytesMut,
-) -> Result<Option<Bytes>, String> {
+async fn read_frame(read: &mut LinkRead, buffer: &mut BytesMut) -> Result<Option<Bytes>, String> {
     loop {
         if buffer.len() >= 4 {
             let size = i32::from_be_bytes([buffer[0], buffer[1], buffer[2], buffer[3]]);
@@ -202,7 +207,8 @@ mod tests {
                 tokio::time::sleep(std::time::Duration::from_millis(5)).await;
             }
         });
-        Link::connect(&addr, std::time::Duration::from_secs(5))
+        let plaintext = crate::upstream::connection::Security::plaintext();
+        Link::connect(&addr, &plaintext, std::time::Duration::from_secs(5))
             .await
             .unwrap()
     }

@@ -62,6 +62,8 @@ struct Node {
 /// The shared state of proxy mode.
 pub struct Proxy {
     settings: UpstreamConfig,
+    /// How the host's own connections to the upstream are secured.
+    security: std::sync::Arc<crate::upstream::connection::Security>,
     /// What clients are told for every port here.
     host: StrBytes,
     /// The coordinator node: `(node id, port)` (the bootstrap port).
@@ -84,6 +86,7 @@ impl Proxy {
     /// Proxy mode for a host bound at `bound`, telling clients `host`.
     pub fn new(
         settings: UpstreamConfig,
+        security: std::sync::Arc<crate::upstream::connection::Security>,
         host: String,
         bound: SocketAddr,
         catalog: Catalog,
@@ -96,6 +99,7 @@ impl Proxy {
         let proxy = Proxy {
             coordinator: (settings.coordinator_node_id, bound.port()),
             settings,
+            security,
             host: StrBytes::from_string(host),
             listen_ip: bound.ip(),
             ports_from,
@@ -154,7 +158,7 @@ impl Proxy {
             Target::Broker(id) => {
                 let addr = self.nodes.lock().get(&id).map(|n| n.upstream.clone());
                 match addr {
-                    Some(addr) => Link::connect(&addr, timeout).await,
+                    Some(addr) => Link::connect(&addr, &self.security, timeout).await,
                     None => Err(LinkError::Connect {
                         addr: format!("node {id}"),
                         reason: "the upstream's Metadata has not named this node".into(),
@@ -164,7 +168,7 @@ impl Proxy {
             Target::Bootstrap => {
                 let mut last = None;
                 for server in &self.settings.bootstrap {
-                    match Link::connect(server, timeout).await {
+                    match Link::connect(server, &self.security, timeout).await {
                         Ok(link) => return Ok(link),
                         Err(e) => last = Some(e),
                     }

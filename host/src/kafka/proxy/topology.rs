@@ -4,9 +4,10 @@
 //! partition's replica racks (from the brokers' racks), so the coordinator rebalances a group
 //! whose subscribed partition count changed upstream.
 //!
-//! The read is a Metadata request on a connection of the host's own to a bootstrap server,
-//! decoded exactly as the clients' Metadata answers are before they are rewritten: the
-//! listeners and the clients see one topology. An unreachable upstream is logged, counted and
+//! The read is a Metadata request on a connection of the host's own to a bootstrap server
+//! (`upstream::connection`, with the upstream's TLS and SASL), decoded by the same guard as the
+//! clients' Metadata answers before they are rewritten: the listeners and the clients see one
+//! topology. An unreachable upstream is logged, counted and
 //! retried; the host keeps serving its groups meanwhile.
 
 use std::collections::BTreeMap;
@@ -14,14 +15,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use assignor_sdk::Topic;
-use bytes::{Bytes, BytesMut};
-use kafka_protocol::messages::{
-    ApiKey, MetadataRequest, MetadataResponse, RequestHeader, ResponseHeader,
-};
-use kafka_protocol::protocol::{Encodable, StrBytes};
+use kafka_protocol::messages::{MetadataRequest, MetadataResponse};
 
+use super::Proxy;
 use super::rewrite::Addresses;
-use super::{Proxy, Target};
+use crate::upstream::connection::Connection;
 
 /// The Metadata version of the host's own reads: racks, controller and `topics: null` for
 /// every topic, spoken by every broker since Kafka 1.0.
@@ -94,40 +92,23 @@ pub async fn read(proxy: &Proxy) -> Result<usize, String> {
     Ok(count)
 }
 
+/// A Metadata request for every topic, on a connection of the host's own to the first
+/// bootstrap server that takes one, secured as `[upstream]` says.
 async fn fetch(proxy: &Proxy) -> Result<MetadataResponse, String> {
-    let mut link = proxy
-        .connect(Target::Bootstrap)
-        .await
-        .map_err(|e| e.to_string())?;
-    let correlation_id = 1;
-    let frame = request(correlation_id).map_err(|e| e.to_string())?;
-    link.send(&frame).await.map_err(|e| e.to_string())?;
-    let mut answers = link.take_answers().ok_or("a new link has its answers")?;
-    let mut bytes = answers
-        .next(correlation_id)
-        .await
-        .map_err(|e| e.to_string())?;
-    let header_version = ApiKey::Metadata.response_header_version(VERSION);
-    assignor_wire::guard::decode_from::<ResponseHeader>(&mut bytes, header_version)?;
-    assignor_wire::guard::decode_from::<MetadataResponse>(&mut bytes, VERSION)
-}
-
-/// A Metadata request for every topic, as a frame without its size prefix.
-fn request(correlation_id: i32) -> Result<Bytes, String> {
-    let mut frame = BytesMut::new();
-    let header = RequestHeader::default()
-        .with_request_api_key(ApiKey::Metadata as i16)
-        .with_request_api_version(VERSION)
-        .with_correlation_id(correlation_id)
-        .with_client_id(Some(StrBytes::from_static_str("assignor-host")));
-    header
-        .encode(&mut frame, ApiKey::Metadata.request_header_version(VERSION))
-        .and_then(|()| {
-            MetadataRequest::default()
-                .with_topics(None)
-                .with_allow_auto_topic_creation(false)
-                .encode(&mut frame, VERSION)
-        })
-        .map_err(|e| e.to_string())?;
-    Ok(frame.freeze())
+    let request = MetadataRequest::default()
+        .with_topics(None)
+        .with_allow_auto_topic_creation(false);
+    let mut last = String::from("no bootstrap servers");
+    for server in &proxy.settings.bootstrap {
+        match Connection::open(server, &proxy.security, proxy.settings.connect_timeout).await {
+            Ok(mut connection) => {
+                return connection
+                    .call(&request, VERSION)
+                    .await
+                    .map_err(|e| e.to_string());
+            }
+            Err(e) => last = e.to_string(),
+        }
+    }
+    Err(last)
 }

@@ -15,13 +15,13 @@ pub enum ClientError {
         call: &'static str,
         timeout: Duration,
     },
-    /// No answer, and librdkafka's last word on the connection was a failure (refused, reset,
-    /// name not resolved, authentication or TLS failed); `detail` is its message.
+    /// No answer, and the last attempt's connection failed (refused, reset, name not
+    /// resolved, closed); `detail` says how.
     #[error("upstream unreachable ({call}): {detail}")]
     Unreachable { call: &'static str, detail: String },
     /// The request as a whole was refused: an error for the group (for the group-offsets calls)
-    /// or for the request, with librdkafka's name and message. `code` is Kafka's (positive) or
-    /// librdkafka's own (negative).
+    /// or for the request, with Kafka's name and message. `code` is Kafka's (negative for an
+    /// answer the host cannot use: -199 for one that is not the request's).
     #[error("upstream {call}: {name} ({code}): {message}")]
     Kafka {
         call: &'static str,
@@ -29,9 +29,13 @@ pub enum ClientError {
         name: String,
         message: String,
     },
-    /// An argument librdkafka cannot take (a NUL in a name, a negative partition count).
+    /// An argument no cluster takes (a partition count below 1), refused before sending.
     #[error("invalid upstream {call}: {message}")]
     InvalidArgument { call: &'static str, message: String },
+    /// The upstream refuses the host's connection: its TLS or its SASL login failed. The text
+    /// names the setting to change; trying again without changing it does not help.
+    #[error("the upstream refuses the host: {0}")]
+    Refused(String),
     /// The client could not be created (a bad property, an invalid setting).
     #[error("cannot create the upstream client: {0}")]
     Create(String),

@@ -2,35 +2,23 @@
 //! host makes on its own behalf (committed offsets, end offsets, topics). Clients' data
 //! requests never go through it.
 //!
-//! The group calls (committed offsets, group deletion) go to the group's coordinator on the
-//! host's own connections (`groups.rs`, which says why librdkafka's admin calls for them would
-//! abort the process); end offsets and topics go through one librdkafka instance.
-//!
-//! **How a librdkafka call runs.** Each call registers a oneshot under a fresh id, enqueues its admin
-//! request with that id as the request's opaque and every result going to one shared queue,
-//! and awaits the oneshot under a tokio timeout of `request_timeout`. One named thread
-//! (`upstream-poller`, `poller.rs`) blocks on that queue and completes the oneshot the result's
-//! opaque names. librdkafka's main queue (log lines, error events) is forwarded into the same
-//! queue, so the same thread sends librdkafka's logs to `tracing` instead of letting them pile
-//! up. librdkafka gets the same `request_timeout`, so a call never waits longer than it: a
-//! dead cluster costs the caller the timeout, never a hang.
-//!
-//! **Threads.** librdkafka runs a main thread, an internal broker thread and one per broker it
-//! knows (plus, briefly, one per bootstrap address), whatever the number of groups; add the
-//! poller. Dropping the last handle stops the poller and destroys the instance, which joins
-//! librdkafka's threads: the drop blocks for that (milliseconds).
+//! Every call goes over the host's own connections (`pool.rs`, secured as `[upstream]` says,
+//! `upstream::connection`), with Kafka's request types: the group calls to the group's
+//! coordinator (`groups.rs`, which also says why not librdkafka), end offsets to each
+//! partition's leader and topic creation to the controller (`topics.rs`). Each call is bounded
+//! by `request_timeout`: a dead cluster costs the caller the timeout, never a hang, and
+//! nothing of a call runs on after it. The client runs no thread and no task of its own.
 
 mod error;
-mod ffi;
 mod groups;
-mod poller;
+mod pool;
 #[cfg(test)]
 pub(crate) mod tests;
+mod topics;
 mod types;
 
 use std::fmt;
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 use kafka_protocol::messages::delete_groups_response::DeleteGroupsResponse;
@@ -50,11 +38,8 @@ use kafka_protocol::messages::{
     TxnOffsetCommitRequest, TxnOffsetCommitResponse,
 };
 use kafka_protocol::protocol::StrBytes;
-use rdkafka::config::{ClientConfig, RDKafkaLogLevel};
 
 pub use error::ClientError;
-use ffi::{Failure, Native, Outcome, Partition, Request};
-use poller::Shared;
 pub use types::{ClientSettings, CommittedOffset, EndOffset, PartitionError};
 
 use crate::coordinator::OffsetRecord;
@@ -79,19 +64,11 @@ pub struct UpstreamClient {
 }
 
 struct Inner {
-    shared: Arc<Shared>,
-    /// The group calls, on the host's own connections to the coordinators.
+    /// The host's open connections to the brokers.
+    pool: Arc<pool::Pool>,
+    /// The group calls, to the groups' coordinators.
     groups: groups::Groups,
-    poller: Option<JoinHandle<()>>,
     settings: ClientSettings,
-}
-
-impl Drop for Inner {
-    fn drop(&mut self) {
-        if let Some(poller) = self.poller.take() {
-            poller::stop(&self.shared, poller);
-        }
-    }
 }
 
 impl fmt::Debug for UpstreamClient {
@@ -105,9 +82,8 @@ impl fmt::Debug for UpstreamClient {
 }
 
 impl UpstreamClient {
-    /// Creates the instance and its poller. The cluster need not be up: librdkafka connects
-    /// in the background and reconnects by itself; calls made meanwhile wait up to
-    /// `request_timeout`.
+    /// Checks the settings. Connects nothing: each call opens what it needs, so the cluster
+    /// need not be up, and calls made while it is down fail within `request_timeout`.
     pub fn connect(settings: ClientSettings) -> Result<UpstreamClient, ClientError> {
         if settings.bootstrap.is_empty() {
             return Err(ClientError::Create("no bootstrap address".to_owned()));
@@ -117,31 +93,25 @@ impl UpstreamClient {
             let message = format!("request timeout {timeout:?} not within 1 ms..1 h");
             return Err(ClientError::Create(message));
         }
-        let mut config = ClientConfig::new();
-        config.set("bootstrap.servers", settings.bootstrap.join(","));
-        config.set("client.id", "assignor-host");
-        config.set("reconnect.backoff.max.ms", "1000");
-        for (key, value) in &settings.properties {
-            config.set(key, value);
-        }
-        let debug = settings.properties.iter().any(|(key, _)| key == "debug");
-        config.set_log_level(if debug {
-            RDKafkaLogLevel::Debug
-        } else {
-            RDKafkaLogLevel::Info
-        });
-        let shared = Arc::new(Shared::new(Native::new(&config)?));
-        let poller = poller::spawn(Arc::clone(&shared))
-            .map_err(|e| ClientError::Create(format!("cannot start the poller: {e}")))?;
+        let pool = Arc::new(pool::Pool::new(settings.security.clone(), timeout));
         let inner = Inner {
-            groups: groups::Groups::new(settings.bootstrap.clone(), settings.request_timeout),
-            shared,
-            poller: Some(poller),
+            groups: groups::Groups::new(settings.bootstrap.clone(), timeout, pool.clone()),
+            pool,
             settings,
         };
         Ok(UpstreamClient {
             inner: Arc::new(inner),
         })
+    }
+
+    /// How the client's connections are secured, and whether the upstream takes them.
+    pub fn security(&self) -> &Arc<crate::upstream::connection::Security> {
+        &self.inner.settings.security
+    }
+
+    /// The bootstrap servers.
+    pub fn bootstrap(&self) -> &[String] {
+        &self.inner.settings.bootstrap
     }
 
     /// Commits `offsets` for `group` as an admin would (Kafka's AlterConsumerGroupOffsets:
@@ -480,153 +450,9 @@ impl UpstreamClient {
             _ => Err(unexpected("remove_member")),
         }
     }
-
-    /// The end (high watermark) of each partition, in one ListOffsets per partition leader.
-    pub async fn end_offsets(
-        &self,
-        partitions: &[(String, i32)],
-    ) -> Result<Vec<EndOffset>, ClientError> {
-        if partitions.is_empty() {
-            return Ok(Vec::new());
-        }
-        let request = Request::ListOffsetsLatest { partitions };
-        let end = |p: Partition| EndOffset {
-            topic: p.topic,
-            partition: p.partition,
-            offset: p.offset,
-            leader_epoch: p.leader_epoch,
-            error: p.error,
-        };
-        let partitions = self.partitions("end_offsets", request).await?;
-        Ok(partitions.into_iter().map(end).collect())
-    }
-
-    /// Creates a topic (-1 for either count: the cluster's default). Kafka's code: 0 created,
-    /// TOPIC_ALREADY_EXISTS (36), INVALID_REPLICATION_FACTOR (38), INVALID_TOPIC_EXCEPTION (17).
-    pub async fn create_topic(
-        &self,
-        name: &str,
-        partitions: i32,
-        replication_factor: i16,
-    ) -> Result<i16, ClientError> {
-        self.create_topic_with(name, partitions, replication_factor, &[])
-            .await
-    }
-
-    /// [`UpstreamClient::create_topic`] with topic configs (`cleanup.policy`, ...).
-    pub async fn create_topic_with(
-        &self,
-        name: &str,
-        partitions: i32,
-        replication_factor: i16,
-        configs: &[(&str, String)],
-    ) -> Result<i16, ClientError> {
-        let request = Request::CreateTopic {
-            name,
-            partitions,
-            replication_factor,
-            configs,
-        };
-        self.code("create_topic", request).await
-    }
-
-    /// Grows a topic to `total` partitions. Kafka's code: 0 done, INVALID_PARTITIONS (37) for
-    /// no increase, UNKNOWN_TOPIC_OR_PARTITION (3).
-    pub async fn create_partitions(&self, name: &str, total: i32) -> Result<i16, ClientError> {
-        self.code(
-            "create_partitions",
-            Request::CreatePartitions { name, total },
-        )
-        .await
-    }
-
-    async fn partitions(
-        &self,
-        call: &'static str,
-        request: Request<'_>,
-    ) -> Result<Vec<Partition>, ClientError> {
-        match self.call(call, request).await? {
-            Outcome::Partitions(partitions) => Ok(partitions),
-            Outcome::Codes(_) => Err(unexpected(call)),
-        }
-    }
-
-    /// The code of a one-topic or one-group request.
-    async fn code(&self, call: &'static str, request: Request<'_>) -> Result<i16, ClientError> {
-        match self.call(call, request).await? {
-            Outcome::Codes(codes) if codes.len() == 1 => Ok(codes[0]),
-            _ => Err(unexpected(call)),
-        }
-    }
-
-    /// Enqueues `request` and waits for its result, at most `request_timeout`.
-    async fn call(&self, call: &'static str, request: Request<'_>) -> Result<Outcome, ClientError> {
-        let shared = &self.inner.shared;
-        let timeout = self.inner.settings.request_timeout;
-        let mut pending = shared.register();
-        shared
-            .native
-            .send(&request, pending.id, timeout)
-            .map_err(|message| ClientError::InvalidArgument { call, message })?;
-        match tokio::time::timeout(timeout, &mut pending.rx).await {
-            Err(_elapsed) => Err(self.no_answer(call)),
-            // The sender lives in the pending map until the poller sends: not reached.
-            Ok(Err(_closed)) => Err(self.no_answer(call)),
-            Ok(Ok(event)) => match event.outcome() {
-                Ok(outcome) => {
-                    shared.answered();
-                    Ok(outcome)
-                }
-                Err(failure) => Err(self.failed(call, failure)),
-            },
-        }
-    }
-
-    fn no_answer(&self, call: &'static str) -> ClientError {
-        match self.inner.shared.unreachable() {
-            Some(detail) => ClientError::Unreachable { call, detail },
-            None => ClientError::TimedOut {
-                call,
-                timeout: self.inner.settings.request_timeout,
-            },
-        }
-    }
-
-    fn failed(
-        &self,
-        call: &'static str,
-        Failure {
-            code,
-            name,
-            message,
-        }: Failure,
-    ) -> ClientError {
-        const TIMED_OUT: i16 = -185;
-        const INVALID_ARG: i16 = -186;
-        match code {
-            TIMED_OUT => self.no_answer(call),
-            INVALID_ARG => ClientError::InvalidArgument { call, message },
-            code if poller::is_unreachable(code) => ClientError::Unreachable {
-                call,
-                detail: message,
-            },
-            code => {
-                if code >= 0 {
-                    // The cluster answered, with an error: it is reachable.
-                    self.inner.shared.answered();
-                }
-                ClientError::Kafka {
-                    call,
-                    code,
-                    name,
-                    message,
-                }
-            }
-        }
-    }
 }
 
-fn unexpected(call: &'static str) -> ClientError {
+pub(super) fn unexpected(call: &'static str) -> ClientError {
     ClientError::Kafka {
         call,
         code: -199,

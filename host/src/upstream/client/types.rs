@@ -2,26 +2,24 @@
 
 use std::time::Duration;
 
-/// How to reach the cluster. `properties` are passed to librdkafka last, so they override
-/// the host's defaults: `client.id=assignor-host` and `reconnect.backoff.max.ms=1000` (a
-/// restarted cluster is reconnected within a second; librdkafka's own default waits up to 10 s).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// How to reach the cluster.
+#[derive(Debug, Clone)]
 pub struct ClientSettings {
     /// `host:port` of one or more brokers; librdkafka discovers the rest.
     pub bootstrap: Vec<String>,
     /// The bound on every call, from the call to its answer or error (1 ms to 1 h).
     pub request_timeout: Duration,
-    /// Extra librdkafka properties (`security.protocol`, `sasl.*`, `debug` ...).
-    pub properties: Vec<(String, String)>,
+    /// How the host's own connections are secured (TLS, SASL).
+    pub security: std::sync::Arc<crate::upstream::connection::Security>,
 }
 
 impl ClientSettings {
-    /// Settings for `bootstrap`, a 5 s request timeout and no extra properties.
+    /// Settings for `bootstrap`, a 5 s request timeout, plaintext.
     pub fn new(bootstrap: Vec<String>) -> ClientSettings {
         ClientSettings {
             bootstrap,
             request_timeout: Duration::from_secs(5),
-            properties: Vec::new(),
+            security: crate::upstream::connection::Security::plaintext(),
         }
     }
 }

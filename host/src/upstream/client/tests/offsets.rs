@@ -3,12 +3,11 @@
 
 use kafka_protocol::ResponseError;
 
-use super::support::{instances, unique};
+use super::support::unique;
 use super::{cluster, codes, committed, parts, record, sorted};
 
 #[tokio::test]
 async fn committed_offsets_read_back_through_the_client_and_straight_from_the_cluster() {
-    let _shared = instances().await;
     let (kafka, client, n) = cluster(3).await;
     let offsets = [record(&n.t, 0, 11, 4, "m0"), record(&n.t, 2, 13, 5, "m2")];
     let errors = client.commit_offsets(&n.g, &offsets).await.expect("commit");
@@ -39,7 +38,6 @@ async fn committed_offsets_read_back_through_the_client_and_straight_from_the_cl
 
 #[tokio::test]
 async fn fetching_all_lists_every_committed_partition_and_an_uncommitted_one_reads_minus_one() {
-    let _shared = instances().await;
     let (_kafka, client, n) = cluster(4).await;
     let offsets = [
         record(&n.t, 0, 5, -1, ""),
@@ -81,7 +79,6 @@ async fn fetching_all_lists_every_committed_partition_and_an_uncommitted_one_rea
 #[tokio::test]
 async fn a_member_joined_on_the_cluster_directly_makes_every_partition_unknown_member_and_nothing_changes()
  {
-    let _shared = instances().await;
     let (kafka, client, n) = cluster(2).await;
     let before = [record(&n.t, 0, 100, -1, "a"), record(&n.t, 1, 200, -1, "b")];
     assert_eq!(
@@ -123,7 +120,6 @@ async fn a_member_joined_on_the_cluster_directly_makes_every_partition_unknown_m
 
 #[tokio::test]
 async fn delete_group_removes_its_offsets_and_delete_offsets_only_the_named_partitions() {
-    let _shared = instances().await;
     let (kafka, client, n) = cluster(3).await;
     let offsets = [
         record(&n.t, 0, 1, -1, ""),
@@ -181,7 +177,6 @@ async fn delete_group_removes_its_offsets_and_delete_offsets_only_the_named_part
 
 #[tokio::test]
 async fn fifty_groups_beyond_librdkafkas_coordinator_cache_all_read_back() {
-    let _shared = instances().await;
     let (_kafka, client, n) = cluster(2).await;
     let prefix = unique("group");
     let offsets = |g: i64| {

@@ -1,6 +1,6 @@
 //! Test glue: Apache Kafka (the shared cluster of tests/kafka, or one of a test's own), an
 //! OffsetFetch read straight from it with kafka-protocol (bypassing librdkafka), a member
-//! joined on it directly, a producer, and the client's threads counted.
+//! joined on it directly, and a producer.
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -17,21 +17,8 @@ use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, Request, Str
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
-use tokio::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use crate::upstream::client::{ClientSettings, UpstreamClient};
-
-/// Tests that make librdkafka instances hold this shared; the thread-count test holds it alone.
-/// (tokio's lock: each test has its own runtime, and the guard is held across awaits.)
-static INSTANCES: RwLock<()> = RwLock::const_new(());
-
-pub async fn instances() -> RwLockReadGuard<'static, ()> {
-    INSTANCES.read().await
-}
-
-pub async fn instances_alone() -> RwLockWriteGuard<'static, ()> {
-    INSTANCES.write().await
-}
 
 /// A port nothing listens on (just released by the kernel).
 pub fn free_port() -> u16 {
@@ -246,36 +233,4 @@ pub fn call<R: Request>(addr: SocketAddr, request: &R, version: i16) -> R::Respo
     let response = R::Response::decode(&mut answer, version).expect("decode answer");
     assert!(!answer.has_remaining(), "bytes left after the answer");
     response
-}
-
-/// The names of this process's librdkafka threads (`rdk:*`) and upstream pollers.
-/// The client threads left once exiting ones are gone: `pthread_join` returns when the kernel
-/// clears a thread's id, a moment before it removes the thread from `/proc/self/task`, so a
-/// thread `rd_kafka_destroy` has just joined can still be listed. Waits up to 10 s for the list
-/// to empty, then returns it as it is.
-pub fn client_threads_once_exited() -> Vec<String> {
-    client_threads_once(|threads| threads.is_empty())
-}
-
-/// The client threads once `done` holds for them, or as they are after 10 s.
-pub fn client_threads_once(done: impl Fn(&[String]) -> bool) -> Vec<String> {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    loop {
-        let names = client_threads();
-        if done(&names) || std::time::Instant::now() >= deadline {
-            return names;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-}
-
-pub fn client_threads() -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir("/proc/self/task")
-        .expect("/proc/self/task")
-        .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok())
-        .map(|name| name.trim().to_owned())
-        .filter(|name| name.starts_with("rdk:") || name == super::super::poller::THREAD_NAME)
-        .collect();
-    names.sort();
-    names
 }

@@ -1,0 +1,158 @@
+//! The SASL login of a connection of the host's own, as Kafka's clients do it (KIP-43,
+//! KIP-152): SaslHandshake v1 names the mechanism, then each message of the mechanism goes in
+//! a SaslAuthenticate request. The mechanism's messages (PLAIN's one, SCRAM's three, with its
+//! salted hashes and the check of the broker's signature) are rsasl's. The broker's answer to
+//! the last SaslAuthenticate carries `session_lifetime_ms` (KIP-368): past it the broker
+//! closes the connection, so the connection is not used beyond it (`Connection::expired`).
+//!
+//! [`Login`] is the exchange without the socket: the connection sends what it says and hands
+//! it the answers.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use kafka_protocol::ResponseError;
+use kafka_protocol::messages::{
+    SaslAuthenticateResponse, SaslHandshakeRequest, SaslHandshakeResponse,
+};
+use kafka_protocol::protocol::StrBytes;
+use rsasl::prelude::{Mechname, MessageSent, SASLClient, SASLConfig, Session, State};
+
+use super::error::{ConnectionError, error_name};
+use super::security::Credentials;
+
+/// SaslAuthenticate versions spoken: v1 adds `session_lifetime_ms`, v2 is v1 flexible.
+pub(super) const SASL_AUTHENTICATE: (i16, i16) = (0, 2);
+
+/// One login in progress.
+pub(super) struct Login<'a> {
+    addr: &'a str,
+    credentials: &'a Credentials,
+    session: Option<Session>,
+    /// The last step's state: whether the mechanism has more to say.
+    finished: bool,
+    lifetime: Option<Duration>,
+}
+
+impl<'a> Login<'a> {
+    pub(super) fn new(addr: &'a str, credentials: &'a Credentials) -> Login<'a> {
+        Login {
+            addr,
+            credentials,
+            session: None,
+            finished: false,
+            lifetime: None,
+        }
+    }
+
+    /// A refusal of this login, saying `reason`.
+    pub(super) fn refused(&self, reason: String) -> ConnectionError {
+        ConnectionError::Sasl {
+            addr: self.addr.to_owned(),
+            mechanism: self.credentials.mechanism.name(),
+            reason,
+        }
+    }
+
+    /// The SaslHandshake (v1) naming the mechanism.
+    pub(super) fn handshake(&self) -> SaslHandshakeRequest {
+        SaslHandshakeRequest::default()
+            .with_mechanism(StrBytes::from_static_str(self.credentials.mechanism.name()))
+    }
+
+    /// Checks the broker's answer to the handshake and starts the mechanism.
+    pub(super) fn handshake_answered(
+        &mut self,
+        answer: &SaslHandshakeResponse,
+    ) -> Result<(), ConnectionError> {
+        let mechanism = self.credentials.mechanism.name();
+        if answer.error_code == ResponseError::UnsupportedSaslMechanism.code() {
+            let offered: Vec<&str> = answer.mechanisms.iter().map(|m| m.as_str()).collect();
+            return Err(self.refused(format!(
+                "the broker's listener does not enable {mechanism} (it offers {offered:?}): \
+                 change upstream.sasl_mechanism"
+            )));
+        }
+        if answer.error_code == ResponseError::IllegalSaslState.code() {
+            return Err(self.refused(
+                "the broker's listener takes no SASL login: change \
+                 upstream.security_protocol (SSL or PLAINTEXT) or connect to its SASL listener"
+                    .to_owned(),
+            ));
+        }
+        if answer.error_code != 0 {
+            return Err(self.refused(format!(
+                "SaslHandshake answered {}",
+                error_name(answer.error_code)
+            )));
+        }
+        let config = SASLConfig::with_credentials(
+            None,
+            self.credentials.username.clone(),
+            self.credentials.password.expose().to_owned(),
+        )
+        .map_err(|e| self.refused(format!("SASL: {e}")))?;
+        let name =
+            Mechname::parse(mechanism.as_bytes()).map_err(|e| self.refused(e.to_string()))?;
+        let session = SASLClient::new(config)
+            .start_suggested(&[name])
+            .map_err(|e| self.refused(format!("SASL: {e}")))?;
+        self.session = Some(session);
+        Ok(())
+    }
+
+    /// The mechanism's next message for a SaslAuthenticate, given the broker's last one;
+    /// `None` when the mechanism is done (it checked the broker's final message: SCRAM's
+    /// server signature).
+    pub(super) fn step(&mut self, input: Option<&[u8]>) -> Result<Option<Bytes>, ConnectionError> {
+        let Some(session) = self.session.as_mut() else {
+            return Err(self.refused("no handshake before the login".to_owned()));
+        };
+        let mut out = Vec::new();
+        let state = session.step(input, &mut out);
+        let state = state.map_err(|e| {
+            self.refused(format!("the broker's SASL message does not check out: {e}"))
+        })?;
+        if let State::Finished(MessageSent::No) = state {
+            return Ok(None);
+        }
+        self.finished = state.is_finished();
+        Ok(Some(Bytes::from(out)))
+    }
+
+    /// Takes the broker's answer to a SaslAuthenticate: the broker's next message for
+    /// [`Login::step`], or `None` when the login is complete.
+    pub(super) fn answered(
+        &mut self,
+        answer: SaslAuthenticateResponse,
+    ) -> Result<Option<Bytes>, ConnectionError> {
+        if answer.error_code != 0 {
+            let message = answer
+                .error_message
+                .as_ref()
+                .map(|m| m.to_string())
+                .unwrap_or_default();
+            let hint = if answer.error_code == ResponseError::SaslAuthenticationFailed.code() {
+                "; check upstream.sasl_username and the password"
+            } else {
+                ""
+            };
+            return Err(self.refused(format!(
+                "{}: {message}{hint}",
+                error_name(answer.error_code)
+            )));
+        }
+        // Set on the last answer when the broker bounds sessions (`connections.max.reauth.ms`),
+        // 0 otherwise.
+        if answer.session_lifetime_ms > 0 {
+            self.lifetime = Some(Duration::from_millis(answer.session_lifetime_ms as u64));
+        }
+        // PLAIN: one message, and the broker's answer without error is the verdict.
+        Ok((!self.finished).then_some(answer.auth_bytes))
+    }
+
+    /// The session's lifetime, if the broker bounds it.
+    pub(super) fn lifetime(&self) -> Option<Duration> {
+        self.lifetime
+    }
+}

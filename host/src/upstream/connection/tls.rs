@@ -1,0 +1,213 @@
+//! TLS for the host's own connections to the upstream, by rustls: the CA bundle of
+//! `ssl_ca_location` (the system's when unset), an optional client certificate for mutual TLS,
+//! and the broker's name checked against its certificate unless
+//! `ssl_endpoint_identification` is false. A failed handshake is told in words that name the
+//! setting to change ([`explain`]).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use rustls::client::WebPkiServerVerifier;
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use rustls::{CertificateError, DigitallySignedStruct, Error, RootCertStore, SignatureScheme};
+
+/// The TLS settings of `[upstream]`.
+pub struct Files<'a> {
+    /// `ssl_ca_location`.
+    pub ca: Option<&'a Path>,
+    /// `ssl_certificate_location` and `ssl_key_location`.
+    pub certificate: Option<&'a Path>,
+    pub key: Option<&'a Path>,
+    /// `ssl_endpoint_identification`.
+    pub endpoint_identification: bool,
+}
+
+/// The rustls configurations of the TLS connections to the upstream: the host's own (with its
+/// client certificate, if set) and the clients' glued links (never with it: a client's
+/// requests must not reach the cluster under the host's identity).
+pub fn client_configs(
+    settings: &Files<'_>,
+) -> Result<(Arc<rustls::ClientConfig>, Arc<rustls::ClientConfig>), String> {
+    let own = client_config(settings, true)?;
+    let links = client_config(settings, false)?;
+    Ok((own, links))
+}
+
+fn client_config(
+    settings: &Files<'_>,
+    with_certificate: bool,
+) -> Result<Arc<rustls::ClientConfig>, String> {
+    // ring rather than aws-lc-rs (rustls' default, which brings post-quantum key exchange):
+    // aws-lc builds a large C library, minutes on the 2-core machines the project builds on,
+    // and Kafka's brokers (JSSE) negotiate no post-quantum group before JDK 24 anyway.
+    #[allow(deprecated)]
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let roots = Arc::new(roots(settings.ca)?);
+    let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("TLS: {e}"))?;
+    let builder = if settings.endpoint_identification {
+        builder.with_root_certificates(roots)
+    } else {
+        let inner = WebPkiServerVerifier::builder_with_provider(roots, provider)
+            .build()
+            .map_err(|e| format!("upstream.ssl_ca_location: {e}"))?;
+        builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(AnyName { inner }))
+    };
+    let config = match (settings.certificate, settings.key) {
+        (None, None) => builder.with_no_client_auth(),
+        (Some(_), Some(_)) if !with_certificate => builder.with_no_client_auth(),
+        (Some(cert), Some(key)) => {
+            let chain = certificates(cert, "ssl_certificate_location")?;
+            let key = PrivateKeyDer::from_pem_file(key).map_err(|e| {
+                format!(
+                    "upstream.ssl_key_location {}: no PEM private key: {e}",
+                    key.display()
+                )
+            })?;
+            builder.with_client_auth_cert(chain, key).map_err(|e| {
+                format!(
+                    "upstream.ssl_certificate_location and ssl_key_location do not make a \
+                     pair: {e}"
+                )
+            })?
+        }
+        (Some(_), None) => {
+            return Err("upstream.ssl_certificate_location is set without ssl_key_location".into());
+        }
+        (None, Some(_)) => {
+            return Err("upstream.ssl_key_location is set without ssl_certificate_location".into());
+        }
+    };
+    Ok(Arc::new(config))
+}
+
+fn roots(ca: Option<&Path>) -> Result<RootCertStore, String> {
+    let mut roots = RootCertStore::empty();
+    match ca {
+        Some(path) => {
+            for cert in certificates(path, "ssl_ca_location")? {
+                roots
+                    .add(cert)
+                    .map_err(|e| format!("upstream.ssl_ca_location {}: {e}", path.display()))?;
+            }
+        }
+        None => {
+            let found = rustls_native_certs::load_native_certs();
+            for cert in found.certs {
+                // The system bundle holds the odd certificate rustls refuses; the rest serve.
+                let _ = roots.add(cert);
+            }
+            if roots.is_empty() {
+                return Err(
+                    "upstream.ssl_ca_location is not set and the system has no CA bundle: \
+                     set it to the PEM file of the CA that signs the brokers' certificates"
+                        .to_owned(),
+                );
+            }
+        }
+    }
+    Ok(roots)
+}
+
+fn certificates(path: &Path, setting: &str) -> Result<Vec<CertificateDer<'static>>, String> {
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(path)
+        .and_then(|iter| iter.collect())
+        .map_err(|e| format!("upstream.{setting} {}: {e}", path.display()))?;
+    if certs.is_empty() {
+        return Err(format!(
+            "upstream.{setting} {}: no PEM certificate in it",
+            path.display()
+        ));
+    }
+    Ok(certs)
+}
+
+/// What a failed TLS handshake means for the operator, naming the setting to change.
+pub fn explain(error: &std::io::Error) -> String {
+    let Some(tls) = error.get_ref().and_then(|e| e.downcast_ref::<Error>()) else {
+        return format!(
+            "{error} (is the broker's listener TLS? upstream.security_protocol says it is)"
+        );
+    };
+    match tls {
+        Error::InvalidCertificate(CertificateError::UnknownIssuer) => format!(
+            "the broker's certificate is not signed by a CA of upstream.ssl_ca_location ({tls})"
+        ),
+        Error::InvalidCertificate(CertificateError::NotValidForName)
+        | Error::InvalidCertificate(CertificateError::NotValidForNameContext { .. }) => format!(
+            "the broker's certificate does not name the address the host connected to ({tls}); \
+             use the name it has in upstream.bootstrap, or set \
+             upstream.ssl_endpoint_identification = false"
+        ),
+        Error::InvalidCertificate(CertificateError::Expired)
+        | Error::InvalidCertificate(CertificateError::ExpiredContext { .. }) => {
+            format!("the broker's certificate has expired ({tls})")
+        }
+        Error::AlertReceived(alert) => format!(
+            "the broker refused the handshake ({alert:?}): if it requires a client certificate, \
+             check upstream.ssl_certificate_location and ssl_key_location (expired, or not \
+             signed by a CA the broker trusts)"
+        ),
+        other => format!("TLS: {other}"),
+    }
+}
+
+/// A verifier that checks the chain, the signatures and the validity dates as rustls does,
+/// but not the name (`ssl_endpoint_identification = false`, librdkafka's
+/// `ssl.endpoint.identification.algorithm=none`).
+#[derive(Debug)]
+struct AnyName {
+    inner: Arc<WebPkiServerVerifier>,
+}
+
+impl ServerCertVerifier for AnyName {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, Error> {
+        match self.inner.verify_server_cert(
+            end_entity,
+            intermediates,
+            server_name,
+            ocsp_response,
+            now,
+        ) {
+            Err(Error::InvalidCertificate(CertificateError::NotValidForName))
+            | Err(Error::InvalidCertificate(CertificateError::NotValidForNameContext { .. })) => {
+                Ok(ServerCertVerified::assertion())
+            }
+            other => other,
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, Error> {
+        self.inner.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, Error> {
+        self.inner.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.inner.supported_verify_schemes()
+    }
+}

@@ -1,0 +1,196 @@
+//! Proxy mode in front of Apache Kafka's SSL listener (tests/kafka: a CA made at start): the
+//! host's own connections (its Metadata reads, the groups' committed offsets, end offsets)
+//! and every client's glued link speak TLS to the cluster, and what a client asks through the
+//! host arrives. And an upstream whose certificate the host cannot check: the host's own
+//! calls fail with the reason, retriably for the client, and nothing reaches the cluster.
+
+use std::time::Instant;
+
+use assignor_host::upstream::connection::SecurityProtocol;
+use assignor_host_tests::proxy::{batch, fetch, produce, values};
+use assignor_host_tests::{DEADLINE, KafkaClient, TestHost, topic_name};
+use kafka_harness::{KafkaCluster, Setup};
+use kafka_protocol::messages::create_topics_request::CreatableTopic;
+use kafka_protocol::messages::{CreateTopicsRequest, FindCoordinatorRequest};
+use kafka_protocol::protocol::StrBytes;
+
+use super::admin_support::{Admin, Member};
+use super::proxy_support::{commit, commit_codes, fetched_offsets, offset_fetch};
+
+async fn one_node() -> KafkaCluster {
+    tokio::task::spawn_blocking(|| KafkaCluster::start(Setup::default()))
+        .await
+        .unwrap()
+        .unwrap_or_else(|e| panic!("starting a Kafka node: {e:#}"))
+}
+
+/// `orders` with 2 partitions, created on Kafka itself over PLAINTEXT.
+async fn orders(kafka: &KafkaCluster) -> KafkaClient {
+    let mut direct = KafkaClient::connect(kafka.nodes()[0].plaintext)
+        .await
+        .unwrap();
+    let request = CreateTopicsRequest::default()
+        .with_timeout_ms(30_000)
+        .with_topics(vec![
+            CreatableTopic::default()
+                .with_name(topic_name("orders"))
+                .with_num_partitions(2)
+                .with_replication_factor(1),
+        ]);
+    let answer = direct.call(&request, 5).await.unwrap();
+    assert_eq!(answer.topics[0].error_code, 0, "{:?}", answer.topics[0]);
+    direct
+}
+
+/// A host in front of `kafka`'s SSL listener trusting the PEM file `ca`.
+async fn host_over_tls(kafka: &KafkaCluster, ca: std::path::PathBuf) -> TestHost {
+    TestHost::proxy_with(kafka.ssl_bootstrap(), |config| {
+        config.upstream.security_protocol = SecurityProtocol::Ssl;
+        config.upstream.ssl_ca_location = Some(ca);
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_front_of_kafkas_ssl_listener_the_hosts_calls_and_the_clients_links_are_tls() {
+    let kafka = one_node().await;
+    let mut direct = orders(&kafka).await;
+    let host = host_over_tls(&kafka, kafka.state().tls.ca.clone()).await;
+    // The host's Metadata read, over TLS: the topic is known and node 1 has a port here.
+    host.wait_for_topic("orders", 2).await;
+
+    // A client's Produce and Fetch on node 1's port go up its glued link, over TLS.
+    let mut on_1 = host.broker_client(1).await;
+    let produced = on_1
+        .call(&produce("orders", 0, batch(&["a", "b", "c"])), 11)
+        .await
+        .unwrap();
+    let p = &produced.responses[0].partition_responses[0];
+    assert_eq!((p.error_code, p.base_offset), (0, 0));
+    let fetched = on_1.call(&fetch("orders", 0, 0, 12), 12).await.unwrap();
+    let data = &fetched.responses[0].partitions[0];
+    assert_eq!(data.error_code, 0);
+    assert_eq!(values(data.records.as_ref().unwrap()), ["a", "b", "c"]);
+
+    // A group on the host: its commit goes to the group's coordinator on the host's own TLS
+    // connection, and Kafka has it.
+    let mut member = Member::new(&host, "tls-group", "range").await;
+    let joined = member.send_join().await;
+    member.joined(joined).await;
+    assert_eq!(member.sync().await, [("orders".to_owned(), vec![0, 1])]);
+    let request = commit(
+        "tls-group",
+        &member.id,
+        member.generation,
+        &[(0, 3), (1, 0)],
+    );
+    let mut client = host.client().await;
+    assert_eq!(commit_codes(&mut client, &request).await, [0, 0]);
+    assert_eq!(
+        fetched_offsets(&mut direct, "tls-group", &[0, 1]).await,
+        [(0, 3, 0), (1, 0, 0)],
+        "the offsets in Kafka, read on its PLAINTEXT listener"
+    );
+
+    // The group's lag: end offsets from the partitions' leader, over TLS.
+    let admin = Admin::new(&host);
+    let deadline = Instant::now() + DEADLINE;
+    let ends = loop {
+        let (status, body) = admin.get("/v1/groups/tls-group").await;
+        assert_eq!(status, 200, "{body}");
+        let mut ends: Vec<(i64, Option<i64>, Option<i64>)> = body["offsets"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no offsets in {body}"))
+            .iter()
+            .map(|p| {
+                let number = |key: &str| p[key].as_i64();
+                (number("partition").unwrap(), number("end"), number("lag"))
+            })
+            .collect();
+        ends.sort();
+        if ends.iter().all(|(_, end, _)| end.is_some()) || Instant::now() > deadline {
+            break ends;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    };
+    assert_eq!(ends, [(0, Some(3), Some(0)), (1, Some(0), Some(0))]);
+    host.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ca_that_did_not_sign_kafkas_certificate_gets_the_host_refused_and_said_so() {
+    let kafka = one_node().await;
+    let mut direct = orders(&kafka).await;
+    // alice's certificate as the only trust anchor: it signed no broker's certificate.
+    let host = host_over_tls(&kafka, kafka.state().tls.client_cert.clone()).await;
+    let admin = Admin::new(&host);
+    let deadline = Instant::now() + DEADLINE;
+    let upstream = loop {
+        let (status, body) = admin.get("/v1/upstream").await;
+        assert_eq!(status, 200, "{body}");
+        if body["state"] == "refused" || Instant::now() > deadline {
+            break body;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    assert_eq!(upstream["state"], "refused", "{upstream}");
+    assert_eq!(upstream["security_protocol"], "SSL", "{upstream}");
+    let reason = upstream["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("not signed by a CA of upstream.ssl_ca_location"),
+        "{upstream}"
+    );
+    let scraped = admin.scrape().await;
+    assert_eq!(
+        super::admin_support::sample(&scraped, "assignor_host_upstream_refused"),
+        1.0
+    );
+    assert!(
+        super::admin_support::sample(
+            &scraped,
+            "assignor_host_upstream_errors_total{kind=\"refused\"}"
+        ) >= 1.0
+    );
+
+    // A group on the host still forms (its coordinator is the host), and its commit, which
+    // needs the cluster, fails with a code the client retries; nothing reaches Kafka.
+    let mut member = Member::new(&host, "refused-group", "range").await;
+    let joined = member.send_join().await;
+    member.joined(joined).await;
+    member.sync().await;
+    let request = commit("refused-group", &member.id, member.generation, &[(0, 3)]);
+    let mut client = host.client().await;
+    let codes = commit_codes(&mut client, &request).await;
+    let retriable =
+        kafka_protocol::ResponseError::try_from_code(codes[0]).is_some_and(|e| e.is_retriable());
+    assert!(retriable, "the commit answered {codes:?}");
+    // Kafka has no offsets topic yet (nothing of the host's reached it): a FindCoordinator
+    // creates it, and once the coordinator has loaded, the group has nothing committed.
+    let find =
+        FindCoordinatorRequest::default().with_key(StrBytes::from_static_str("refused-group"));
+    let deadline = Instant::now() + DEADLINE;
+    loop {
+        let found = direct.call(&find, 3).await.unwrap();
+        let fetched = direct
+            .call(&offset_fetch("refused-group", &[0]), 7)
+            .await
+            .unwrap();
+        if found.error_code == 0 && fetched.error_code == 0 {
+            let offsets: Vec<i64> = fetched.topics[0]
+                .partitions
+                .iter()
+                .map(|p| p.committed_offset)
+                .collect();
+            assert_eq!(offsets, [-1], "nothing committed in Kafka");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "Kafka's coordinator: FindCoordinator {}, OffsetFetch {}",
+            found.error_code,
+            fetched.error_code
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    host.stop().await;
+}
