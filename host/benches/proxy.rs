@@ -15,8 +15,15 @@
 //!   (see `consume_rate` for why); the time to its first record (connection set-up) is
 //!   reported beside it. Each round and path has a topic of its own.
 //!
+//! `PROXY_TLS=1` runs the latency part over TLS: Kafka's SSL listener (the harness's test CA)
+//! reached directly by a client speaking TLS, against the same client speaking plaintext to the
+//! host, whose own connections and glued links speak TLS upstream (`upstream.security_protocol
+//! = "SSL"`). The throughput part is left out there: the bench's librdkafka is built without
+//! TLS.
+//!
 //! `cargo bench -p assignor-host --bench proxy` (`PROXY_RECORDS`, `PROXY_ROUNDS`,
-//! `PROXY_SAMPLES`, `PROXY_RECORD_BYTES` override the sizes). Results also go to `target/bench/proxy.jsonl`.
+//! `PROXY_SAMPLES`, `PROXY_RECORD_BYTES` override the sizes). Results also go to
+//! `target/bench/proxy.jsonl` (`proxy-tls.jsonl` with `PROXY_TLS=1`).
 #![allow(
     clippy::print_stdout,
     clippy::print_stderr,
@@ -32,6 +39,7 @@ use assignor_host::config::Config;
 use assignor_host::kafka::KafkaConfig;
 use assignor_host::server::Server;
 use assignor_host::upstream::client::{ClientSettings, UpstreamClient};
+use assignor_host::upstream::connection::{Security, SecurityProtocol, SecuritySettings};
 use bytes::{Bytes, BytesMut};
 use indexmap::IndexMap;
 use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
@@ -72,6 +80,8 @@ fn env_usize(name: &str, default: usize) -> usize {
 struct Upstream {
     name: &'static str,
     addr: SocketAddr,
+    /// With `PROXY_TLS=1`: the CA file that signs the listener's certificate.
+    tls_ca: Option<PathBuf>,
     _kafka: Option<kafka_harness::KafkaCluster>,
     noida: Option<(Child, tempfile::TempDir)>,
 }
@@ -94,9 +104,15 @@ impl Upstream {
         };
         let kafka = kafka_harness::KafkaCluster::start(setup)
             .unwrap_or_else(|e| panic!("starting Kafka: {e:#}"));
+        let tls = std::env::var("PROXY_TLS").is_ok_and(|v| v == "1");
         Upstream {
             name: "kafka",
-            addr: kafka.nodes()[0].plaintext,
+            addr: if tls {
+                kafka.nodes()[0].ssl
+            } else {
+                kafka.nodes()[0].plaintext
+            },
+            tls_ca: tls.then(|| kafka.state().tls.ca.clone()),
             _kafka: Some(kafka),
             noida: None,
         }
@@ -142,6 +158,7 @@ impl Upstream {
         Upstream {
             name: "noida-db",
             addr,
+            tls_ca: None,
             _kafka: None,
             noida: Some((child, dir)),
         }
@@ -157,16 +174,44 @@ impl Drop for Upstream {
     }
 }
 
+trait Socket: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send {}
+impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send> Socket for T {}
+
 /// A raw connection: one request at a time, answers decoded at the request's version.
 struct Raw {
-    socket: TcpStream,
+    socket: Box<dyn Socket>,
     correlation: i32,
 }
 
 impl Raw {
-    async fn connect(addr: SocketAddr) -> Raw {
+    /// Plaintext, or TLS trusting the PEM CA file `tls_ca`.
+    async fn connect(addr: SocketAddr, tls_ca: Option<&PathBuf>) -> Raw {
         let socket = TcpStream::connect(addr).await.expect("connects");
         socket.set_nodelay(true).unwrap();
+        let socket: Box<dyn Socket> = match tls_ca {
+            None => Box::new(socket),
+            Some(ca) => {
+                use rustls::pki_types::pem::PemObject;
+                let mut roots = rustls::RootCertStore::empty();
+                for cert in rustls::pki_types::CertificateDer::pem_file_iter(ca).unwrap() {
+                    roots.add(cert.unwrap()).unwrap();
+                }
+                // The host's provider (ring), so both paths run the same TLS code.
+                #[allow(deprecated)]
+                let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+                let config = rustls::ClientConfig::builder_with_provider(provider)
+                    .with_safe_default_protocol_versions()
+                    .unwrap()
+                    .with_root_certificates(roots)
+                    .with_no_client_auth();
+                let name = rustls::pki_types::ServerName::try_from(addr.ip().to_string()).unwrap();
+                let tls = tokio_rustls::TlsConnector::from(std::sync::Arc::new(config))
+                    .connect(name, socket)
+                    .await
+                    .expect("TLS handshake");
+                Box::new(tls)
+            }
+        };
         Raw {
             socket,
             correlation: 0,
@@ -189,6 +234,7 @@ impl Raw {
         let size = (frame.len() - 4) as u32;
         frame[..4].copy_from_slice(&size.to_be_bytes());
         self.socket.write_all(&frame).await.unwrap();
+        self.socket.flush().await.unwrap();
         let size = self.socket.read_u32().await.unwrap() as usize;
         let mut answer = BytesMut::zeroed(size);
         self.socket.read_exact(&mut answer).await.unwrap();
@@ -291,9 +337,18 @@ impl Latency {
     }
 }
 
-async fn latency(direct: SocketAddr, through: SocketAddr, samples: usize, out: &mut Vec<String>) {
+async fn latency(
+    direct: SocketAddr,
+    tls_ca: Option<&PathBuf>,
+    through: SocketAddr,
+    samples: usize,
+    out: &mut Vec<String>,
+) {
     let batch = one_record();
-    let (mut d, mut t) = (Raw::connect(direct).await, Raw::connect(through).await);
+    let (mut d, mut t) = (
+        Raw::connect(direct, tls_ca).await,
+        Raw::connect(through, None).await,
+    );
     // Warm both paths (connections, the host's link, the upstream's partition).
     for _ in 0..200 {
         d.call(ApiKey::Produce, 9, &produce(&batch)).await;
@@ -429,11 +484,24 @@ fn main() {
         config.admin.listen = SocketAddr::from(([127, 0, 0, 1], 0));
         config.upstream.bootstrap = vec![upstream.addr.to_string()];
         config.upstream.broker_ports_from = Some(0);
+        if let Some(ca) = &upstream.tls_ca {
+            config.upstream.security_protocol = SecurityProtocol::Ssl;
+            config.upstream.ssl_ca_location = Some(ca.clone());
+        }
         Server::start(config).await.expect("the host starts")
     });
     runtime.block_on(async {
-        let client =
-            UpstreamClient::connect(ClientSettings::new(vec![upstream.addr.to_string()])).unwrap();
+        let mut settings = ClientSettings::new(vec![upstream.addr.to_string()]);
+        if let Some(ca) = &upstream.tls_ca {
+            settings.security = Security::load(&SecuritySettings {
+                security_protocol: SecurityProtocol::Ssl,
+                ssl_ca_location: Some(ca.clone()),
+                ssl_endpoint_identification: true,
+                ..SecuritySettings::default()
+            })
+            .unwrap();
+        }
+        let client = UpstreamClient::connect(settings).unwrap();
         for round in 0..rounds {
             for path in ["direct", "host"] {
                 let topic = format!("{TOPIC}-{round}-{path}");
@@ -458,15 +526,33 @@ fn main() {
     let through = SocketAddr::from(([127, 0, 0, 1], broker_port));
     let host = server.kafka_addr().to_string();
     let direct = upstream.addr.to_string();
+    let tls = upstream.tls_ca.is_some();
     let mut out = vec![format!(
-        "{{\"bench\":\"proxy\",\"kind\":\"upstream\",\"upstream\":\"{}\"}}",
+        "{{\"bench\":\"proxy\",\"kind\":\"upstream\",\"upstream\":\"{}\",\"tls\":{tls}}}",
         upstream.name
     )];
     println!(
-        "proxy bench: {} at {direct}, the host at {host} (broker 1 at {through})",
-        upstream.name
+        "proxy bench: {} at {direct}{}, the host at {host} (broker 1 at {through})",
+        upstream.name,
+        if tls { " over TLS" } else { "" }
     );
-    runtime.block_on(latency(upstream.addr, through, samples, &mut out));
+    runtime.block_on(latency(
+        upstream.addr,
+        upstream.tls_ca.as_ref(),
+        through,
+        samples,
+        &mut out,
+    ));
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/bench");
+    let _ = std::fs::create_dir_all(&dir);
+    if tls {
+        println!("throughput: left out over TLS (the bench's librdkafka is built without TLS)");
+        if let Err(e) = std::fs::write(dir.join("proxy-tls.jsonl"), out.join("\n") + "\n") {
+            eprintln!("cannot write target/bench/proxy-tls.jsonl: {e}");
+        }
+        runtime.block_on(server.shutdown()).unwrap();
+        return;
+    }
 
     let (mut produce_direct, mut produce_through) = (Vec::new(), Vec::new());
     let (mut consume_direct, mut consume_through) = (Vec::new(), Vec::new());
@@ -525,8 +611,6 @@ fn main() {
     out.push(format!(
         "{{\"bench\":\"proxy\",\"kind\":\"first_record\",\"rounds\":{rounds},\"direct_ms\":{first_direct:.1},\"through_ms\":{first_through:.1}}}"
     ));
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/bench");
-    let _ = std::fs::create_dir_all(&dir);
     if let Err(e) = std::fs::write(dir.join("proxy.jsonl"), out.join("\n") + "\n") {
         eprintln!("cannot write target/bench/proxy.jsonl: {e}");
     }

@@ -27,7 +27,7 @@ use kafka_protocol::messages::TxnOffsetCommitRequest;
 use crate::coordinator::{OffsetFetchQuery, OffsetFetchResult, OffsetRecord, PartitionOffset};
 use crate::driver::{BoxFuture, PartitionCodes, RemoteOffsets};
 use crate::metrics::Metrics;
-use crate::upstream::client::{CommittedOffset, PartitionError, UpstreamClient};
+use crate::upstream::client::{ClientError, CommittedOffset, PartitionError, UpstreamClient};
 
 /// Offsets in the upstream cluster, through the host's client of it.
 pub(super) struct UpstreamOffsets {
@@ -56,10 +56,10 @@ impl RemoteOffsets for UpstreamOffsets {
     ) -> BoxFuture<Result<Vec<i16>, String>> {
         let (client, metrics) = (self.client.clone(), self.metrics.clone());
         Box::pin(async move {
-            let results = client
-                .commit_offsets(&group, &offsets)
-                .await
-                .map_err(|e| e.to_string())?;
+            let results = match client.commit_offsets(&group, &offsets).await {
+                Err(e) if denied(&group, &e) => return Ok(vec![GROUP_DENIED; offsets.len()]),
+                other => other.map_err(|e| e.to_string())?,
+            };
             let mut codes = in_order(&offsets, &results);
             if codes.contains(&UNKNOWN_MEMBER_ID) {
                 tracing::error!(group = %group,
@@ -83,10 +83,20 @@ impl RemoteOffsets for UpstreamOffsets {
     ) -> BoxFuture<Result<PartitionCodes, String>> {
         let (client, metrics) = (self.client.clone(), self.metrics.clone());
         Box::pin(async move {
-            let results = client
-                .commit_txn_offsets(version, &request)
-                .await
-                .map_err(|e| e.to_string())?;
+            let results = match client.commit_txn_offsets(version, &request).await {
+                Err(e) if denied(&group, &e) => {
+                    return Ok(request
+                        .topics
+                        .iter()
+                        .flat_map(|t| {
+                            t.partitions
+                                .iter()
+                                .map(|p| ((t.name.to_string(), p.partition_index), GROUP_DENIED))
+                        })
+                        .collect());
+                }
+                other => other.map_err(|e| e.to_string())?,
+            };
             let mut codes: PartitionCodes = results
                 .into_iter()
                 .map(|r| ((r.topic, r.partition), r.error))
@@ -118,7 +128,13 @@ impl RemoteOffsets for UpstreamOffsets {
             } else {
                 client.fetch_offsets(&group, topics).await
             };
-            Ok(fetch_result(&query, committed.map_err(|e| e.to_string())?))
+            match committed {
+                Err(e) if denied(&group, &e) => Ok(OffsetFetchResult {
+                    error_code: GROUP_DENIED,
+                    topics: Vec::new(),
+                }),
+                other => Ok(fetch_result(&query, other.map_err(|e| e.to_string())?)),
+            }
         })
     }
 
@@ -134,10 +150,10 @@ impl RemoteOffsets for UpstreamOffsets {
                 by_topic.entry(topic.clone()).or_default().push(*partition);
             }
             let asked: Vec<(String, Vec<i32>)> = by_topic.into_iter().collect();
-            let results = client
-                .delete_offsets(&group, &asked)
-                .await
-                .map_err(|e| e.to_string())?;
+            let results = match client.delete_offsets(&group, &asked).await {
+                Err(e) if denied(&group, &e) => return Ok(vec![GROUP_DENIED; partitions.len()]),
+                other => other.map_err(|e| e.to_string())?,
+            };
             Ok(partitions
                 .iter()
                 .map(|(topic, partition)| code_of(&results, topic, *partition))
@@ -147,8 +163,30 @@ impl RemoteOffsets for UpstreamOffsets {
 
     fn delete_group(&self, group: String) -> BoxFuture<Result<i16, String>> {
         let client = self.client.clone();
-        Box::pin(async move { client.delete_group(&group).await.map_err(|e| e.to_string()) })
+        Box::pin(async move {
+            match client.delete_group(&group).await {
+                Err(e) if denied(&group, &e) => Ok(GROUP_DENIED),
+                other => other.map_err(|e| e.to_string()),
+            }
+        })
     }
+}
+
+/// GROUP_AUTHORIZATION_FAILED: the cluster's authorizer refuses the host's principal this
+/// group.
+const GROUP_DENIED: i16 = ResponseError::GroupAuthorizationFailed.code();
+
+/// Whether the cluster refused the whole call for `group` by its ACLs (FindCoordinator, or
+/// the request itself, answered GROUP_AUTHORIZATION_FAILED). The client gets that code, as
+/// from Kafka, rather than a retriable one it would retry forever; the operator a line saying
+/// which ACL the host's user lacks (docs/operating.md lists the set).
+fn denied(group: &str, error: &ClientError) -> bool {
+    let denied = error.kafka_code() == Some(GROUP_DENIED);
+    if denied {
+        tracing::warn!(group = %group,
+            "the upstream's authorizer refuses the host this group: grant the host's user READ (and DELETE) on it");
+    }
+    denied
 }
 
 /// One code per record, in the records' order (a partition the upstream did not answer for

@@ -25,6 +25,7 @@ mod proxy_kafka;
 mod proxy_own;
 mod proxy_pipelining;
 mod proxy_retention;
+mod proxy_sasl;
 mod proxy_tls;
 mod proxy_topology;
 mod proxy_transactions;

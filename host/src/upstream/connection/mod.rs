@@ -13,6 +13,9 @@
 //! - `security`: the `[upstream]` security settings, loaded once into a [`Security`].
 //! - `tls`: rustls' configuration, and handshake failures in words naming the setting.
 //! - `sasl`: SaslHandshake and SaslAuthenticate around rsasl's mechanisms.
+//! - `error`: what fails, in words naming the setting to change.
+//! - `health`: whether the upstream takes the host's connections, for the admin API and the
+//!   metrics.
 
 mod error;
 mod health;
@@ -204,6 +207,12 @@ impl Connection {
     /// Whether the SASL session is about to run out: open a new connection instead.
     pub fn expired(&self) -> bool {
         self.expires.is_some_and(|at| Instant::now() >= at)
+    }
+
+    /// How long until [`Connection::expired`], when the broker bounds the session.
+    pub fn renew_in(&self) -> Option<Duration> {
+        self.expires
+            .map(|at| at.saturating_duration_since(Instant::now()))
     }
 
     /// The broker's `(min, max)` versions of API `key`.

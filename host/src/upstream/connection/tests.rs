@@ -70,7 +70,30 @@ async fn scram_sha_512_over_tls_logs_in_and_the_broker_answers() {
     );
     assert_eq!(brokers(&mut connection).await, vec![node.node_id]);
     // Kafka's default `connections.max.reauth.ms` is 0: no lifetime, never expired.
+    assert_eq!(connection.renew_in(), None);
     assert!(!connection.expired());
+}
+
+#[tokio::test]
+async fn a_session_the_broker_bounds_is_due_for_renewal_before_the_broker_closes_it() {
+    // A node whose SASL sessions last 8 s (KIP-368): its last SaslAuthenticate answer says so,
+    // and the connection is due for a new one 5 s (REAUTH_MARGIN) before.
+    let setup = kafka_harness::Setup::default().config("connections.max.reauth.ms", 8000);
+    let kafka = tokio::task::spawn_blocking(move || kafka_harness::KafkaCluster::start(setup))
+        .await
+        .unwrap()
+        .unwrap_or_else(|e| panic!("starting a Kafka node: {e:#}"));
+    for mechanism in [SaslMechanism::ScramSha512, SaslMechanism::Plain] {
+        let settings = sasl_ssl(&kafka, mechanism, "alice", "alice-secret");
+        let connection = open(&kafka, &settings, kafka.nodes()[0].sasl_ssl)
+            .await
+            .unwrap_or_else(|e| panic!("{mechanism:?}: {e}"));
+        let renew_in = connection.renew_in();
+        assert!(
+            renew_in.is_some_and(|d| d <= Duration::from_secs(3)),
+            "{mechanism:?}: renew in {renew_in:?}"
+        );
+    }
 }
 
 #[tokio::test]
