@@ -134,7 +134,7 @@ impl Connection {
     }
 
     async fn open_now(addr: &str, security: &Security) -> Result<Connection, ConnectionError> {
-        let stream = stream(addr, security.tls.as_ref()).await?;
+        let stream = stream(addr, security.tls()).await?;
         let mut connection = Connection {
             addr: addr.to_owned(),
             stream,
@@ -307,7 +307,7 @@ impl Connection {
 /// A TCP connection to `addr`, with TLS of `tls` when set.
 async fn stream(
     addr: &str,
-    tls: Option<&Arc<rustls::ClientConfig>>,
+    tls: Option<Arc<rustls::ClientConfig>>,
 ) -> Result<Stream, ConnectionError> {
     let connect = |reason: String| ConnectionError::Connect {
         addr: addr.to_owned(),
@@ -327,7 +327,7 @@ async fn stream(
         .to_owned();
     let name = rustls::pki_types::ServerName::try_from(host)
         .map_err(|e| connect(format!("not a name TLS can check: {e}")))?;
-    let tls = TlsConnector::from(config.clone())
+    let tls = TlsConnector::from(config)
         .connect(name, tcp)
         .await
         .map_err(|e| ConnectionError::Tls {
@@ -352,7 +352,7 @@ pub async fn open_link(
     security: &Security,
     timeout: Duration,
 ) -> Result<(LinkRead, LinkWrite), ConnectionError> {
-    let stream = tokio::time::timeout(timeout, stream(addr, security.link_tls.as_ref()))
+    let stream = tokio::time::timeout(timeout, stream(addr, security.link_tls()))
         .await
         .map_err(|_| ConnectionError::Connect {
             addr: addr.to_owned(),

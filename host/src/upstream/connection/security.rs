@@ -130,11 +130,8 @@ pub struct Credentials {
 /// configuration, then this SASL login. Built once at start, shared by every connection.
 pub struct Security {
     pub protocol: SecurityProtocol,
-    /// The host's own connections' TLS, with its client certificate if set.
-    pub tls: Option<Arc<rustls::ClientConfig>>,
-    /// The TLS of clients' glued links: the same CA and name check, never the host's
-    /// certificate.
-    pub link_tls: Option<Arc<rustls::ClientConfig>>,
+    /// TLS, read again when its files change.
+    tls: Option<tls::Reloading>,
     pub sasl: Option<Credentials>,
     /// Whether the upstream takes these connections (written by each one opened).
     pub health: super::health::Health,
@@ -162,10 +159,21 @@ impl Security {
         Arc::new(Security {
             protocol: SecurityProtocol::Plaintext,
             tls: None,
-            link_tls: None,
             sasl: None,
             health: Default::default(),
         })
+    }
+
+    /// The TLS configuration of the host's own connections (with its certificate, if set),
+    /// as the files are now.
+    pub fn tls(&self) -> Option<Arc<rustls::ClientConfig>> {
+        self.tls.as_ref().map(tls::Reloading::own)
+    }
+
+    /// The TLS configuration of clients' glued links: the same CA and name check, never the
+    /// host's certificate.
+    pub fn link_tls(&self) -> Option<Arc<rustls::ClientConfig>> {
+        self.tls.as_ref().map(tls::Reloading::links)
     }
 
     /// Checks `settings` and loads what they name (the password, the CA bundle, the client
@@ -188,7 +196,7 @@ impl Security {
                  set it to SSL or SASL_SSL, or remove {name}"
             ));
         }
-        let (tls, link_tls) = if protocol.tls() {
+        let tls = if protocol.tls() {
             if !settings.ssl_endpoint_identification {
                 tracing::warn!(
                     "upstream.ssl_endpoint_identification is false: the host accepts any \
@@ -196,15 +204,14 @@ impl Security {
                      for the upstream's brokers"
                 );
             }
-            let (own, links) = tls::client_configs(&tls::Files {
+            Some(tls::Reloading::new(&tls::Files {
                 ca: settings.ssl_ca_location.as_deref(),
                 certificate: settings.ssl_certificate_location.as_deref(),
                 key: settings.ssl_key_location.as_deref(),
                 endpoint_identification: settings.ssl_endpoint_identification,
-            })?;
-            (Some(own), Some(links))
+            })?)
         } else {
-            (None, None)
+            None
         };
         let sasl = if protocol.sasl() {
             Some(credentials(settings)?)
@@ -226,7 +233,6 @@ impl Security {
         Ok(Arc::new(Security {
             protocol,
             tls,
-            link_tls,
             sasl,
             health: Default::default(),
         }))

@@ -180,6 +180,40 @@ async fn a_ca_that_did_not_sign_the_brokers_certificate_is_refused_naming_ssl_ca
 }
 
 #[tokio::test]
+async fn a_ca_file_rewritten_in_place_is_read_again_for_the_next_connection() {
+    let kafka = kafka().await;
+    let tls = &kafka.state().tls;
+    let dir = tempfile::tempdir().unwrap();
+    let ca = dir.path().join("ca.pem");
+    // First the wrong anchor (alice's certificate), then the CA, as a rotation writes it.
+    std::fs::copy(&tls.client_cert, &ca).unwrap();
+    let mut settings = sasl_ssl(kafka, SaslMechanism::ScramSha512, "alice", "alice-secret");
+    settings.ssl_ca_location = Some(ca.clone());
+    let security = Security::load(&settings).unwrap();
+    let addr = kafka.nodes()[0].sasl_ssl.to_string();
+    let error = Connection::open(&addr, &security, TIMEOUT)
+        .await
+        .err()
+        .expect("the wrong anchor refused");
+    assert!(matches!(error, ConnectionError::Tls { .. }), "{error}");
+    assert!(security.health.refused().is_some());
+
+    std::fs::copy(&tls.ca, &ca).unwrap();
+    // A modification time of its own, whatever the file system's clock granularity.
+    let later = std::time::SystemTime::now() + Duration::from_secs(2);
+    std::fs::File::options()
+        .write(true)
+        .open(&ca)
+        .and_then(|f| f.set_modified(later))
+        .unwrap();
+    let mut connection = Connection::open(&addr, &security, TIMEOUT)
+        .await
+        .unwrap_or_else(|e| panic!("after the CA file changed: {e}"));
+    assert_eq!(brokers(&mut connection).await.len(), 1);
+    assert_eq!(security.health.refused(), None, "the refusal is mended");
+}
+
+#[tokio::test]
 async fn tls_to_a_plaintext_listener_fails_saying_the_listener_may_not_be_tls() {
     let kafka = kafka().await;
     let settings = SecuritySettings {

@@ -4,8 +4,9 @@
 //! `ssl_endpoint_identification` is false. A failed handshake is told in words that name the
 //! setting to change ([`explain`]).
 
-use std::path::Path;
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
 
 use rustls::client::WebPkiServerVerifier;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
@@ -24,17 +25,91 @@ pub struct Files<'a> {
     pub endpoint_identification: bool,
 }
 
-/// The rustls configurations of the TLS connections to the upstream: the host's own (with its
-/// client certificate, if set) and the clients' glued links (never with it: a client's
-/// requests must not reach the cluster under the host's identity).
-pub fn client_configs(
-    settings: &Files<'_>,
-) -> Result<(Arc<rustls::ClientConfig>, Arc<rustls::ClientConfig>), String> {
-    let own = client_config(settings, true)?;
-    let links = client_config(settings, false)?;
-    Ok((own, links))
+/// The TLS configurations, read again from their files when one of them changed (a rotated
+/// CA bundle or client certificate, as cert-manager and the like write them), for the next
+/// connection: open ones keep the session they have. Checked at each connection opened (a
+/// `stat` per file); a file that changed into something unusable is logged and the previous
+/// configuration kept.
+pub struct Reloading {
+    ca: Option<PathBuf>,
+    certificate: Option<PathBuf>,
+    key: Option<PathBuf>,
+    endpoint_identification: bool,
+    current: Mutex<Current>,
 }
 
+struct Current {
+    stamps: Vec<Option<SystemTime>>,
+    own: Arc<rustls::ClientConfig>,
+    links: Arc<rustls::ClientConfig>,
+}
+
+impl Reloading {
+    pub fn new(files: &Files<'_>) -> Result<Reloading, String> {
+        let reloading = Reloading {
+            ca: files.ca.map(Path::to_path_buf),
+            certificate: files.certificate.map(Path::to_path_buf),
+            key: files.key.map(Path::to_path_buf),
+            endpoint_identification: files.endpoint_identification,
+            current: Mutex::new(Current {
+                stamps: Vec::new(),
+                own: client_config(files, true)?,
+                links: client_config(files, false)?,
+            }),
+        };
+        reloading.current.lock().unwrap().stamps = reloading.stamps();
+        Ok(reloading)
+    }
+
+    /// The host's own connections' configuration (with its certificate, if set).
+    pub fn own(&self) -> Arc<rustls::ClientConfig> {
+        self.fresh(|c| c.own.clone())
+    }
+
+    /// The glued links' configuration (never the host's certificate).
+    pub fn links(&self) -> Arc<rustls::ClientConfig> {
+        self.fresh(|c| c.links.clone())
+    }
+
+    fn stamps(&self) -> Vec<Option<SystemTime>> {
+        [&self.ca, &self.certificate, &self.key]
+            .into_iter()
+            .flatten()
+            .map(|path| std::fs::metadata(path).and_then(|m| m.modified()).ok())
+            .collect()
+    }
+
+    fn fresh<T>(&self, take: impl Fn(&Current) -> T) -> T {
+        let stamps = self.stamps();
+        let mut current = self.current.lock().unwrap();
+        if stamps != current.stamps {
+            current.stamps = stamps;
+            let files = Files {
+                ca: self.ca.as_deref(),
+                certificate: self.certificate.as_deref(),
+                key: self.key.as_deref(),
+                endpoint_identification: self.endpoint_identification,
+            };
+            match (client_config(&files, true), client_config(&files, false)) {
+                (Ok(own), Ok(links)) => {
+                    tracing::info!("upstream TLS files changed: read again for new connections");
+                    current.own = own;
+                    current.links = links;
+                }
+                (Err(error), _) | (_, Err(error)) => tracing::warn!(
+                    %error,
+                    "upstream TLS files changed into something unusable: new connections keep \
+                     the previous ones"
+                ),
+            }
+        }
+        take(&current)
+    }
+}
+
+/// The rustls configuration of the TLS connections to the upstream: the host's own (with its
+/// client certificate, if set) and the clients' glued links (never with it: a client's
+/// requests must not reach the cluster under the host's identity).
 fn client_config(
     settings: &Files<'_>,
     with_certificate: bool,
