@@ -28,7 +28,11 @@ async fn show(State(state): State<AdminState>) -> Result<axum::Json<Value>, ApiE
         "bootstrap": upstream.client.bootstrap(),
         "security_protocol": security.protocol,
         "sasl_mechanism": security.sasl.as_ref().map(|c| c.mechanism.name()),
-        "sasl_username": security.sasl.as_ref().map(|c| c.username.as_str()),
+        "sasl_username": security
+            .sasl
+            .as_ref()
+            .map(|c| c.username.as_str())
+            .filter(|u| !u.is_empty()),
         "state": if refused.is_some() { "refused" } else { "accepted" },
         "reason": refused.as_ref().map(|(reason, _)| reason),
         "refused_for_ms": refused.as_ref().map(|(_, since)| since.as_millis() as u64),

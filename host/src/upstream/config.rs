@@ -59,7 +59,7 @@ pub struct UpstreamConfig {
     /// How the host's own connections to the cluster are secured: `PLAINTEXT` (default),
     /// `SSL`, `SASL_PLAINTEXT` or `SASL_SSL` (librdkafka's `security.protocol`).
     pub security_protocol: SecurityProtocol,
-    /// `PLAIN`, `SCRAM-SHA-256` or `SCRAM-SHA-512`, with a `SASL_*` protocol.
+    /// `PLAIN`, `SCRAM-SHA-256`, `SCRAM-SHA-512` or `OAUTHBEARER`, with a `SASL_*` protocol.
     pub sasl_mechanism: Option<SaslMechanism>,
     pub sasl_username: Option<String>,
     /// A file whose first line is the password.
@@ -68,6 +68,9 @@ pub struct UpstreamConfig {
     /// configuration file that holds it is refused); never shown.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sasl_password: Option<Secret>,
+    /// With `OAUTHBEARER`: a file whose first line is the token (a JWT), read again at each
+    /// new connection, so whatever refreshes the file refreshes the host's logins.
+    pub sasl_oauthbearer_token_file: Option<PathBuf>,
     /// PEM file of the CA certificates that sign the brokers' certificates. Unset: the
     /// system's bundle.
     pub ssl_ca_location: Option<PathBuf>,
@@ -96,6 +99,7 @@ impl Default for UpstreamConfig {
             sasl_username: None,
             sasl_password_file: None,
             sasl_password: None,
+            sasl_oauthbearer_token_file: None,
             ssl_ca_location: None,
             ssl_certificate_location: None,
             ssl_key_location: None,
@@ -118,6 +122,7 @@ impl UpstreamConfig {
             sasl_username: self.sasl_username.clone(),
             sasl_password_file: self.sasl_password_file.clone(),
             sasl_password: self.sasl_password.clone(),
+            sasl_oauthbearer_token_file: self.sasl_oauthbearer_token_file.clone(),
             ssl_ca_location: self.ssl_ca_location.clone(),
             ssl_certificate_location: self.ssl_certificate_location.clone(),
             ssl_key_location: self.ssl_key_location.clone(),

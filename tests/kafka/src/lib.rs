@@ -8,7 +8,8 @@
 //!   talk to each other on it.
 //! - `SASL_SSL`: TLS with a certificate signed by a test CA made at start (PEM files in the
 //!   cluster's `tls/` folder), SASL `PLAIN` and `SCRAM-SHA-512` for the users of [`USERS`]
-//!   (`admin`, a super user, and `alice` and `bob`, who may do what ACLs grant them).
+//!   (`admin`, a super user, and `alice` and `bob`, who may do what ACLs grant them), and
+//!   `OAUTHBEARER` with Kafka's default validator, which takes unsigned tokens (test only).
 //! - `CONTROLLER`: the KRaft quorum (every node is a voter).
 //! - `SSL`: TLS with the same certificate, no SASL; a client certificate (alice's, in `tls/`)
 //!   is asked for and makes the principal its subject, `User:CN=alice,O=assignor-host tests`;

@@ -83,7 +83,15 @@ pub fn server(state: &State, node: &Node, extra: &BTreeMap<String, String>) -> S
     set("super.users", supers.join(";"));
     set(
         "listener.name.sasl_ssl.sasl.enabled.mechanisms",
-        "PLAIN,SCRAM-SHA-512".into(),
+        "PLAIN,SCRAM-SHA-512,OAUTHBEARER".into(),
+    );
+    // OAUTHBEARER with Kafka's default validator, which takes unsigned tokens (alg "none") and
+    // names the principal by their `sub`: for tests only, as Kafka's docs say.
+    set(
+        "listener.name.sasl_ssl.oauthbearer.sasl.jaas.config",
+        "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required \
+         unsecuredLoginStringClaim_sub=\"admin\";"
+            .into(),
     );
     set(
         "listener.name.sasl_ssl.plain.sasl.jaas.config",

@@ -1,7 +1,9 @@
 //! The SASL login of a connection of the host's own, as Kafka's clients do it (KIP-43,
 //! KIP-152): SaslHandshake v1 names the mechanism, then each message of the mechanism goes in
 //! a SaslAuthenticate request. The mechanism's messages (PLAIN's one, SCRAM's three, with its
-//! salted hashes and the check of the broker's signature) are rsasl's. The broker's answer to
+//! salted hashes and the check of the broker's signature) are rsasl's; OAUTHBEARER's (RFC 7628:
+//! the token in a GS2 frame, and a lone `\x01` after a refusal) are written here, with the
+//! token read from its file at each login. The broker's answer to
 //! the last SaslAuthenticate carries `session_lifetime_ms` (KIP-368): past it the broker
 //! closes the connection, so the connection is not used beyond it (`Connection::expired`).
 //!
@@ -19,7 +21,7 @@ use kafka_protocol::protocol::StrBytes;
 use rsasl::prelude::{Mechname, MessageSent, SASLClient, SASLConfig, Session, State};
 
 use super::error::{ConnectionError, error_name};
-use super::security::Credentials;
+use super::security::{Credentials, SaslMechanism};
 
 /// SaslAuthenticate versions spoken: v1 adds `session_lifetime_ms`, v2 is v1 flexible.
 pub(super) const SASL_AUTHENTICATE: (i16, i16) = (0, 2);
@@ -29,8 +31,12 @@ pub(super) struct Login<'a> {
     addr: &'a str,
     credentials: &'a Credentials,
     session: Option<Session>,
+    /// OAUTHBEARER (RFC 7628, as Kafka's `OAuthBearerSaslClient`): messages sent so far.
+    oauth_sent: usize,
     /// The last step's state: whether the mechanism has more to say.
     finished: bool,
+    /// OAUTHBEARER: the broker's JSON error about the token, if it sent one.
+    oauth_error: Option<String>,
     lifetime: Option<Duration>,
 }
 
@@ -40,7 +46,9 @@ impl<'a> Login<'a> {
             addr,
             credentials,
             session: None,
+            oauth_sent: 0,
             finished: false,
+            oauth_error: None,
             lifetime: None,
         }
     }
@@ -86,6 +94,9 @@ impl<'a> Login<'a> {
                 error_name(answer.error_code)
             )));
         }
+        if self.credentials.mechanism == SaslMechanism::OauthBearer {
+            return Ok(());
+        }
         let config = SASLConfig::with_credentials(
             None,
             self.credentials.username.clone(),
@@ -105,6 +116,9 @@ impl<'a> Login<'a> {
     /// `None` when the mechanism is done (it checked the broker's final message: SCRAM's
     /// server signature).
     pub(super) fn step(&mut self, input: Option<&[u8]>) -> Result<Option<Bytes>, ConnectionError> {
+        if self.credentials.mechanism == SaslMechanism::OauthBearer {
+            return self.oauth_step(input);
+        }
         let Some(session) = self.session.as_mut() else {
             return Err(self.refused("no handshake before the login".to_owned()));
         };
@@ -120,6 +134,34 @@ impl<'a> Login<'a> {
         Ok(Some(Bytes::from(out)))
     }
 
+    /// OAUTHBEARER: first the client's initial response with the token read from its file
+    /// now; a broker that refuses the token answers with a JSON error instead of a verdict
+    /// and waits for a lone `\x01` (RFC 7628, 3.2.3) before it fails the login with its
+    /// message, so that is the second message.
+    fn oauth_step(&mut self, input: Option<&[u8]>) -> Result<Option<Bytes>, ConnectionError> {
+        self.oauth_sent += 1;
+        match self.oauth_sent {
+            1 => {
+                let path =
+                    self.credentials.token_file.as_deref().ok_or_else(|| {
+                        self.refused("OAUTHBEARER without a token file".to_owned())
+                    })?;
+                let token = super::security::read_token(path).map_err(|e| self.refused(e))?;
+                // This is the last message unless the broker refuses the token.
+                self.finished = false;
+                let message = format!("n,,\x01auth=Bearer {}\x01\x01", token.expose());
+                Ok(Some(Bytes::from(message)))
+            }
+            2 => {
+                let error = String::from_utf8_lossy(input.unwrap_or_default()).into_owned();
+                self.oauth_error = Some(error);
+                self.finished = true;
+                Ok(Some(Bytes::from_static(b"\x01")))
+            }
+            _ => Ok(None),
+        }
+    }
+
     /// Takes the broker's answer to a SaslAuthenticate: the broker's next message for
     /// [`Login::step`], or `None` when the login is complete.
     pub(super) fn answered(
@@ -132,15 +174,23 @@ impl<'a> Login<'a> {
                 .as_ref()
                 .map(|m| m.to_string())
                 .unwrap_or_default();
-            let hint = if answer.error_code == ResponseError::SaslAuthenticationFailed.code() {
-                "; check upstream.sasl_username and the password"
-            } else {
-                ""
+            let failed = answer.error_code == ResponseError::SaslAuthenticationFailed.code();
+            let hint = match (failed, &self.oauth_error) {
+                (true, Some(json)) => {
+                    format!(" ({json}); check the token in upstream.sasl_oauthbearer_token_file")
+                }
+                (true, None) => "; check upstream.sasl_username and the password".to_owned(),
+                (false, _) => String::new(),
             };
             return Err(self.refused(format!(
                 "{}: {message}{hint}",
                 error_name(answer.error_code)
             )));
+        }
+        if self.credentials.mechanism == SaslMechanism::OauthBearer {
+            // No challenge back: the token is taken. A challenge is the broker's JSON error.
+            return Ok((!answer.auth_bytes.is_empty() && self.oauth_sent == 1)
+                .then_some(answer.auth_bytes));
         }
         // Set on the last answer when the broker bounds sessions (`connections.max.reauth.ms`),
         // 0 otherwise.

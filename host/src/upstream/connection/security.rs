@@ -112,6 +112,7 @@ pub struct SecuritySettings {
     pub sasl_username: Option<String>,
     pub sasl_password_file: Option<PathBuf>,
     pub sasl_password: Option<Secret>,
+    pub sasl_oauthbearer_token_file: Option<PathBuf>,
     pub ssl_ca_location: Option<PathBuf>,
     pub ssl_certificate_location: Option<PathBuf>,
     pub ssl_key_location: Option<PathBuf>,
@@ -122,8 +123,11 @@ pub struct SecuritySettings {
 #[derive(Clone)]
 pub struct Credentials {
     pub mechanism: SaslMechanism,
+    /// PLAIN and SCRAM: the user and the password (empty for OAUTHBEARER).
     pub username: String,
     pub password: Secret,
+    /// OAUTHBEARER: the file holding the token, read again at each login.
+    pub token_file: Option<PathBuf>,
 }
 
 /// What every connection of the host's own to the upstream does after TCP: TLS with this
@@ -221,6 +225,10 @@ impl Security {
                 ("sasl_username", settings.sasl_username.is_some()),
                 ("sasl_password_file", settings.sasl_password_file.is_some()),
                 ("sasl_password", settings.sasl_password.is_some()),
+                (
+                    "sasl_oauthbearer_token_file",
+                    settings.sasl_oauthbearer_token_file.is_some(),
+                ),
             ];
             if let Some((name, _)) = set.iter().find(|(_, set)| *set) {
                 return Err(format!(
@@ -244,15 +252,32 @@ fn credentials(settings: &SecuritySettings) -> Result<Credentials, String> {
     let mechanism = settings.sasl_mechanism.ok_or_else(|| {
         format!(
             "upstream.security_protocol is {protocol:?} but upstream.sasl_mechanism is not set \
-             (PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512)"
+             (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER)"
         )
     })?;
     if mechanism == SaslMechanism::OauthBearer {
-        return Err(
-            "upstream.sasl_mechanism OAUTHBEARER is not supported yet: use PLAIN, \
-             SCRAM-SHA-256 or SCRAM-SHA-512"
-                .to_owned(),
-        );
+        let path = settings
+            .sasl_oauthbearer_token_file
+            .clone()
+            .ok_or_else(|| {
+                "upstream.sasl_mechanism is OAUTHBEARER but upstream.sasl_oauthbearer_token_file \
+             is not set"
+                    .to_owned()
+            })?;
+        read_token(&path)?;
+        return Ok(Credentials {
+            mechanism,
+            username: String::new(),
+            password: Secret::new(String::new()),
+            token_file: Some(path),
+        });
+    }
+    if settings.sasl_oauthbearer_token_file.is_some() {
+        return Err(format!(
+            "upstream.sasl_oauthbearer_token_file is set but upstream.sasl_mechanism is {}: \
+             set it to OAUTHBEARER, or remove the token file",
+            mechanism.name()
+        ));
     }
     let username = settings
         .sasl_username
@@ -289,7 +314,27 @@ fn credentials(settings: &SecuritySettings) -> Result<Credentials, String> {
         mechanism,
         username,
         password,
+        token_file: None,
     })
+}
+
+/// The OAUTHBEARER token in `path` (its first line), read at each login so a token refreshed
+/// in the file is the one the next connection presents.
+pub fn read_token(path: &Path) -> Result<Secret, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        format!(
+            "cannot read upstream.sasl_oauthbearer_token_file {}: {e}",
+            path.display()
+        )
+    })?;
+    let token = text.lines().next().unwrap_or_default().trim().to_owned();
+    if token.is_empty() {
+        return Err(format!(
+            "upstream.sasl_oauthbearer_token_file {} holds no token",
+            path.display()
+        ));
+    }
+    Ok(Secret::new(token))
 }
 
 /// The first line of `path`, without its line end (a file written by `echo` has one).

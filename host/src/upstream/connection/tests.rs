@@ -250,6 +250,76 @@ async fn sasl_to_a_listener_without_sasl_is_refused_naming_security_protocol() {
     assert!(text.contains("upstream.security_protocol"), "{text}");
 }
 
+/// An unsigned JWT (`alg: none`) naming `subject`, expiring `expires_in` seconds from now
+/// (negative: already expired), as Kafka's default OAUTHBEARER validator takes them.
+fn unsigned_token(subject: &str, expires_in: i64) -> String {
+    fn base64url(bytes: &[u8]) -> String {
+        const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+        let mut out = String::new();
+        for chunk in bytes.chunks(3) {
+            let n = chunk
+                .iter()
+                .enumerate()
+                .fold(0u32, |n, (i, &b)| n | u32::from(b) << (16 - 8 * i));
+            for i in 0..=chunk.len() {
+                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
+            }
+        }
+        out
+    }
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    let header = base64url(br#"{"alg":"none"}"#);
+    let claims = format!(
+        r#"{{"sub":"{subject}","iat":{},"exp":{}}}"#,
+        now - 60,
+        now + expires_in
+    );
+    format!("{header}.{}.", base64url(claims.as_bytes()))
+}
+
+#[tokio::test]
+async fn oauthbearer_logs_in_with_the_token_its_file_holds_at_each_login() {
+    let kafka = kafka().await;
+    let dir = tempfile::tempdir().unwrap();
+    let token = dir.path().join("token");
+    std::fs::write(&token, unsigned_token("admin", 3600) + "\n").unwrap();
+    let settings = SecuritySettings {
+        security_protocol: SecurityProtocol::SaslSsl,
+        sasl_mechanism: Some(SaslMechanism::OauthBearer),
+        sasl_oauthbearer_token_file: Some(token.clone()),
+        ssl_ca_location: Some(kafka.state().tls.ca.clone()),
+        ssl_endpoint_identification: true,
+        ..SecuritySettings::default()
+    };
+    let security = Security::load(&settings).unwrap();
+    let addr = kafka.nodes()[0].sasl_ssl.to_string();
+    let mut connection = Connection::open(&addr, &security, TIMEOUT)
+        .await
+        .unwrap_or_else(|e| panic!("OAUTHBEARER: {e}"));
+    assert_eq!(brokers(&mut connection).await.len(), 1);
+
+    // The file now holds an expired token: the next login presents it, and Kafka's refusal
+    // comes back with its reason and the setting to look at.
+    let expired = unsigned_token("admin", -600);
+    std::fs::write(&token, &expired).unwrap();
+    let error = Connection::open(&addr, &security, TIMEOUT)
+        .await
+        .err()
+        .expect("an expired token logged in");
+    let text = error.to_string();
+    assert!(error.is_refusal(), "{text}");
+    assert!(
+        text.contains("SaslAuthenticationFailed (58)")
+            && text.contains("invalid_token")
+            && text.contains("upstream.sasl_oauthbearer_token_file"),
+        "{text}"
+    );
+    assert!(!text.contains(&expired), "the token in: {text}");
+}
+
 fn load(settings: SecuritySettings) -> Result<Arc<Security>, String> {
     Security::load(&settings)
 }
@@ -298,9 +368,11 @@ fn settings_that_contradict_the_protocol_are_refused_with_their_names() {
     assert!(error.contains("keep one"), "{error}");
     let error = sasl(|s| s.sasl_mechanism = Some(SaslMechanism::OauthBearer)).unwrap_err();
     assert!(
-        error.contains("OAUTHBEARER is not supported yet"),
+        error.contains("upstream.sasl_oauthbearer_token_file is not set"),
         "{error}"
     );
+    let error = sasl(|s| s.sasl_oauthbearer_token_file = Some("/t".into())).unwrap_err();
+    assert!(error.contains("set it to OAUTHBEARER"), "{error}");
     let error = sasl(|s| {
         s.sasl_password = None;
         s.sasl_password_file = Some("/nonexistent/pw".into());
