@@ -1,8 +1,10 @@
 //! Proxy mode in front of Apache Kafka's SSL listener (tests/kafka: a CA made at start): the
 //! host's own connections (its Metadata reads, the groups' committed offsets, end offsets)
 //! and every client's glued link speak TLS to the cluster, and what a client asks through the
-//! host arrives. And an upstream whose certificate the host cannot check: the host's own
-//! calls fail with the reason, retriably for the client, and nothing reaches the cluster.
+//! host arrives; the cluster stopped and started again under a running host, whose calls and
+//! links reconnect over TLS. And an upstream whose certificate the host cannot check: the
+//! host's own calls fail with the reason, retriably for the client, and nothing reaches the
+//! cluster.
 
 use std::time::Instant;
 
@@ -191,6 +193,79 @@ async fn a_ca_that_did_not_sign_kafkas_certificate_gets_the_host_refused_and_sai
             fetched.error_code
         );
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    host.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cluster_restarting_with_tls_on_is_survived_by_the_hosts_calls_and_links() {
+    let kafka = one_node().await;
+    orders(&kafka).await;
+    let host = host_over_tls(&kafka, kafka.state().tls.ca.clone()).await;
+    host.wait_for_topic("orders", 2).await;
+    let mut member = Member::new(&host, "restart-group", "range").await;
+    let joined = member.send_join().await;
+    member.joined(joined).await;
+    member.sync().await;
+    let mut client = host.client().await;
+    let first = commit("restart-group", &member.id, member.generation, &[(0, 1)]);
+    assert_eq!(commit_codes(&mut client, &first).await, [0]);
+
+    // Kafka stops and starts again on its ports: the host's open TLS connections are dead.
+    let dir = kafka.state().dir.clone();
+    tokio::task::spawn_blocking(move || {
+        let cluster = KafkaCluster::attach(&dir).unwrap();
+        cluster.stop_node(1).expect("node 1 stops");
+        cluster.start_node(1).expect("node 1 starts again");
+    })
+    .await
+    .unwrap();
+
+    // The group on the host never noticed; its next commit reaches Kafka on a new TLS
+    // connection (retried by the client while Kafka's coordinator loads).
+    assert_eq!(member.heartbeat().await, 0);
+    let second = commit("restart-group", &member.id, member.generation, &[(0, 2)]);
+    let deadline = Instant::now() + DEADLINE;
+    loop {
+        let codes = commit_codes(&mut client, &second).await;
+        if codes == [0] {
+            break;
+        }
+        let retriable = kafka_protocol::ResponseError::try_from_code(codes[0])
+            .is_some_and(|e| e.is_retriable());
+        assert!(
+            retriable && Instant::now() < deadline,
+            "the commit after the restart answered {codes:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    // A new connection of the test's own: its first died with the restart.
+    let mut direct = KafkaClient::connect(kafka.nodes()[0].plaintext)
+        .await
+        .unwrap();
+    assert_eq!(
+        fetched_offsets(&mut direct, "restart-group", &[0]).await,
+        [(0, 2, 0)]
+    );
+    // A client's new connection on node 1's port gets a new glued link, over TLS.
+    let mut on_1 = host.broker_client(1).await;
+    let deadline = Instant::now() + DEADLINE;
+    loop {
+        let produced = on_1
+            .call(&produce("orders", 1, batch(&["after"])), 11)
+            .await;
+        match produced {
+            Ok(answer) if answer.responses[0].partition_responses[0].error_code == 0 => break,
+            other => {
+                assert!(
+                    Instant::now() < deadline,
+                    "Produce through the host after the restart: {:?}",
+                    other.map(|a| a.responses[0].partition_responses[0].error_code)
+                );
+                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+                on_1 = host.broker_client(1).await;
+            }
+        }
     }
     host.stop().await;
 }
