@@ -1,6 +1,8 @@
 //! Whether the upstream takes the host's connections: the last refusal (a TLS handshake or a
-//! SASL login that failed, which only a changed setting mends) until a connection succeeds
-//! again. Written by every connection the host opens, read by `GET /v1/upstream` and the
+//! SASL login that failed, which only a changed setting mends) until a connection of the
+//! host's own succeeds again (its Metadata read runs every `upstream.metadata_refresh`, so a
+//! mended setting shows within that; a glued link's success does not count: it carries no
+//! login of the host's). Written by every connection the host opens, read by `GET /v1/upstream` and the
 //! metrics; a refusal is logged once, at error level, when it starts or its reason changes,
 //! not at every retry.
 
