@@ -13,12 +13,11 @@ use std::time::{Duration, Instant};
 use assignor_host_tests::proxy::{batch, fetch, produce, values};
 use assignor_host_tests::{DEADLINE, KafkaClient, TestHost, topic_name};
 use kafka_harness::{KafkaCluster, Setup};
-use kafka_protocol::messages::create_topics_request::CreatableTopic;
 use kafka_protocol::messages::elect_leaders_request::TopicPartitions;
-use kafka_protocol::messages::{CreateTopicsRequest, ElectLeadersRequest, MetadataResponse};
+use kafka_protocol::messages::{ElectLeadersRequest, MetadataResponse};
 
 use super::admin_support::Member;
-use super::proxy_support::{HOST, all_topics, brokers, expected_brokers, leaders};
+use super::proxy_support::{HOST, all_topics, brokers, create_on_kafka, expected_brokers, leaders};
 
 /// Three nodes, each broker and controller (a quorum of three: one may stop).
 async fn three_nodes() -> KafkaCluster {
@@ -28,22 +27,9 @@ async fn three_nodes() -> KafkaCluster {
         .unwrap_or_else(|e| panic!("starting three Kafka nodes: {e:#}"))
 }
 
-/// `topic` with `partitions` partitions, each replicated on all three nodes, created on Kafka
-/// itself (not through the host).
+/// `topic` with `partitions` partitions, each replicated on all three nodes.
 async fn create_topic(kafka: &KafkaCluster, topic: &str, partitions: i32) {
-    let mut direct = KafkaClient::connect(kafka.nodes()[0].plaintext)
-        .await
-        .unwrap();
-    let request = CreateTopicsRequest::default()
-        .with_timeout_ms(30_000)
-        .with_topics(vec![
-            CreatableTopic::default()
-                .with_name(topic_name(topic))
-                .with_num_partitions(partitions)
-                .with_replication_factor(3),
-        ]);
-    let answer = direct.call(&request, 5).await.unwrap();
-    assert_eq!(answer.topics[0].error_code, 0, "{:?}", answer.topics[0]);
+    create_on_kafka(kafka, topic, partitions, 3).await;
 }
 
 /// Metadata (v12) for every topic on `client`.

@@ -5,15 +5,14 @@
 
 use assignor_host::upstream::connection::security::SaslMechanism;
 use assignor_host::upstream::connection::{Secret, SecurityProtocol};
-use assignor_host_tests::{KafkaClient, TestHost, topic_name};
+use assignor_host_tests::TestHost;
 use kafka_harness::{KafkaCluster, Setup};
+use kafka_protocol::messages::CreateAclsRequest;
 use kafka_protocol::messages::create_acls_request::AclCreation;
-use kafka_protocol::messages::create_topics_request::CreatableTopic;
-use kafka_protocol::messages::{CreateAclsRequest, CreateTopicsRequest};
 use kafka_protocol::protocol::StrBytes;
 
 use super::admin_support::{Admin, Member};
-use super::proxy_support::{commit, commit_codes, fetched_offsets};
+use super::proxy_support::{commit, commit_codes, create_on_kafka, fetched_offsets};
 
 /// Kafka's ACL codes (`org.apache.kafka.common.acl`, `resource`).
 const TOPIC: i8 = 2;
@@ -45,21 +44,7 @@ async fn logged_in_with_only_the_documented_acls_the_hosts_own_calls_work() {
         .unwrap()
         .unwrap_or_else(|e| panic!("starting a Kafka node: {e:#}"));
     // Set up on the PLAINTEXT listener, whose principal is a super user.
-    let mut direct = KafkaClient::connect(kafka.nodes()[0].plaintext)
-        .await
-        .unwrap();
-    let topic = CreateTopicsRequest::default()
-        .with_timeout_ms(30_000)
-        .with_topics(vec![
-            CreatableTopic::default()
-                .with_name(topic_name("orders"))
-                .with_num_partitions(2)
-                .with_replication_factor(1),
-        ]);
-    assert_eq!(
-        direct.call(&topic, 5).await.unwrap().topics[0].error_code,
-        0
-    );
+    let mut direct = create_on_kafka(&kafka, "orders", 2, 1).await;
     // The documented set, here for the topics and groups the test uses: READ on the topics
     // (implies DESCRIBE: Metadata, ListOffsets, OffsetFetch), READ and DELETE on the groups
     // (implies DESCRIBE: FindCoordinator, OffsetCommit, OffsetDelete, DeleteGroups), CREATE

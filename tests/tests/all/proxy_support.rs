@@ -1,15 +1,43 @@
-//! Shared by the proxy-mode tests: the fake cluster they run against, what Metadata names, and
-//! the offset requests a consumer sends to the host.
+//! Shared by the proxy-mode tests: the fake cluster they run against, topics made on Apache
+//! Kafka itself, what Metadata names, and the offset requests a consumer sends to the host.
 
 use assignor_host_tests::fake_cluster::FakeCluster;
 use assignor_host_tests::{KafkaClient, TestHost, str, topic_name};
+use kafka_harness::KafkaCluster;
+use kafka_protocol::messages::create_topics_request::CreatableTopic;
 use kafka_protocol::messages::offset_commit_request::{
     OffsetCommitRequestPartition, OffsetCommitRequestTopic,
 };
 use kafka_protocol::messages::offset_fetch_request::OffsetFetchRequestTopic;
 use kafka_protocol::messages::{
-    ApiKey, GroupId, MetadataRequest, MetadataResponse, OffsetCommitRequest, OffsetFetchRequest,
+    ApiKey, CreateTopicsRequest, GroupId, MetadataRequest, MetadataResponse, OffsetCommitRequest,
+    OffsetFetchRequest,
 };
+
+/// `topic` with `partitions` partitions of `replicas` replicas, created on Kafka itself over
+/// node 1's PLAINTEXT listener (not through the host); that connection, for reading Kafka
+/// directly.
+pub async fn create_on_kafka(
+    kafka: &KafkaCluster,
+    topic: &str,
+    partitions: i32,
+    replicas: i16,
+) -> KafkaClient {
+    let mut direct = KafkaClient::connect(kafka.nodes()[0].plaintext)
+        .await
+        .unwrap();
+    let request = CreateTopicsRequest::default()
+        .with_timeout_ms(30_000)
+        .with_topics(vec![
+            CreatableTopic::default()
+                .with_name(topic_name(topic))
+                .with_num_partitions(partitions)
+                .with_replication_factor(replicas),
+        ]);
+    let answer = direct.call(&request, 5).await.unwrap();
+    assert_eq!(answer.topics[0].error_code, 0, "{:?}", answer.topics[0]);
+    direct
+}
 
 /// The host's coordinator node id (`upstream.coordinator_node_id`, its default).
 pub const COORDINATOR: i32 = 1_000_000;

@@ -10,14 +10,13 @@ use std::time::Instant;
 
 use assignor_host::upstream::connection::SecurityProtocol;
 use assignor_host_tests::proxy::{batch, fetch, produce, values};
-use assignor_host_tests::{DEADLINE, KafkaClient, TestHost, topic_name};
+use assignor_host_tests::{DEADLINE, KafkaClient, TestHost};
 use kafka_harness::{KafkaCluster, Setup};
-use kafka_protocol::messages::create_topics_request::CreatableTopic;
-use kafka_protocol::messages::{CreateTopicsRequest, FindCoordinatorRequest};
+use kafka_protocol::messages::FindCoordinatorRequest;
 use kafka_protocol::protocol::StrBytes;
 
 use super::admin_support::{Admin, Member};
-use super::proxy_support::{commit, commit_codes, fetched_offsets, offset_fetch};
+use super::proxy_support::{commit, commit_codes, create_on_kafka, fetched_offsets, offset_fetch};
 
 async fn one_node() -> KafkaCluster {
     tokio::task::spawn_blocking(|| KafkaCluster::start(Setup::default()))
@@ -28,20 +27,7 @@ async fn one_node() -> KafkaCluster {
 
 /// `orders` with 2 partitions, created on Kafka itself over PLAINTEXT.
 async fn orders(kafka: &KafkaCluster) -> KafkaClient {
-    let mut direct = KafkaClient::connect(kafka.nodes()[0].plaintext)
-        .await
-        .unwrap();
-    let request = CreateTopicsRequest::default()
-        .with_timeout_ms(30_000)
-        .with_topics(vec![
-            CreatableTopic::default()
-                .with_name(topic_name("orders"))
-                .with_num_partitions(2)
-                .with_replication_factor(1),
-        ]);
-    let answer = direct.call(&request, 5).await.unwrap();
-    assert_eq!(answer.topics[0].error_code, 0, "{:?}", answer.topics[0]);
-    direct
+    create_on_kafka(kafka, "orders", 2, 1).await
 }
 
 /// A host in front of `kafka`'s SSL listener trusting the PEM file `ca`.
