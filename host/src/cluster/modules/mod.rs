@@ -71,6 +71,8 @@ pub enum ModuleLogError {
 pub struct ModuleLog {
     registry: Arc<Registry>,
     producer: FutureProducer,
+    /// The host's own client, for the log's end.
+    client: UpstreamClient,
     topic: String,
     /// The next offset the reader will apply.
     applied: watch::Receiver<i64>,
@@ -160,6 +162,7 @@ impl ModuleLog {
         let log = ModuleLog {
             registry,
             producer,
+            client: client.clone(),
             topic,
             applied,
             pending,
@@ -473,20 +476,31 @@ impl ModuleLog {
         )))
     }
 
-    /// The offset after the log's last record.
+    /// The offset after the log's last record, asked of the partition's leader with the
+    /// host's own client. A log created a moment ago may not be known to every broker yet
+    /// (Kafka publishes a new topic to its metadata before its leader takes the partition):
+    /// asked again until `timeout`.
     async fn end_offset(&self) -> Result<i64, String> {
-        let producer = self.producer.clone();
-        let (topic, timeout) = (self.topic.clone(), self.timeout);
-        tokio::task::spawn_blocking(move || {
-            use rdkafka::producer::Producer;
-            producer
-                .client()
-                .fetch_watermarks(&topic, 0, timeout)
-                .map(|(_, high)| high)
-                .map_err(|e| format!("cannot read the end of the module log {topic}: {e}"))
-        })
-        .await
-        .map_err(|e| e.to_string())?
+        let deadline = Instant::now() + self.timeout;
+        let asked = [(self.topic.clone(), 0)];
+        loop {
+            let answer = self.client.end_offsets(&asked).await;
+            let end = answer
+                .map_err(|e| e.to_string())
+                .and_then(|mut ends| ends.pop().ok_or_else(|| "no answer".to_owned()));
+            let refused = match end {
+                Ok(end) if end.error == 0 => return Ok(end.offset),
+                Ok(end) => format!("Kafka error {}", end.error),
+                Err(error) => error,
+            };
+            if Instant::now() >= deadline {
+                return Err(format!(
+                    "cannot read the end of the module log {}: {refused}",
+                    self.topic
+                ));
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
     }
 }
 
