@@ -346,6 +346,17 @@ impl Metrics {
             .answered(api_label(api), seconds, bytes as u64);
     }
 
+    /// Counts a client's SASL exchange relayed upstream: `result` is `success`, `failure`
+    /// (the cluster refused it) or `unsupported` (a mechanism the host does not relay).
+    pub fn client_authentication(&self, mechanism: &str, result: &str) {
+        self.upstream.authentication(mechanism, result);
+    }
+
+    /// Counts a client connection closed for its SASL session (`unauthenticated`, `expired`).
+    pub fn client_connection_closed(&self, reason: &str) {
+        self.upstream.closed(reason);
+    }
+
     /// Counts a connection opened to an upstream broker.
     pub fn upstream_connected(&self) {
         self.upstream.connected();

@@ -54,6 +54,40 @@ pub struct KafkaConfig {
     /// a request held for weeks would pin its connection for as long.
     #[serde(with = "crate::duration")]
     pub max_fetch_wait: Duration,
+    /// Who authenticates the clients: `none`, or `upstream` (proxy mode in front of a
+    /// `SASL_*` listener: each client's SASL exchange goes up its own glued connection and
+    /// the cluster checks its credentials; until it has, the host answers nothing but
+    /// ApiVersions, SaslHandshake and SaslAuthenticate). Unset: `upstream` in proxy mode when
+    /// `upstream.security_protocol` is `SASL_*`, else `none`.
+    pub authentication: Option<Authentication>,
+}
+
+/// `kafka.authentication`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Authentication {
+    None,
+    Upstream,
+}
+
+impl KafkaConfig {
+    /// Whether the cluster authenticates the clients, for the host's mode (`proxy`) and its
+    /// upstream's listener (`upstream_sasl`); `Err` names the setting that cannot work.
+    pub fn authenticates_upstream(&self, proxy: bool, upstream_sasl: bool) -> Result<bool, String> {
+        match self.authentication {
+            None => Ok(proxy && upstream_sasl),
+            Some(Authentication::None) => Ok(false),
+            Some(Authentication::Upstream) if proxy && upstream_sasl => Ok(true),
+            Some(Authentication::Upstream) => Err(if proxy {
+                "kafka.authentication = \"upstream\" needs an upstream that authenticates with \
+                 SASL: set upstream.security_protocol to SASL_SSL or SASL_PLAINTEXT"
+                    .to_owned()
+            } else {
+                "kafka.authentication = \"upstream\" is for proxy mode (set upstream.bootstrap)"
+                    .to_owned()
+            }),
+        }
+    }
 }
 
 impl Default for KafkaConfig {
@@ -72,6 +106,7 @@ impl Default for KafkaConfig {
             frame_timeout: Duration::from_secs(30),
             max_in_flight_requests: 64,
             max_fetch_wait: Duration::from_secs(30),
+            authentication: None,
         }
     }
 }

@@ -39,6 +39,7 @@ use tracing::{Instrument, debug, warn};
 use super::dispatch::{self, Outcome};
 use super::proxy::answer;
 use super::proxy::link::{Answers, Link};
+use super::proxy::sasl::{self, Gate, Session, Step};
 use super::proxy::{Proxy, Route, Target};
 use super::{Broker, Client, KafkaConfig, api_versions};
 use assignor_wire::codec::{FrameCaps, FrameCodec, FrameError, Response};
@@ -139,8 +140,23 @@ impl Connection {
         let (slots, queue) = mpsc::channel(self.limits.in_flight);
         let (jobs, work) = mpsc::channel(self.limits.in_flight);
         let in_flight = Arc::new(AtomicUsize::new(0));
+        // The client's SASL session, when the cluster authenticates the clients: the reader
+        // gates requests on it, the writer learns the exchange's outcome from the answers.
+        let session = self
+            .broker
+            .proxy
+            .as_ref()
+            .is_some_and(|p| p.authenticates_clients())
+            .then(|| Arc::new(parking_lot::Mutex::new(Session::default())));
         let mut writer = tokio::spawn(
-            write_answers(write, queue, self.broker.clone(), in_flight.clone()).in_current_span(),
+            write_answers(
+                write,
+                queue,
+                self.broker.clone(),
+                in_flight.clone(),
+                session.clone(),
+            )
+            .in_current_span(),
         );
         let mut worker = tokio::spawn(
             answer_locally(work, self.broker.clone(), self.client.clone()).in_current_span(),
@@ -149,6 +165,10 @@ impl Connection {
             read,
             buffer: BytesMut::with_capacity(BUFFER_BYTES),
             codec: FrameCodec::new(self.limits.caps.clone()),
+            unauthenticated: FrameCodec::new(FrameCaps::uniform(
+                sasl::MAX_UNAUTHENTICATED_FRAME_BYTES,
+            )),
+            session,
             idle: self.limits.idle,
             frame_timeout: self.limits.frame,
             in_flight,
@@ -210,6 +230,9 @@ struct Reader {
     read: OwnedReadHalf,
     buffer: BytesMut,
     codec: FrameCodec,
+    /// The codec of a client that has not authenticated yet: every frame capped small.
+    unauthenticated: FrameCodec,
+    session: Option<Arc<parking_lot::Mutex<Session>>>,
     idle: Duration,
     frame_timeout: Duration,
     /// Slots queued and not yet written (the writer counts them down): while any is, the
@@ -245,6 +268,23 @@ impl Reader {
                 Some(proxy) => proxy.route(api_key, api_version, &frame),
                 None => standalone_route(api_key),
             };
+            if self.broker.proxy.is_some() {
+                if let Some(refused) = self.sasl(&frame, api_key, api_version, correlation_id)? {
+                    return self.refuse_sasl(refused).await;
+                }
+                if let Some(session) = &self.session {
+                    let local = route == Route::Local;
+                    let gate = session
+                        .lock()
+                        .gate(api_key, local, std::time::Instant::now());
+                    if let Gate::Close(reason, why) = gate {
+                        if let Some(m) = &self.broker.metrics {
+                            m.client_connection_closed(why);
+                        }
+                        return self.close(reason).await;
+                    }
+                }
+            }
             match route {
                 Route::Local => self.local(frame).await?,
                 Route::Up { rewrite } => {
@@ -264,6 +304,97 @@ impl Reader {
                 }
             }
         }
+    }
+
+    /// Proxy mode's look at the client's SASL requests on their way up: SaslHandshake v0
+    /// (after which the client would send SASL tokens unframed, which cannot be relayed) and a
+    /// mechanism whose end the host cannot tell are answered here with an error, then the
+    /// connection closes (`Some`: the answer); the first SaslAuthenticate of an exchange names
+    /// the principal.
+    fn sasl(
+        &mut self,
+        frame: &Bytes,
+        api_key: i16,
+        api_version: i16,
+        correlation_id: i32,
+    ) -> Result<Option<(BytesMut, String)>, Stop> {
+        use kafka_protocol::messages::{
+            RequestHeader, SaslAuthenticateRequest, SaslHandshakeRequest, SaslHandshakeResponse,
+        };
+        use kafka_protocol::protocol::StrBytes;
+        let key = match ApiKey::try_from(api_key) {
+            Ok(key @ (ApiKey::SaslHandshake | ApiKey::SaslAuthenticate)) => key,
+            _ => return Ok(None),
+        };
+        let refuse = |code: i16, reason: String| {
+            let mechanisms = sasl::MECHANISMS
+                .iter()
+                .map(|m| StrBytes::from_static_str(m))
+                .collect();
+            let body = SaslHandshakeResponse::default()
+                .with_error_code(code)
+                .with_mechanisms(mechanisms);
+            let mut out = BytesMut::new();
+            FrameCodec::encoder()
+                .encode(
+                    Response {
+                        correlation_id,
+                        api_version,
+                        body: ResponseKind::SaslHandshake(body),
+                    },
+                    &mut out,
+                )
+                .map_err(|e| Stop::Now(e.to_string()))?;
+            Ok(Some((out, reason)))
+        };
+        if key == ApiKey::SaslHandshake && api_version == 0 {
+            return refuse(
+                35,
+                "SaslHandshake v0 (unframed SASL tokens) cannot be relayed; clients since Kafka                  1.0 use v1"
+                    .into(),
+            );
+        }
+        let Some(session) = self.session.clone() else {
+            return Ok(None);
+        };
+        let mut body = frame.clone();
+        let header_version = key.request_header_version(api_version);
+        let decoded = assignor_wire::guard::decode_from::<RequestHeader>(&mut body, header_version)
+            .map_err(|e| e.to_string());
+        if let Err(e) = decoded {
+            return Err(Stop::Now(format!("{key:?} v{api_version}: {e}")));
+        }
+        if key == ApiKey::SaslHandshake {
+            let request = assignor_wire::guard::decode::<SaslHandshakeRequest>(&body, api_version)
+                .map_err(|e| Stop::Now(format!("SaslHandshake v{api_version}: {e}")))?;
+            let mechanism = request.mechanism.to_string();
+            if let Err(code) = session.lock().handshake(&mechanism) {
+                if let Some(m) = &self.broker.metrics {
+                    m.client_authentication(&mechanism, "unsupported");
+                }
+                return refuse(
+                    code,
+                    format!(
+                        "SASL mechanism {mechanism:?} is not relayed (the host relays {}: it                          must tell when an exchange ends)",
+                        sasl::MECHANISMS.join(", ")
+                    ),
+                );
+            }
+        } else {
+            let request =
+                assignor_wire::guard::decode::<SaslAuthenticateRequest>(&body, api_version)
+                    .map_err(|e| Stop::Now(format!("SaslAuthenticate v{api_version}: {e}")))?;
+            session.lock().request(&request.auth_bytes);
+        }
+        Ok(None)
+    }
+
+    /// Writes the host's refusal of a SASL request, then closes.
+    async fn refuse_sasl(&mut self, (answer, reason): (BytesMut, String)) -> Result<(), Stop> {
+        let (sender, receiver) = oneshot::channel();
+        let _ = sender.send(Ok(Some(answer)));
+        self.slot(Slot::Local(receiver)).await?;
+        self.close(reason).await
     }
 
     /// A request the host answers: decoded here, answered by the local worker.
@@ -390,7 +521,16 @@ impl Reader {
     async fn read_frame(&mut self) -> Result<Option<BytesMut>, FrameError> {
         let mut frame_deadline = None;
         loop {
-            if let Some(frame) = self.codec.decode(&mut self.buffer)? {
+            let authenticated = self
+                .session
+                .as_ref()
+                .is_none_or(|s| s.lock().authenticated());
+            let codec = if authenticated {
+                &mut self.codec
+            } else {
+                &mut self.unauthenticated
+            };
+            if let Some(frame) = codec.decode(&mut self.buffer)? {
                 return Ok(Some(frame));
             }
             if self.buffer.capacity() == self.buffer.len() {
@@ -491,6 +631,52 @@ async fn answer_locally(mut work: mpsc::Receiver<Job>, broker: Arc<Broker>, clie
     }
 }
 
+/// Learns the outcome of a SaslAuthenticate step from the cluster's answer (before the client
+/// reads it, so its next request finds the session as the answer left it).
+fn authenticated(
+    session: &parking_lot::Mutex<Session>,
+    broker: &Broker,
+    version: i16,
+    frame: &Bytes,
+) -> Result<(), String> {
+    use kafka_protocol::messages::{ResponseHeader, SaslAuthenticateResponse};
+    let key = ApiKey::SaslAuthenticate;
+    let mut body = frame.clone();
+    assignor_wire::guard::decode_from::<ResponseHeader>(
+        &mut body,
+        key.response_header_version(version),
+    )
+    .map_err(|e| format!("upstream SaslAuthenticate v{version} answer: {e}"))?;
+    let answer = assignor_wire::guard::decode::<SaslAuthenticateResponse>(&body, version)
+        .map_err(|e| format!("upstream SaslAuthenticate v{version} answer: {e}"))?;
+    let step = session.lock().answer(
+        answer.error_code,
+        !answer.auth_bytes.is_empty(),
+        answer.session_lifetime_ms,
+        std::time::Instant::now(),
+    );
+    match step {
+        Step::Continues => {}
+        Step::Authenticated {
+            principal,
+            mechanism,
+            lifetime,
+        } => {
+            debug!(%principal, %mechanism, ?lifetime, "client authenticated by the upstream");
+            if let Some(m) = &broker.metrics {
+                m.client_authentication(&mechanism, "success");
+            }
+        }
+        Step::Failed { mechanism, code } => {
+            debug!(%mechanism, code, "the upstream refused the client's SASL authentication");
+            if let Some(m) = &broker.metrics {
+                m.client_authentication(&mechanism, "failure");
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Counts one slot down when dropped.
 struct InFlight<'a>(&'a AtomicUsize);
 
@@ -506,6 +692,7 @@ async fn write_answers(
     mut queue: mpsc::Receiver<Slot>,
     broker: Arc<Broker>,
     in_flight: Arc<AtomicUsize>,
+    session: Option<Arc<parking_lot::Mutex<Session>>>,
 ) -> Result<(), String> {
     let mut upstream: Option<Answers> = None;
     while let Some(slot) = queue.recv().await {
@@ -542,6 +729,11 @@ async fn write_answers(
                 };
                 if let Some(m) = &broker.metrics {
                     m.upstream_answered(api, sent.elapsed().as_secs_f64(), frame.len() + 4);
+                }
+                if api == ApiKey::SaslAuthenticate as i16
+                    && let (Some(session), Some((_, version))) = (&session, rewrite)
+                {
+                    authenticated(session, &broker, version, &frame)?;
                 }
                 let frame = match (rewrite, &broker.proxy) {
                     (Some((api, version)), Some(proxy)) => {

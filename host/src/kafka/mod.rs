@@ -47,7 +47,7 @@ use std::sync::Arc;
 use crate::catalog::Catalog;
 use crate::driver::Driver;
 
-pub use config::KafkaConfig;
+pub use config::{Authentication, KafkaConfig};
 
 /// How the host presents itself as a broker: the one node of its cluster.
 #[derive(Debug, Clone, PartialEq, Eq)]

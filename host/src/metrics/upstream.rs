@@ -25,6 +25,17 @@ struct KindLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct AuthenticationLabels {
+    mechanism: String,
+    result: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ReasonLabels {
+    reason: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct GroupLabels {
     group: String,
 }
@@ -38,6 +49,8 @@ pub(super) struct UpstreamMetrics {
     errors: Family<KindLabels, Counter>,
     conflicts: Family<GroupLabels, Counter>,
     refused: Gauge,
+    authentications: Family<AuthenticationLabels, Counter>,
+    closed: Family<ReasonLabels, Counter>,
 }
 
 /// Upstream round trips: 20 us (loopback) to about 80 s (a long-poll Fetch).
@@ -55,6 +68,8 @@ impl UpstreamMetrics {
             errors: Family::default(),
             conflicts: Family::default(),
             refused: Gauge::default(),
+            authentications: Family::default(),
+            closed: Family::default(),
         };
         registry.register(
             "upstream_requests",
@@ -92,7 +107,37 @@ impl UpstreamMetrics {
             "Offset commits refused because the group id has members on the cluster itself",
             m.conflicts.clone(),
         );
+        registry.register(
+            "client_authentications",
+            "Clients' SASL exchanges relayed to the upstream (kafka.authentication = \"upstream\"), \
+             by mechanism and result (success, failure, unsupported)",
+            m.authentications.clone(),
+        );
+        registry.register(
+            "client_connections_closed",
+            "Client connections closed for their SASL session: a request before \
+             authentication (unauthenticated) or one the host answers after the session \
+             expired (expired)",
+            m.closed.clone(),
+        );
         m
+    }
+
+    pub(super) fn authentication(&self, mechanism: &str, result: &str) {
+        self.authentications
+            .get_or_create(&AuthenticationLabels {
+                mechanism: mechanism.to_owned(),
+                result: result.to_owned(),
+            })
+            .inc();
+    }
+
+    pub(super) fn closed(&self, reason: &str) {
+        self.closed
+            .get_or_create(&ReasonLabels {
+                reason: reason.to_owned(),
+            })
+            .inc();
     }
 
     pub(super) fn passed_up(&self, api: String, bytes: u64) {

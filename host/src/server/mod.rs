@@ -135,6 +135,16 @@ impl Server {
         } else {
             Security::plaintext()
         };
+        let authenticate_clients = config
+            .kafka
+            .authenticates_upstream(proxy_mode, security.protocol.sasl())
+            .map_err(ServerError::Upstream)?;
+        if proxy_mode && security.protocol.sasl() && !authenticate_clients {
+            tracing::warn!(
+                "kafka.authentication = \"none\" in front of a SASL listener: the host answers \
+                 group requests of clients the cluster never authenticated"
+            );
+        }
         // Proxy mode: the host's own client of the cluster keeps the groups' offsets there.
         let upstream = if proxy_mode {
             let settings = ClientSettings {
@@ -222,6 +232,7 @@ impl Server {
                 kafka_addr,
                 catalog.clone(),
                 ownership.clone(),
+                authenticate_clients,
             );
             (Arc::new(proxy), listeners)
         });

@@ -3,6 +3,7 @@
 //! host reads the topics, commits a group's offsets, reads their lag and creates a topic, and
 //! Kafka's authorizer holds it to those ACLs (a group outside them is refused).
 
+use assignor_host::kafka::Authentication;
 use assignor_host::upstream::connection::security::SaslMechanism;
 use assignor_host::upstream::connection::{Secret, SecurityProtocol};
 use assignor_host_tests::TestHost;
@@ -69,6 +70,9 @@ async fn logged_in_with_only_the_documented_acls_the_hosts_own_calls_work() {
         upstream.sasl_username = Some("alice".into());
         upstream.sasl_password = Some(Secret::new("alice-secret".into()));
         upstream.ssl_ca_location = Some(kafka.state().tls.ca.clone());
+        // The test's clients are the host's own raw ones, which do not log in: this test is
+        // about the host's calls (clients logging in through the host: proxy_client_sasl.rs).
+        config.kafka.authentication = Some(Authentication::None);
     })
     .await;
     // Metadata, as alice: `orders` is visible to her.

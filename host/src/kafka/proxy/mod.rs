@@ -13,6 +13,7 @@
 pub mod answer;
 pub mod link;
 pub mod rewrite;
+pub mod sasl;
 pub mod topology;
 pub mod versions;
 
@@ -78,6 +79,9 @@ pub struct Proxy {
     pub(crate) catalog: Catalog,
     /// Wakes the topology reader before its interval (a client asked for an unknown topic).
     pub(crate) refresh: Notify,
+    /// `kafka.authentication = "upstream"`: the cluster authenticates each client on its glued
+    /// connection, and the host serves a client only once it has (`sasl.rs`).
+    authenticate_clients: bool,
     /// In a cluster of host nodes: the other nodes, listed in Metadata beside this one.
     cluster: Option<std::sync::Arc<crate::cluster::Ownership>>,
 }
@@ -91,6 +95,7 @@ impl Proxy {
         bound: SocketAddr,
         catalog: Catalog,
         cluster: Option<std::sync::Arc<crate::cluster::Ownership>>,
+        authenticate_clients: bool,
     ) -> (Proxy, mpsc::UnboundedReceiver<(i32, std::net::TcpListener)>) {
         let (listeners, new_listeners) = mpsc::unbounded_channel();
         let ports_from = settings
@@ -108,6 +113,7 @@ impl Proxy {
             catalog,
             refresh: Notify::new(),
             cluster,
+            authenticate_clients,
         };
         (proxy, new_listeners)
     }
@@ -133,12 +139,21 @@ impl Proxy {
                 Route::Local
             }
             ApiKey::ApiVersions if api_version > key.valid_versions().max => Route::Local,
+            // Its answer tells the client's session how the exchange went.
+            ApiKey::SaslAuthenticate if self.authenticate_clients => {
+                Route::Up { rewrite: Some(key) }
+            }
             ApiKey::Produce if api_version >= 10 => Route::Up { rewrite: Some(key) },
             ApiKey::Fetch if api_version >= 16 => Route::Up { rewrite: Some(key) },
             ApiKey::Produce | ApiKey::Fetch => Route::Up { rewrite: None },
             _ if versions::REWRITTEN.contains(&key) => Route::Up { rewrite: Some(key) },
             _ => Route::Up { rewrite: None },
         }
+    }
+
+    /// Whether the cluster authenticates each client before the host serves it.
+    pub fn authenticates_clients(&self) -> bool {
+        self.authenticate_clients
     }
 
     /// Whether requests of `api_key` are relayed to the cluster as bytes, never decoded here

@@ -133,6 +133,11 @@ pub fn merge(upstream: &mut ApiVersionsResponse) {
                     merged.push(entry.with_min_version(min).with_max_version(max));
                 }
             }
+            // v0 is followed by unframed SASL tokens, which cannot be relayed (`sasl.rs`).
+            Some(ApiKey::SaslHandshake) if entry.max_version >= 1 => {
+                merged.push(entry.with_min_version(1));
+            }
+            Some(ApiKey::SaslHandshake) => {}
             _ => merged.push(entry),
         }
     }
