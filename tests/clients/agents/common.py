@@ -77,8 +77,11 @@ def parse_args():
     parser.add_argument("--commit-on-revoke", action="store_true",
                         help="commit the consumed positions of revoked partitions in the "
                              "revoke callback, as at-least-once applications do")
+    parser.add_argument("--sasl", default=None, metavar="MECHANISM:USER:PASSWORD",
+                        help="log in with SASL over plaintext (SASL_PLAINTEXT)")
     args = parser.parse_args()
     args.topics = args.topics.split(",")
+    args.sasl = tuple(args.sasl.split(":", 2)) if args.sasl else None
     return args
 
 

@@ -49,6 +49,10 @@ def main():
         conf["group.instance.id"] = args.instance_id
     if args.rack:
         conf["client.rack"] = args.rack
+    if args.sasl:
+        mechanism, user, password = args.sasl
+        conf.update({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": mechanism,
+                     "sasl.username": user, "sasl.password": password})
     consumer = Consumer(conf)
 
     # librdkafka hands `on_assign` the whole assignment under an eager protocol and only the

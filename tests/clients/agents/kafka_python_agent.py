@@ -67,6 +67,10 @@ def main():
     extra = {"client_id": args.client_id} if args.client_id else {}
     if args.instance_id:
         extra["group_instance_id"] = args.instance_id
+    if args.sasl:
+        mechanism, user, password = args.sasl
+        extra.update(security_protocol="SASL_PLAINTEXT", sasl_mechanism=mechanism,
+                     sasl_plain_username=user, sasl_plain_password=password)
     consumer = KafkaConsumer(
         bootstrap_servers=args.bootstrap,
         group_id=args.group,

@@ -270,7 +270,8 @@ class KcatAgent(Agent):
 
 def spawn(client, name, bootstrap, group, topics, strategies=(), client_id=None,
           records=False, commit_on_revoke=False, group_protocol=None, remote_assignor=None,
-          instance_id=None, rebalance_timeout_ms=None, rack=None, topic_pattern=None):
+          instance_id=None, rebalance_timeout_ms=None, rack=None, topic_pattern=None,
+          sasl=None):
     """Starts one consumer of `client` in `group`, subscribed to `topics`. `records`: report
     every record consumed (proxy mode); `commit_on_revoke`: commit the consumed positions of
     revoked partitions in the revoke callback (the Python agents and java; kcat commits by
@@ -282,7 +283,8 @@ def spawn(client, name, bootstrap, group, topics, strategies=(), client_id=None,
     (confluent-kafka and java: both send it in Subscription v3, KIP-881; kafka-python 3.0's
     `client_rack` never reaches its Subscription); `topic_pattern` a subscription by regular
     expression instead of `topics` (java: matched by the client under the classic protocol,
-    by the coordinator under the consumer protocol)."""
+    by the coordinator under the consumer protocol); `sasl` a `(mechanism, user, password)`
+    to log in with over SASL_PLAINTEXT (confluent-kafka and kafka-python)."""
     if client == "kcat":
         argv = ["kcat", "-b", bootstrap, "-G", group,
                 "-X", "session.timeout.ms=6000", "-X", "heartbeat.interval.ms=500"]
@@ -330,6 +332,10 @@ def spawn(client, name, bootstrap, group, topics, strategies=(), client_id=None,
         if client != "java" or topics:
             raise ValueError(f"{client}: a topic pattern is tested with java, without topics")
         common += ["--topic-pattern", topic_pattern]
+    if sasl is not None:
+        if client not in ("confluent-kafka", "kafka-python"):
+            raise ValueError(f"{client}: SASL is tested with confluent-kafka and kafka-python")
+        common += ["--sasl", ":".join(sasl)]
     if rack is not None:
         if client not in ("confluent-kafka", "java"):
             raise ValueError(f"{client}: client.rack is tested with confluent-kafka and java")

@@ -34,12 +34,13 @@ def keys(prefix, count, start=0):
     return [f"{prefix}-{i:05d}" for i in range(start, start + count)]
 
 
-def produce(bootstrap, topic, record_keys, partitions=None):
+def produce(bootstrap, topic, record_keys, partitions=None, config=None):
     """Produces one record per key to `topic` with confluent-kafka, through `bootstrap`;
     `partitions`: the number of partitions to spread them over in turn (else librdkafka's
-    key hash). Returns the records as acknowledged (each delivery report checked)."""
+    key hash); `config`: more producer settings (a login). Returns the records as
+    acknowledged (each delivery report checked)."""
     producer = Producer({"bootstrap.servers": bootstrap, "acks": "all",
-                         "linger.ms": 5, "enable.idempotence": False})
+                         "linger.ms": 5, "enable.idempotence": False, **(config or {})})
     acked, failed = [], []
 
     def delivered(err, msg):
