@@ -26,6 +26,19 @@ pytestmark = pytest.mark.skipif(upstream_kind() != "kafka",
 PREFIX = "sasl-"
 
 
+def start_secured(kafka, workdir, precompiled_cache, kafka_settings=None):
+    password = workdir / "admin-password"
+    password.write_text(kafka.user("admin")["password"] + "\n")
+    return start_host(workdir / "host", shared_cache=precompiled_cache,
+                      upstream=kafka.sasl_ssl_bootstrap, kafka_settings=kafka_settings,
+                      upstream_settings={"metadata_refresh": "1s",
+                                         "security_protocol": "SASL_SSL",
+                                         "sasl_mechanism": "SCRAM-SHA-512",
+                                         "sasl_username": "admin",
+                                         "sasl_password_file": str(password),
+                                         "ssl_ca_location": kafka.state["tls"]["ca"]})
+
+
 @pytest.fixture(scope="module")
 def secured(kafka, tmp_path_factory, precompiled_cache):
     """A host in front of Kafka's SASL_SSL listener, and alice's ACLs on `sasl-*` topics."""
@@ -35,17 +48,7 @@ def secured(kafka, tmp_path_factory, precompiled_cache):
                 for operation in (AclOperation.READ, AclOperation.WRITE)]
     for future in admin.create_acls(bindings).values():
         future.result(timeout=30)
-    workdir = tmp_path_factory.mktemp("sasl-host")
-    password = workdir / "admin-password"
-    password.write_text(kafka.user("admin")["password"] + "\n")
-    host = start_host(workdir / "host", shared_cache=precompiled_cache,
-                      upstream=kafka.sasl_ssl_bootstrap,
-                      upstream_settings={"metadata_refresh": "1s",
-                                         "security_protocol": "SASL_SSL",
-                                         "sasl_mechanism": "SCRAM-SHA-512",
-                                         "sasl_username": "admin",
-                                         "sasl_password_file": str(password),
-                                         "ssl_ca_location": kafka.state["tls"]["ca"]})
+    host = start_secured(kafka, tmp_path_factory.mktemp("sasl-host"), precompiled_cache)
     # The harness's own admin client of the host logs in too (as `admin`, who may create).
     host._confluent = AdminClient({"bootstrap.servers": host.bootstrap,
                                    "security.protocol": "SASL_PLAINTEXT",
@@ -111,3 +114,48 @@ def test_a_wrong_password_is_refused_by_kafka_and_joins_nothing(secured):
     finally:
         for agent in consumers.started:
             agent.kill()
+
+
+def test_sasl_ssl_from_the_client_to_the_host_and_from_the_host_to_kafka(secured, kafka,
+                                                                         tmp_path,
+                                                                         precompiled_cache):
+    """The host's Kafka ports speak TLS (`kafka.tls_certificate_location`; here Kafka's own
+    test certificate, valid for 127.0.0.1): confluent-kafka and kafka-python consume over
+    SASL_SSL through it, with their own SCRAM-SHA-512 and PLAIN logins."""
+    tls = kafka.state["tls"]
+    host = start_secured(kafka, tmp_path, precompiled_cache,
+                         kafka_settings={"tls_certificate_location": tls["broker_keystore"],
+                                         "tls_key_location": tls["broker_keystore"]})
+    ca = tls["ca"]
+    login = {"security.protocol": "SASL_SSL", "ssl.ca.location": ca,
+             "sasl.mechanism": "SCRAM-SHA-512", "sasl.username": "admin",
+             "sasl.password": kafka.user("admin")["password"]}
+    host._confluent = AdminClient({"bootstrap.servers": host.bootstrap, **login})
+    group = unique(f"{PREFIX}tls")
+    topic = f"{group}-t"
+    consumers = Consumers(host)
+    try:
+        host.create_topics({topic: 2})
+        members = [consumers.start("confluent-kafka", group, [topic], ["range"], records=True,
+                                   sasl=alice("SCRAM-SHA-512"), ssl_ca=ca),
+                   consumers.start("kafka-python", group, [topic], ["range"], records=True,
+                                   sasl=alice("PLAIN"), ssl_ca=ca)]
+
+        def assigned():
+            held = sorted(p for m in members for t, p in (m.current or []) if t == topic)
+            return held == [0, 1], f"assigned: {[m.current for m in members]}"
+
+        wait_until(assigned, f"{group}: partitions 0-1 assigned across the members")
+        records = produce(host.bootstrap, topic, keys(group, 100), partitions=2,
+                          config={**login, "sasl.username": "alice",
+                                  "sasl.password": "alice-secret"})
+        wait_all_read(members, records, f"{group}: every record read over TLS")
+        check_records(records, members)
+    except BaseException:
+        print("\n--- consumers ---\n" + consumers.report())
+        print("--- host log (tail) ---\n" + host.log_tail(60))
+        raise
+    finally:
+        for agent in consumers.started:
+            agent.kill()
+        host.stop()

@@ -60,6 +60,15 @@ pub struct KafkaConfig {
     /// ApiVersions, SaslHandshake and SaslAuthenticate). Unset: `upstream` in proxy mode when
     /// `upstream.security_protocol` is `SASL_*`, else `none`.
     pub authentication: Option<Authentication>,
+    /// PEM certificate (chain) every Kafka port presents: set, every port speaks TLS only.
+    pub tls_certificate_location: Option<std::path::PathBuf>,
+    /// Its PEM private key (may be the same file).
+    pub tls_key_location: Option<std::path::PathBuf>,
+    /// Kafka's `ssl.client.auth`: `none`, `requested` or `required` (a client certificate
+    /// signed by `tls_ca_location`).
+    pub tls_client_auth: super::tls::ClientAuth,
+    /// PEM CA bundle that signs the clients' certificates.
+    pub tls_ca_location: Option<std::path::PathBuf>,
 }
 
 /// `kafka.authentication`.
@@ -71,6 +80,34 @@ pub enum Authentication {
 }
 
 impl KafkaConfig {
+    /// The listener's TLS files, `None` without TLS; `Err` names a setting that cannot work.
+    pub fn tls(&self) -> Result<Option<super::tls::ServerFiles>, String> {
+        match (&self.tls_certificate_location, &self.tls_key_location) {
+            (None, None) => {
+                if self.tls_client_auth != super::tls::ClientAuth::None
+                    || self.tls_ca_location.is_some()
+                {
+                    return Err("kafka.tls_client_auth and tls_ca_location need TLS: set \
+                         kafka.tls_certificate_location and tls_key_location"
+                        .into());
+                }
+                Ok(None)
+            }
+            (Some(certificate), Some(key)) => Ok(Some(super::tls::ServerFiles {
+                certificate: certificate.clone(),
+                key: key.clone(),
+                ca: self.tls_ca_location.clone(),
+                client_auth: self.tls_client_auth,
+            })),
+            (Some(_), None) => {
+                Err("kafka.tls_certificate_location is set without tls_key_location".into())
+            }
+            (None, Some(_)) => {
+                Err("kafka.tls_key_location is set without tls_certificate_location".into())
+            }
+        }
+    }
+
     /// Whether the cluster authenticates the clients, for the host's mode (`proxy`) and its
     /// upstream's listener (`upstream_sasl`); `Err` names the setting that cannot work.
     pub fn authenticates_upstream(&self, proxy: bool, upstream_sasl: bool) -> Result<bool, String> {
@@ -107,6 +144,10 @@ impl Default for KafkaConfig {
             max_in_flight_requests: 64,
             max_fetch_wait: Duration::from_secs(30),
             authentication: None,
+            tls_certificate_location: None,
+            tls_key_location: None,
+            tls_client_auth: super::tls::ClientAuth::None,
+            tls_ca_location: None,
         }
     }
 }

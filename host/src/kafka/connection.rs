@@ -29,9 +29,8 @@ use std::time::Duration;
 
 use bytes::{Buf, Bytes, BytesMut};
 use kafka_protocol::messages::{ApiKey, ResponseKind};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, debug, warn};
@@ -44,6 +43,10 @@ use super::proxy::{Proxy, Route, Target};
 use super::{Broker, Client, KafkaConfig, api_versions};
 use assignor_wire::codec::{FrameCaps, FrameCodec, FrameError, Response};
 use assignor_wire::request::{self, Inbound};
+
+/// The connection's two directions, plaintext or TLS alike.
+type ReadHalf = Box<dyn AsyncRead + Send + Unpin>;
+type WriteHalf = Box<dyn AsyncWrite + Send + Unpin>;
 
 /// Initial size of the read buffer; it grows with larger frames.
 const BUFFER_BYTES: usize = 8 * 1024;
@@ -106,6 +109,8 @@ impl Limits {
 
 pub struct Connection {
     socket: TcpStream,
+    /// `Some`: the port speaks TLS, and the handshake comes first.
+    tls: Option<tokio_rustls::TlsAcceptor>,
     client: Client,
     broker: Arc<Broker>,
     limits: Limits,
@@ -116,6 +121,7 @@ pub struct Connection {
 impl Connection {
     pub fn new(
         socket: TcpStream,
+        tls: Option<tokio_rustls::TlsAcceptor>,
         client: Client,
         broker: Arc<Broker>,
         limits: Limits,
@@ -124,6 +130,7 @@ impl Connection {
     ) -> Connection {
         Connection {
             socket,
+            tls,
             client,
             broker,
             limits,
@@ -136,7 +143,37 @@ impl Connection {
     pub async fn run(self) {
         let peer = self.client.peer;
         let _ = self.socket.set_nodelay(true);
-        let (read, write) = self.socket.into_split();
+        let (read, write): (ReadHalf, WriteHalf) = match self.tls {
+            None => {
+                let (read, write) = self.socket.into_split();
+                (Box::new(read), Box::new(write))
+            }
+            // Within `kafka.frame_timeout`, as a frame: a client that opens a socket and says
+            // nothing holds no permit for long.
+            Some(acceptor) => {
+                let handshake = acceptor.accept(self.socket);
+                match tokio::time::timeout(self.limits.frame, handshake).await {
+                    Ok(Ok(stream)) => {
+                        let (read, write) = tokio::io::split(stream);
+                        (Box::new(read), Box::new(write))
+                    }
+                    Ok(Err(error)) => {
+                        debug!(%peer, %error, "TLS handshake failed");
+                        if let Some(m) = &self.broker.metrics {
+                            m.client_connection_closed("tls_handshake");
+                        }
+                        return;
+                    }
+                    Err(_) => {
+                        debug!(%peer, "TLS handshake not done within kafka.frame_timeout");
+                        if let Some(m) = &self.broker.metrics {
+                            m.client_connection_closed("tls_handshake");
+                        }
+                        return;
+                    }
+                }
+            }
+        };
         let (slots, queue) = mpsc::channel(self.limits.in_flight);
         let (jobs, work) = mpsc::channel(self.limits.in_flight);
         let in_flight = Arc::new(AtomicUsize::new(0));
@@ -227,7 +264,7 @@ enum Stop {
 }
 
 struct Reader {
-    read: OwnedReadHalf,
+    read: ReadHalf,
     buffer: BytesMut,
     codec: FrameCodec,
     /// The codec of a client that has not authenticated yet: every frame capped small.
@@ -688,7 +725,7 @@ impl Drop for InFlight<'_> {
 
 /// Writes the answers in slot order until a slot closes or the queue ends.
 async fn write_answers(
-    mut write: OwnedWriteHalf,
+    mut write: WriteHalf,
     mut queue: mpsc::Receiver<Slot>,
     broker: Arc<Broker>,
     in_flight: Arc<AtomicUsize>,

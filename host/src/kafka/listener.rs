@@ -74,6 +74,7 @@ pub async fn run(
             };
             let connection = Connection::new(
                 socket,
+                broker.tls.as_ref().map(|t| t.acceptor()),
                 client,
                 broker.clone(),
                 Limits::new(&config, broker.proxy.is_some()),

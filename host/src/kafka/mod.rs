@@ -40,6 +40,7 @@ mod offset_fetch;
 mod produce;
 pub mod proxy;
 mod sync_group;
+pub mod tls;
 mod txn_offset_commit;
 
 use std::sync::Arc;
@@ -78,6 +79,8 @@ pub struct Broker {
     pub max_fetch_wait: std::time::Duration,
     /// In a cluster of host nodes: which groups this node coordinates, and who has the rest.
     pub cluster: Option<Arc<crate::cluster::Ownership>>,
+    /// TLS on every Kafka port (`kafka.tls_certificate_location`); `None`: plaintext.
+    pub tls: Option<Arc<tls::ServerTls>>,
 }
 
 /// Facts about the connection a request came on.

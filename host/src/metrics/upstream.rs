@@ -115,9 +115,9 @@ impl UpstreamMetrics {
         );
         registry.register(
             "client_connections_closed",
-            "Client connections closed for their SASL session: a request before \
-             authentication (unauthenticated) or one the host answers after the session \
-             expired (expired)",
+            "Client connections closed: a TLS handshake that failed or stalled \
+             (tls_handshake), a request before SASL authentication (unauthenticated) or one \
+             the host answers after the SASL session expired (expired)",
             m.closed.clone(),
         );
         m

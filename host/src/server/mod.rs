@@ -135,6 +135,13 @@ impl Server {
         } else {
             Security::plaintext()
         };
+        // TLS on the Kafka ports, loaded once here so a bad file stops the start naming it.
+        let tls = match config.kafka.tls().map_err(ServerError::Upstream)? {
+            Some(files) => Some(Arc::new(
+                crate::kafka::tls::ServerTls::load(files).map_err(ServerError::Upstream)?,
+            )),
+            None => None,
+        };
         let authenticate_clients = config
             .kafka
             .authenticates_upstream(proxy_mode, security.protocol.sasl())
@@ -278,6 +285,7 @@ impl Server {
             addresses: Arc::default(),
             max_fetch_wait: config.kafka.max_fetch_wait,
             cluster: ownership.clone(),
+            tls,
         });
         let stop = CancellationToken::new();
         let task = tokio::spawn(listener::run(

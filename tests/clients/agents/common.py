@@ -78,7 +78,8 @@ def parse_args():
                         help="commit the consumed positions of revoked partitions in the "
                              "revoke callback, as at-least-once applications do")
     parser.add_argument("--sasl", default=None, metavar="MECHANISM:USER:PASSWORD",
-                        help="log in with SASL over plaintext (SASL_PLAINTEXT)")
+                        help="log in with SASL (SASL_PLAINTEXT, or SASL_SSL with --ssl-ca)")
+    parser.add_argument("--ssl-ca", default=None, help="speak TLS, trusting this PEM CA")
     args = parser.parse_args()
     args.topics = args.topics.split(",")
     args.sasl = tuple(args.sasl.split(":", 2)) if args.sasl else None

@@ -51,8 +51,12 @@ def main():
         conf["client.rack"] = args.rack
     if args.sasl:
         mechanism, user, password = args.sasl
-        conf.update({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": mechanism,
-                     "sasl.username": user, "sasl.password": password})
+        conf.update({"security.protocol": "SASL_SSL" if args.ssl_ca else "SASL_PLAINTEXT",
+                     "sasl.mechanism": mechanism, "sasl.username": user,
+                     "sasl.password": password})
+    if args.ssl_ca:
+        conf["ssl.ca.location"] = args.ssl_ca
+        conf.setdefault("security.protocol", "SSL")
     consumer = Consumer(conf)
 
     # librdkafka hands `on_assign` the whole assignment under an eager protocol and only the

@@ -69,8 +69,12 @@ def main():
         extra["group_instance_id"] = args.instance_id
     if args.sasl:
         mechanism, user, password = args.sasl
-        extra.update(security_protocol="SASL_PLAINTEXT", sasl_mechanism=mechanism,
-                     sasl_plain_username=user, sasl_plain_password=password)
+        extra.update(security_protocol="SASL_SSL" if args.ssl_ca else "SASL_PLAINTEXT",
+                     sasl_mechanism=mechanism, sasl_plain_username=user,
+                     sasl_plain_password=password)
+    if args.ssl_ca:
+        extra["ssl_cafile"] = args.ssl_ca
+        extra.setdefault("security_protocol", "SSL")
     consumer = KafkaConsumer(
         bootstrap_servers=args.bootstrap,
         group_id=args.group,

@@ -271,7 +271,7 @@ class KcatAgent(Agent):
 def spawn(client, name, bootstrap, group, topics, strategies=(), client_id=None,
           records=False, commit_on_revoke=False, group_protocol=None, remote_assignor=None,
           instance_id=None, rebalance_timeout_ms=None, rack=None, topic_pattern=None,
-          sasl=None):
+          sasl=None, ssl_ca=None):
     """Starts one consumer of `client` in `group`, subscribed to `topics`. `records`: report
     every record consumed (proxy mode); `commit_on_revoke`: commit the consumed positions of
     revoked partitions in the revoke callback (the Python agents and java; kcat commits by
@@ -284,7 +284,8 @@ def spawn(client, name, bootstrap, group, topics, strategies=(), client_id=None,
     `client_rack` never reaches its Subscription); `topic_pattern` a subscription by regular
     expression instead of `topics` (java: matched by the client under the classic protocol,
     by the coordinator under the consumer protocol); `sasl` a `(mechanism, user, password)`
-    to log in with over SASL_PLAINTEXT (confluent-kafka and kafka-python)."""
+    to log in with over SASL_PLAINTEXT, `ssl_ca` a CA to speak TLS with (confluent-kafka and
+    kafka-python)."""
     if client == "kcat":
         argv = ["kcat", "-b", bootstrap, "-G", group,
                 "-X", "session.timeout.ms=6000", "-X", "heartbeat.interval.ms=500"]
@@ -336,6 +337,10 @@ def spawn(client, name, bootstrap, group, topics, strategies=(), client_id=None,
         if client not in ("confluent-kafka", "kafka-python"):
             raise ValueError(f"{client}: SASL is tested with confluent-kafka and kafka-python")
         common += ["--sasl", ":".join(sasl)]
+    if ssl_ca is not None:
+        if client not in ("confluent-kafka", "kafka-python"):
+            raise ValueError(f"{client}: TLS is tested with confluent-kafka and kafka-python")
+        common += ["--ssl-ca", str(ssl_ca)]
     if rack is not None:
         if client not in ("confluent-kafka", "java"):
             raise ValueError(f"{client}: client.rack is tested with confluent-kafka and java")

@@ -72,7 +72,8 @@ def toml_value(value):
 
 class Host:
     def __init__(self, workdir: Path, coordinator=None, shared_cache: Path = None,
-                 upstream: str = None, upstream_settings=None, cluster_settings=None):
+                 upstream: str = None, upstream_settings=None, cluster_settings=None,
+                 kafka_settings=None):
         self.workdir = workdir
         self.upstream = upstream
         if shared_cache is not None:
@@ -91,6 +92,7 @@ class Host:
             f'data_dir = "{workdir / "data"}"',
             "[kafka]",
             f'listen = "{self.bootstrap}"',
+        ] + [f"{k} = {toml_value(v)}" for k, v in (kafka_settings or {}).items()] + [
             "[admin]",
             f'listen = "127.0.0.1:{self.admin_port}"',
             "[coordinator]",
@@ -307,7 +309,7 @@ def lag_table(text):
 
 
 def start_host(workdir: Path, coordinator=None, shared_cache: Path = None, **proxy) -> Host:
-    """A started host; `proxy`: `upstream=` and `upstream_settings=` for proxy mode, and
-    `cluster_settings=` for a node of a cluster of hosts."""
+    """A started host; `proxy`: `upstream=` and `upstream_settings=` for proxy mode,
+    `cluster_settings=` for a node of a cluster of hosts, `kafka_settings=` more of `[kafka]`."""
     host = Host(workdir, coordinator, shared_cache, **proxy)
     return host.start()
