@@ -3,7 +3,7 @@
 The host runs in proxy mode in front of Apache Kafka's SASL_SSL listener, logged in as
 `admin` for its own calls; `kafka.authentication` is left at its default there, `upstream`.
 Consumers and a producer connect to the host with SASL_PLAINTEXT as `alice`, whose ACLs
-(granted on Kafka, for this test's topic prefix only) are all they have: their SASL exchange
+(granted on Kafka, for this test's topic and group prefix only) are all they have: their SASL exchange
 goes up their own connections, Kafka checks it, and their Fetch and Produce are Kafka's to
 authorize. confluent-kafka (librdkafka) logs in with SCRAM-SHA-512, kafka-python with PLAIN;
 a consumer with a wrong password hears Kafka's refusal and is never assigned anything.
@@ -46,6 +46,9 @@ def secured(kafka, tmp_path_factory, precompiled_cache):
     bindings = [AclBinding(ResourceType.TOPIC, PREFIX, ResourcePatternType.PREFIXED,
                            "User:alice", "*", operation, AclPermissionType.ALLOW)
                 for operation in (AclOperation.READ, AclOperation.WRITE)]
+    # READ on her groups: the host asks Kafka before it serves a group request of hers.
+    bindings.append(AclBinding(ResourceType.GROUP, PREFIX, ResourcePatternType.PREFIXED,
+                               "User:alice", "*", AclOperation.READ, AclPermissionType.ALLOW))
     for future in admin.create_acls(bindings).values():
         future.result(timeout=30)
     host = start_secured(kafka, tmp_path_factory.mktemp("sasl-host"), precompiled_cache)
@@ -90,6 +93,30 @@ def test_consumers_logged_in_as_themselves_read_every_record(secured, kafka, req
         print("\n--- consumers ---\n" + consumers.report())
         print("--- host log (tail) ---\n" + secured.log_tail(60))
         raise
+    finally:
+        for agent in consumers.started:
+            agent.kill()
+
+
+def test_a_group_outside_her_acls_is_refused_as_kafka_refuses_it(secured):
+    """The host asks Kafka before it serves alice's JoinGroup; for a group outside her ACLs
+    librdkafka hears GROUP_AUTHORIZATION_FAILED, as from Kafka itself, and no group forms."""
+    group = unique("outside")
+    topic = f"{PREFIX}{group}-t"
+    secured.create_topics({topic: 1})
+    consumers = Consumers(secured)
+    try:
+        agent = consumers.start("confluent-kafka", group, [topic], ["range"],
+                                sasl=alice("SCRAM-SHA-512"))
+        wait_until(lambda: any("Group authorization failed" in m or "GROUP_AUTHORIZATION"
+                               in m for m in agent.errors()),
+                   f"{agent.name}: the refusal reported")
+        try:
+            detail = secured.group_detail(group)
+        except urllib.error.HTTPError as e:
+            assert e.code == 404, e
+        else:
+            raise AssertionError(f"a group formed for a refused client: {detail}")
     finally:
         for agent in consumers.started:
             agent.kill()

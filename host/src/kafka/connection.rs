@@ -37,6 +37,7 @@ use tracing::{Instrument, debug, warn};
 
 use super::dispatch::{self, Outcome};
 use super::proxy::answer;
+use super::proxy::authorize::{Probe, Rights};
 use super::proxy::link::{Answers, Link};
 use super::proxy::sasl::{self, Gate, Session, Step};
 use super::proxy::{Proxy, Route, Target};
@@ -66,14 +67,31 @@ enum Slot {
         api: i16,
         sent: std::time::Instant,
     },
+    /// An authorization probe's answer (`proxy::authorize`): read from the link in its turn
+    /// and handed to the local worker, never written to the client.
+    Probe {
+        answers: Option<Answers>,
+        correlation_id: i32,
+        reply: oneshot::Sender<Result<Bytes, String>>,
+    },
     /// Close once the answers before are written.
     Close(String),
 }
+
+/// The cluster's decisions known when a request was read, and the probes sent for the rest
+/// with the receivers of their answers.
+type Checks = (
+    Rights,
+    Vec<(Probe, oneshot::Receiver<Result<Bytes, String>>)>,
+);
 
 /// A request for the local worker.
 struct Job {
     request: request::Request,
     answer: oneshot::Sender<Result<Option<BytesMut>, String>>,
+    /// The cluster's decisions known when the request was read, and the probes sent for the
+    /// rest; `None`: nothing is checked.
+    authorize: Option<Checks>,
 }
 
 /// What one connection may take: its frame caps and how long it may sit idle or mid-frame.
@@ -196,7 +214,13 @@ impl Connection {
             .in_current_span(),
         );
         let mut worker = tokio::spawn(
-            answer_locally(work, self.broker.clone(), self.client.clone()).in_current_span(),
+            answer_locally(
+                work,
+                self.broker.clone(),
+                self.client.clone(),
+                session.clone(),
+            )
+            .in_current_span(),
         );
         let reader = Reader {
             read,
@@ -206,6 +230,7 @@ impl Connection {
                 sasl::MAX_UNAUTHENTICATED_FRAME_BYTES,
             )),
             session,
+            next_probe: i32::MIN,
             idle: self.limits.idle,
             frame_timeout: self.limits.frame,
             in_flight,
@@ -270,6 +295,9 @@ struct Reader {
     /// The codec of a client that has not authenticated yet: every frame capped small.
     unauthenticated: FrameCodec,
     session: Option<Arc<parking_lot::Mutex<Session>>>,
+    /// The correlation id of the next authorization probe (the host's own, counted from
+    /// `i32::MIN`; answers are matched by order, the id only checks them).
+    next_probe: i32,
     idle: Duration,
     frame_timeout: Duration,
     /// Slots queued and not yet written (the writer counts them down): while any is, the
@@ -426,6 +454,54 @@ impl Reader {
         Ok(None)
     }
 
+    /// The rights `request` needs (`proxy::authorize`): those the session decided lately, and
+    /// a probe up the client's own link for the others, whose answer comes in its slot.
+    async fn probe(
+        &mut self,
+        session: &parking_lot::Mutex<Session>,
+        request: &request::Request,
+    ) -> Result<Checks, Stop> {
+        use super::proxy::authorize::needs;
+        let now = std::time::Instant::now();
+        let needed = needs(&request.body, request.version());
+        let mut known = Rights::default();
+        {
+            let session = session.lock();
+            for right in &needed {
+                if let Some(allowed) = session.decided(right, now) {
+                    known.insert(right.clone(), allowed);
+                }
+            }
+        }
+        let plan = Probe::plan(&needed, |r| known.decided(r));
+        let mut probes = Vec::new();
+        // No link: nothing can be asked, and whatever is undecided is refused.
+        let Some(link) = self.link.as_mut() else {
+            return Ok((known, probes));
+        };
+        for probe in plan {
+            let correlation_id = self.next_probe;
+            self.next_probe = self.next_probe.wrapping_add(1);
+            let frame = probe.frame(correlation_id).map_err(Stop::Now)?;
+            if let Err(e) = link.send(&frame).await {
+                return Err(Stop::Now(e.to_string()));
+            }
+            let (reply, receiver) = oneshot::channel();
+            let answers = link.take_answers();
+            self.in_flight.fetch_add(1, Ordering::SeqCst);
+            self.slots
+                .send(Slot::Probe {
+                    answers,
+                    correlation_id,
+                    reply,
+                })
+                .await
+                .map_err(|_| Stop::Now("the writer stopped".into()))?;
+            probes.push((probe, receiver));
+        }
+        Ok((known, probes))
+    }
+
     /// Writes the host's refusal of a SASL request, then closes.
     async fn refuse_sasl(&mut self, (answer, reason): (BytesMut, String)) -> Result<(), Stop> {
         let (sender, receiver) = oneshot::channel();
@@ -458,10 +534,18 @@ impl Reader {
             }
             Err(e) => return self.close(e.to_string()).await,
         };
+        let authorize = match self.session.clone() {
+            Some(session) => Some(self.probe(&session, &request).await?),
+            None => None,
+        };
         let (answer, receiver) = oneshot::channel();
         self.slot(Slot::Local(receiver)).await?;
         self.jobs
-            .send(Job { request, answer })
+            .send(Job {
+                request,
+                answer,
+                authorize,
+            })
             .await
             .map_err(|_| Stop::Now("the local worker stopped".into()))
     }
@@ -623,9 +707,39 @@ fn standalone_route(api_key: i16) -> Route {
 }
 
 /// Answers the host's own requests, one at a time, in order.
-async fn answer_locally(mut work: mpsc::Receiver<Job>, broker: Arc<Broker>, client: Client) {
+async fn answer_locally(
+    mut work: mpsc::Receiver<Job>,
+    broker: Arc<Broker>,
+    client: Client,
+    session: Option<Arc<parking_lot::Mutex<Session>>>,
+) {
     let mut codec = FrameCodec::encoder();
-    while let Some(Job { request, answer }) = work.recv().await {
+    while let Some(Job {
+        request,
+        answer,
+        authorize,
+    }) = work.recv().await
+    {
+        // The cluster's decisions, for the API's file to consult where Kafka's handler does.
+        let client = match (authorize, &session) {
+            (Some((mut rights, probes)), Some(session)) => {
+                for (probe, reply) in probes {
+                    let frame = reply
+                        .await
+                        .unwrap_or_else(|_| Err("the connection's writer stopped".into()));
+                    let now = std::time::Instant::now();
+                    for (right, allowed) in probe.decide(frame) {
+                        session.lock().decide(right.clone(), allowed, now);
+                        rights.insert(right, allowed);
+                    }
+                }
+                Client {
+                    rights: Some(Arc::new(rights)),
+                    ..client.clone()
+                }
+            }
+            _ => client.clone(),
+        };
         let correlation_id = request.header.correlation_id;
         let api_version = request.version();
         // Group APIs fill `group`, `member` and `generation` in (see `Driver::request`).
@@ -785,6 +899,21 @@ async fn write_answers(
                     .write_all_buf(&mut framed)
                     .await
                     .map_err(|e| format!("write failed: {e}"))?;
+                continue;
+            }
+            Slot::Probe {
+                answers,
+                correlation_id,
+                reply,
+            } => {
+                if answers.is_some() {
+                    upstream = answers;
+                }
+                let Some(link) = upstream.as_mut() else {
+                    return Err("a probe's answer is due on a connection with no link".into());
+                };
+                let frame = link.next(correlation_id).await.map_err(|e| e.to_string())?;
+                let _ = reply.send(Ok(frame));
                 continue;
             }
             Slot::Close(reason) => return Err(reason),

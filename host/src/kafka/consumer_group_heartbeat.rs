@@ -9,7 +9,8 @@ use kafka_protocol::messages::{
 };
 
 use super::Client;
-use super::groups::context;
+use super::groups::{context, refused};
+use super::proxy::authorize::Right;
 use crate::driver::Driver;
 
 pub async fn handle(
@@ -19,6 +20,10 @@ pub async fn handle(
     request: ConsumerGroupHeartbeatRequest,
 ) -> ConsumerGroupHeartbeatResponse {
     let group_id = request.group_id.to_string();
+    let right = Right::read_group(&group_id);
+    if let Some(refused) = refused(client, header, &group_id, &right, &request) {
+        return refused;
+    }
     driver
         .call(&group_id, context(client, header), request)
         .await

@@ -6,6 +6,7 @@ use kafka_protocol::messages::{DeleteGroupsRequest, DeleteGroupsResponse, Reques
 
 use super::Client;
 use super::groups::context;
+use super::proxy::authorize::Right;
 use crate::coordinator::DeleteGroup;
 use crate::driver::Driver;
 
@@ -17,9 +18,13 @@ pub async fn handle(
 ) -> DeleteGroupsResponse {
     let mut results = Vec::with_capacity(request.groups_names.len());
     for group_id in request.groups_names {
-        let error_code = driver
-            .call(group_id.as_str(), context(client, header), DeleteGroup)
-            .await;
+        let error_code = if client.allows(&Right::delete_group(&group_id)) {
+            driver
+                .call(group_id.as_str(), context(client, header), DeleteGroup)
+                .await
+        } else {
+            kafka_protocol::ResponseError::GroupAuthorizationFailed.code()
+        };
         results.push(
             DeletableGroupResult::default()
                 .with_group_id(group_id)

@@ -7,7 +7,8 @@
 use kafka_protocol::messages::{DescribeGroupsRequest, DescribeGroupsResponse, RequestHeader};
 
 use super::Client;
-use super::groups::{GROUP_OPERATIONS, NOT_REQUESTED, context};
+use super::groups::{GROUP_OPERATIONS, NOT_REQUESTED, context, refused};
+use super::proxy::authorize::Right;
 use crate::coordinator::DescribeGroup;
 use crate::driver::Driver;
 
@@ -20,6 +21,11 @@ pub async fn handle(
     let version = header.request_api_version;
     let mut described = Vec::with_capacity(request.groups.len());
     for group_id in request.groups {
+        let right = Right::describe_group(&group_id);
+        if let Some(refused) = refused(client, header, &group_id, &right, &DescribeGroup) {
+            described.push(refused);
+            continue;
+        }
         let mut group = driver
             .call(group_id.as_str(), context(client, header), DescribeGroup)
             .await;

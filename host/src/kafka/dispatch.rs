@@ -32,7 +32,7 @@ pub async fn handle(broker: &Broker, client: &Client, request: Request) -> Outco
         RequestKind::ApiVersions(r) => ResponseKind::ApiVersions(api_versions::handle(&r, version)),
         RequestKind::Metadata(r) => ResponseKind::Metadata(metadata::handle(broker, r, version)),
         RequestKind::FindCoordinator(r) => {
-            ResponseKind::FindCoordinator(find_coordinator::handle(broker, r, version))
+            ResponseKind::FindCoordinator(find_coordinator::handle(broker, client, r, version))
         }
         RequestKind::CreateTopics(r) => {
             ResponseKind::CreateTopics(create_topics::handle(broker, r, version))

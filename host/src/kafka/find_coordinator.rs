@@ -12,7 +12,8 @@ use kafka_protocol::messages::find_coordinator_response::Coordinator;
 use kafka_protocol::messages::{BrokerId, FindCoordinatorRequest, FindCoordinatorResponse};
 use kafka_protocol::protocol::StrBytes;
 
-use super::Broker;
+use super::proxy::authorize::Right;
+use super::{Broker, Client};
 
 /// `(error_code, error_message)` for a key type; `None` when the host is the coordinator.
 fn refusal(key_type: i8) -> Option<(i16, String)> {
@@ -40,9 +41,16 @@ type Answer = Result<(i32, StrBytes, i32), (i16, String)>;
 
 /// The coordinator of one key: this host, or in a cluster of host nodes the node holding the
 /// group's shard (`cluster::Ownership::coordinator_of` says which while the shard moves).
-fn coordinator_of(broker: &Broker, key_type: i8, key: &str) -> Answer {
+fn coordinator_of(broker: &Broker, client: &Client, key_type: i8, key: &str) -> Answer {
     if let Some(refused) = refusal(key_type) {
         return Err(refused);
+    }
+    // DESCRIBE on the group, as Kafka asks before it says where a group is.
+    if !client.allows(&Right::describe_group(key)) {
+        return Err((
+            ResponseError::GroupAuthorizationFailed.code(),
+            format!("Not authorized to access group: {key}"),
+        ));
     }
     let Some(cluster) = &broker.cluster else {
         let node = &broker.node;
@@ -58,6 +66,7 @@ fn coordinator_of(broker: &Broker, key_type: i8, key: &str) -> Answer {
 
 pub fn handle(
     broker: &Broker,
+    client: &Client,
     request: FindCoordinatorRequest,
     version: i16,
 ) -> FindCoordinatorResponse {
@@ -66,7 +75,7 @@ pub fn handle(
             .coordinator_keys
             .into_iter()
             .map(|key| {
-                let found = coordinator_of(broker, request.key_type, key.as_str());
+                let found = coordinator_of(broker, client, request.key_type, key.as_str());
                 let answer = Coordinator::default().with_key(key);
                 match found {
                     Ok((node_id, host, port)) => answer
@@ -84,7 +93,7 @@ pub fn handle(
             .collect();
         return FindCoordinatorResponse::default().with_coordinators(coordinators);
     }
-    match coordinator_of(broker, request.key_type, request.key.as_str()) {
+    match coordinator_of(broker, client, request.key_type, request.key.as_str()) {
         Ok((node_id, host, port)) => FindCoordinatorResponse::default()
             .with_node_id(BrokerId(node_id))
             .with_host(host)

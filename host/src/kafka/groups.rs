@@ -30,3 +30,26 @@ pub fn context(client: &Client, header: &RequestHeader) -> RequestContext {
         client_host: client.host.clone(),
     }
 }
+
+/// Kafka's answer to a request the client may not make (`right` refused by the cluster:
+/// GROUP_AUTHORIZATION_FAILED in the request's own shape, as KafkaApis answers before it
+/// reaches the coordinator), or `None` when it may. The request is cloned only when refused.
+pub fn refused<R: crate::coordinator::GroupCall + Clone>(
+    client: &Client,
+    header: &RequestHeader,
+    group_id: &str,
+    right: &crate::kafka::proxy::authorize::Right,
+    request: &R,
+) -> Option<R::Answer> {
+    if client.allows(right) {
+        return None;
+    }
+    tracing::debug!(group = group_id, ?right, "refused by the cluster's ACLs");
+    let error = crate::coordinator::error_response(
+        header.request_api_version,
+        group_id,
+        &request.clone().into_request(),
+        kafka_protocol::ResponseError::GroupAuthorizationFailed,
+    );
+    R::answer(error).ok()
+}

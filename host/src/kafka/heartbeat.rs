@@ -3,7 +3,8 @@
 use kafka_protocol::messages::{HeartbeatRequest, HeartbeatResponse, RequestHeader};
 
 use super::Client;
-use super::groups::context;
+use super::groups::{context, refused};
+use super::proxy::authorize::Right;
 use crate::driver::Driver;
 
 pub async fn handle(
@@ -13,6 +14,10 @@ pub async fn handle(
     request: HeartbeatRequest,
 ) -> HeartbeatResponse {
     let group_id = request.group_id.to_string();
+    let right = Right::read_group(&group_id);
+    if let Some(refused) = refused(client, header, &group_id, &right, &request) {
+        return refused;
+    }
     driver
         .call(&group_id, context(client, header), request)
         .await

@@ -4,7 +4,8 @@
 use kafka_protocol::messages::{JoinGroupRequest, JoinGroupResponse, RequestHeader};
 
 use super::Client;
-use super::groups::context;
+use super::groups::{context, refused};
+use super::proxy::authorize::Right;
 use crate::driver::Driver;
 
 pub async fn handle(
@@ -14,6 +15,10 @@ pub async fn handle(
     request: JoinGroupRequest,
 ) -> JoinGroupResponse {
     let group_id = request.group_id.to_string();
+    let right = Right::read_group(&group_id);
+    if let Some(refused) = refused(client, header, &group_id, &right, &request) {
+        return refused;
+    }
     let mut response = driver
         .call(&group_id, context(client, header), request)
         .await;

@@ -71,6 +71,7 @@ pub async fn run(
             let client = Client {
                 host: format!("/{}", peer.ip()),
                 peer,
+                rights: None,
             };
             let connection = Connection::new(
                 socket,

@@ -89,4 +89,14 @@ pub struct Client {
     /// Kafka-style peer address, e.g. `/127.0.0.1` (what DescribeGroups reports).
     pub host: String,
     pub peer: std::net::SocketAddr,
+    /// Proxy mode with clients the cluster authenticated: the cluster's decisions on the
+    /// rights this request needs (`proxy::authorize`); `None`: nothing is checked.
+    pub rights: Option<Arc<proxy::authorize::Rights>>,
+}
+
+impl Client {
+    /// Whether the client may do `right` (always, where nothing is checked).
+    pub fn allows(&self, right: &proxy::authorize::Right) -> bool {
+        self.rights.as_ref().is_none_or(|r| r.allows(right))
+    }
 }

@@ -13,7 +13,8 @@ use kafka_protocol::messages::{
     OffsetCommitRequest, OffsetCommitResponse, RequestHeader, TopicName,
 };
 
-use super::groups::context;
+use super::groups::{context, refused};
+use super::proxy::authorize::Right;
 use super::{Broker, Client};
 
 pub async fn handle(
@@ -22,6 +23,19 @@ pub async fn handle(
     header: &RequestHeader,
     request: OffsetCommitRequest,
 ) -> OffsetCommitResponse {
+    // Kafka's order: READ on the group (every partition refused), then READ on each topic
+    // (that topic's partitions refused), then unknown topics and partitions.
+    let group_id = request.group_id.to_string();
+    if let Some(refused) = refused(
+        client,
+        header,
+        &group_id,
+        &Right::read_group(&group_id),
+        &request,
+    ) {
+        return refused;
+    }
+    let readable = |topic: &TopicName| client.allows(&Right::read_topic(topic));
     let catalog = broker.catalog.topics();
     let exists = |topic: &TopicName, partition: i32| {
         catalog
@@ -44,6 +58,7 @@ pub async fn handle(
     known.topics = request
         .topics
         .into_iter()
+        .filter(|topic| readable(&topic.name))
         .filter_map(|mut topic| {
             topic
                 .partitions
@@ -75,7 +90,9 @@ pub async fn handle(
             let partitions = partitions
                 .into_iter()
                 .map(|index| {
-                    let error_code = if exists(&name, index) {
+                    let error_code = if !readable(&name) {
+                        ResponseError::TopicAuthorizationFailed.code()
+                    } else if exists(&name, index) {
                         // A partition the coordinator left out would be its bug; say so.
                         decided
                             .get(&(name.clone(), index))

@@ -13,7 +13,8 @@ use kafka_protocol::messages::{
     OffsetDeleteRequest, OffsetDeleteResponse, RequestHeader, TopicName,
 };
 
-use super::groups::context;
+use super::groups::{context, refused};
+use super::proxy::authorize::Right;
 use super::{Broker, Client};
 
 pub async fn handle(
@@ -22,6 +23,13 @@ pub async fn handle(
     header: &RequestHeader,
     request: OffsetDeleteRequest,
 ) -> OffsetDeleteResponse {
+    // Kafka's order: DELETE on the group (the whole request refused), then READ on each topic.
+    let group_id = request.group_id.to_string();
+    let right = Right::delete_group(&group_id);
+    if let Some(refused) = refused(client, header, &group_id, &right, &request) {
+        return refused;
+    }
+    let readable = |topic: &TopicName| client.allows(&Right::read_topic(topic));
     let catalog = broker.catalog.topics();
     let exists = |topic: &TopicName, partition: i32| {
         catalog
@@ -38,12 +46,14 @@ pub async fn handle(
         .collect();
     let mut known = request.clone();
     known.topics.retain_mut(|topic| {
+        if !readable(&topic.name) {
+            return false;
+        }
         topic
             .partitions
             .retain(|p| exists(&topic.name, p.partition_index));
         !topic.partitions.is_empty()
     });
-    let group_id = request.group_id.to_string();
     let answer = broker
         .driver
         .call(&group_id, context(client, header), known)
@@ -67,7 +77,9 @@ pub async fn handle(
             let partitions = partitions
                 .into_iter()
                 .map(|index| {
-                    let error_code = if exists(&name, index) {
+                    let error_code = if !readable(&name) {
+                        ResponseError::TopicAuthorizationFailed.code()
+                    } else if exists(&name, index) {
                         decided
                             .get(&(name.clone(), index))
                             .copied()

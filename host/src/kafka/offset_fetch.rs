@@ -14,7 +14,8 @@ use kafka_protocol::messages::{OffsetFetchRequest, OffsetFetchResponse, RequestH
 use kafka_protocol::protocol::StrBytes;
 
 use super::Client;
-use super::groups::context;
+use super::groups::{context, refused};
+use super::proxy::authorize::Right;
 use crate::coordinator::{OffsetFetchQuery, PartitionOffset};
 use crate::driver::Driver;
 
@@ -39,9 +40,15 @@ pub async fn handle(
                 member_id: group.member_id.map(|m| m.to_string()),
                 member_epoch: group.member_epoch,
             };
-            let result = driver
-                .call(group.group_id.as_str(), context(client, header), query)
-                .await;
+            let right = Right::describe_group(&group.group_id);
+            let result = match refused(client, header, &group.group_id, &right, &query) {
+                Some(refused) => refused,
+                None => {
+                    driver
+                        .call(group.group_id.as_str(), context(client, header), query)
+                        .await
+                }
+            };
             answered.push(
                 OffsetFetchResponseGroup::default()
                     .with_group_id(group.group_id)
@@ -73,9 +80,15 @@ pub async fn handle(
         member_id: None,
         member_epoch: -1,
     };
-    let result = driver
-        .call(request.group_id.as_str(), context(client, header), query)
-        .await;
+    let right = Right::describe_group(&request.group_id);
+    let result = match refused(client, header, &request.group_id, &right, &query) {
+        Some(refused) => refused,
+        None => {
+            driver
+                .call(request.group_id.as_str(), context(client, header), query)
+                .await
+        }
+    };
     let group_error = result.error_code;
     let topics = result
         .topics

@@ -7,7 +7,8 @@ use kafka_protocol::error::ResponseError;
 use kafka_protocol::messages::{RequestHeader, SyncGroupRequest, SyncGroupResponse};
 
 use super::Client;
-use super::groups::context;
+use super::groups::{context, refused};
+use super::proxy::authorize::Right;
 use crate::driver::Driver;
 
 pub async fn handle(
@@ -23,6 +24,10 @@ pub async fn handle(
             .with_error_code(ResponseError::InconsistentGroupProtocol.code());
     }
     let group_id = request.group_id.to_string();
+    let right = Right::read_group(&group_id);
+    if let Some(refused) = refused(client, header, &group_id, &right, &request) {
+        return refused;
+    }
     driver
         .call(&group_id, context(client, header), request)
         .await

@@ -21,6 +21,7 @@ mod conformance_rebalance;
 mod conformance_static;
 mod hostile_clients;
 mod kafka_tls;
+mod proxy_authorization;
 mod proxy_client_sasl;
 mod proxy_faults;
 mod proxy_kafka;

@@ -1,6 +1,12 @@
 //! Shared by the proxy-mode tests: the fake cluster they run against, topics made on Apache
-//! Kafka itself, what Metadata names, and the offset requests a consumer sends to the host.
+//! Kafka itself, what Metadata names, the offset requests a consumer sends to the host, and a
+//! host in front of Kafka's SASL_SSL listener with clients that log in through it.
 
+use std::sync::Arc;
+use std::time::Duration;
+
+use assignor_host::upstream::connection::security::{SaslMechanism, Security, SecuritySettings};
+use assignor_host::upstream::connection::{Connection, Secret, SecurityProtocol};
 use assignor_host_tests::fake_cluster::FakeCluster;
 use assignor_host_tests::{KafkaClient, TestHost, str, topic_name};
 use kafka_harness::KafkaCluster;
@@ -183,4 +189,38 @@ pub async fn fetched_offsets(
                 .map(|p| (p.partition_index, p.committed_offset, p.error_code))
         })
         .collect()
+}
+
+/// The host in front of Kafka's SASL_SSL listener, logged in as `admin` for its own calls;
+/// `kafka.authentication` left unset (its default there is `upstream`).
+pub async fn sasl_host(kafka: &KafkaCluster) -> TestHost {
+    TestHost::proxy_with(kafka.sasl_ssl_bootstrap(), |config| {
+        let upstream = &mut config.upstream;
+        upstream.security_protocol = SecurityProtocol::SaslSsl;
+        upstream.sasl_mechanism = Some(SaslMechanism::ScramSha512);
+        upstream.sasl_username = Some("admin".into());
+        upstream.sasl_password = Some(Secret::new("admin-secret".into()));
+        upstream.ssl_ca_location = Some(kafka.state().tls.ca.clone());
+    })
+    .await
+}
+
+/// A client of the host that logs in with SASL (SASL_PLAINTEXT to the host).
+pub async fn login(
+    host: &TestHost,
+    mechanism: SaslMechanism,
+    user: &str,
+    password: &str,
+) -> Result<Connection, String> {
+    let settings = SecuritySettings {
+        security_protocol: SecurityProtocol::SaslPlaintext,
+        sasl_mechanism: Some(mechanism),
+        sasl_username: Some(user.to_owned()),
+        sasl_password: Some(Secret::new(password.to_owned())),
+        ..SecuritySettings::default()
+    };
+    let security: Arc<Security> = Security::load(&settings).expect("client settings");
+    Connection::open(&host.addr().to_string(), &security, Duration::from_secs(20))
+        .await
+        .map_err(|e| e.to_string())
 }

@@ -11,6 +11,7 @@
 //! host's view of the cluster as a client (offsets, topics, admin), and knows no frames.
 
 pub mod answer;
+pub mod authorize;
 pub mod link;
 pub mod rewrite;
 pub mod sasl;

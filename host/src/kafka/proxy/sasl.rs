@@ -52,6 +52,9 @@ pub struct Session {
     principal: Option<String>,
     /// When the session ends (`session_lifetime_ms`); `None`: never.
     expires: Option<Instant>,
+    /// The cluster's authorization decisions for this principal, and when each was made
+    /// (`authorize.rs`); forgotten at each authentication.
+    decisions: std::collections::HashMap<super::authorize::Right, (bool, Instant)>,
 }
 
 /// What the connection does with a request, by the session's state.
@@ -123,6 +126,19 @@ impl Session {
         }
     }
 
+    /// The decision on `right` made within [`super::authorize::TTL`] of `now`.
+    pub fn decided(&self, right: &super::authorize::Right, now: Instant) -> Option<bool> {
+        self.decisions
+            .get(right)
+            .filter(|(_, at)| now.duration_since(*at) < super::authorize::TTL)
+            .map(|(allowed, _)| *allowed)
+    }
+
+    /// Keeps the cluster's decision on `right`.
+    pub fn decide(&mut self, right: super::authorize::Right, allowed: bool, now: Instant) {
+        self.decisions.insert(right, (allowed, now));
+    }
+
     /// A SaslHandshake asking for `mechanism`: `Err` with the answer's error code when the
     /// host cannot relay it (UNSUPPORTED_SASL_MECHANISM, 33).
     pub fn handshake(&mut self, mechanism: &str) -> Result<(), i16> {
@@ -181,6 +197,7 @@ impl Session {
         let lifetime = (lifetime_ms > 0).then(|| Duration::from_millis(lifetime_ms as u64));
         self.expires = lifetime.map(|l| now + l);
         self.principal = Some(principal.clone());
+        self.decisions.clear();
         Step::Authenticated {
             principal,
             mechanism,
