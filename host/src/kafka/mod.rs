@@ -95,8 +95,9 @@ pub struct Client {
 }
 
 impl Client {
-    /// Whether the client may do `right` (always, where nothing is checked).
+    /// Whether the client may do `right`: never on the host's own names, else always where
+    /// nothing is checked.
     pub fn allows(&self, right: &proxy::authorize::Right) -> bool {
-        self.rights.as_ref().is_none_or(|r| r.allows(right))
+        !right.reserved() && self.rights.as_ref().is_none_or(|r| r.allows(right))
     }
 }

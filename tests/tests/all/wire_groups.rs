@@ -442,3 +442,55 @@ async fn a_lone_member_joins_and_syncs_at_every_version() {
     }
     host.stop().await;
 }
+
+/// The host's own names (`__assignor_host.`: a cluster's node group and topics) are refused to
+/// every client, as Kafka refuses a group the principal may not use.
+#[tokio::test]
+async fn the_hosts_own_group_names_are_refused_to_clients() {
+    let host = host().await;
+    let mut client = host.client().await;
+    let own = GroupId(str("__assignor_host.prod"));
+    let join = JoinGroupRequest::default()
+        .with_group_id(own.clone())
+        .with_session_timeout_ms(10_000)
+        .with_rebalance_timeout_ms(10_000)
+        .with_member_id(str("m"))
+        .with_protocol_type(str("consumer"))
+        .with_protocols(vec![
+            JoinGroupRequestProtocol::default()
+                .with_name(str("range"))
+                .with_metadata(subscription(&["orders"], 0)),
+        ]);
+    let joined = client.call(&join, JOIN_VERSION).await.unwrap();
+    assert_eq!(
+        joined.error_code, 30,
+        "JoinGroup: GROUP_AUTHORIZATION_FAILED"
+    );
+    let commit = OffsetCommitRequest::default()
+        .with_group_id(own.clone())
+        .with_generation_id_or_member_epoch(-1)
+        .with_member_id(str(""))
+        .with_topics(vec![
+            OffsetCommitRequestTopic::default()
+                .with_name(topic_name("orders"))
+                .with_partitions(vec![
+                    OffsetCommitRequestPartition::default()
+                        .with_partition_index(0)
+                        .with_committed_offset(1),
+                ]),
+        ]);
+    let committed = client.call(&commit, 8).await.unwrap();
+    assert_eq!(
+        committed.topics[0].partitions[0].error_code, 30,
+        "OffsetCommit"
+    );
+    let deleted = client
+        .call(
+            &DeleteGroupsRequest::default().with_groups_names(vec![own]),
+            2,
+        )
+        .await
+        .unwrap();
+    assert_eq!(deleted.results[0].error_code, 30, "DeleteGroups");
+    host.stop().await;
+}

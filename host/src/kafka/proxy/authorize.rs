@@ -65,6 +65,10 @@ pub enum Resource {
     Topic(String),
 }
 
+/// The prefix of the host's own groups and topics (a cluster's node group, shard topic and
+/// module log): no client may use them through the host, whatever its ACLs.
+pub const RESERVED_PREFIX: &str = "__assignor_host.";
+
 /// One right: an operation on a resource.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Right {
@@ -73,6 +77,13 @@ pub struct Right {
 }
 
 impl Right {
+    /// Whether the right is on one of the host's own names ([`RESERVED_PREFIX`]).
+    pub fn reserved(&self) -> bool {
+        match &self.resource {
+            Resource::Group(name) | Resource::Topic(name) => name.starts_with(RESERVED_PREFIX),
+        }
+    }
+
     pub fn read_group(g: &str) -> Right {
         Right {
             operation: Operation::Read,
