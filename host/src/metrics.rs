@@ -136,6 +136,8 @@ pub struct ClusterSample {
     pub nodes: usize,
     /// Of those, the ones whose endpoint refused the last probe.
     pub unreachable: usize,
+    /// Module log records skipped since start because their MAC did not verify.
+    pub rejected_records: u64,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -152,6 +154,7 @@ struct ClusterGauges {
     lease_left: Family<ClusterLabels, Gauge<f64, std::sync::atomic::AtomicU64>>,
     nodes: Family<ClusterLabels, Gauge>,
     unreachable: Family<ClusterLabels, Gauge>,
+    rejected_records: Family<ClusterLabels, Gauge>,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -262,7 +265,7 @@ impl Metrics {
             m.module_quarantined.clone(),
         );
         let cluster = &m.cluster;
-        let gauges: [(&str, &str, Family<ClusterLabels, Gauge>); 5] = [
+        let gauges: [(&str, &str, Family<ClusterLabels, Gauge>); 6] = [
             (
                 "cluster_shards_held",
                 "In a cluster of hosts: shards the upstream's node group assigned this node",
@@ -287,6 +290,12 @@ impl Metrics {
                 "cluster_nodes_unreachable",
                 "In a cluster of hosts: known nodes whose endpoint refused the last probe",
                 cluster.unreachable.clone(),
+            ),
+            (
+                "cluster_module_records_rejected",
+                "In a cluster of hosts: module log records skipped since start because they do \
+                 not carry this cluster's MAC (cluster.secret_file)",
+                cluster.rejected_records.clone(),
             ),
         ];
         for (name, help, gauge) in gauges {
@@ -319,6 +328,9 @@ impl Metrics {
         c.unreachable
             .get_or_create(&labels)
             .set(count(sample.unreachable));
+        c.rejected_records
+            .get_or_create(&labels)
+            .set(i64::try_from(sample.rejected_records).unwrap_or(i64::MAX));
     }
 
     /// Counts one answered Kafka request and the error codes of its response.

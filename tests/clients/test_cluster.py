@@ -103,7 +103,10 @@ def cluster(tmp_path, precompiled_cache, request):
     shared = upstream_kind() == "kafka"
     upstream = (request.getfixturevalue("kafka") if shared
                 else start_upstream(tmp_path / "upstream"))
-    settings = {**CLUSTER, "name": unique("clients")}
+    # One secret for every node: the module log's records are signed and checked.
+    secret = tmp_path / "cluster-secret"
+    secret.write_text("the clients' cluster shared secret\n")
+    settings = {**CLUSTER, "name": unique("clients"), "secret_file": str(secret)}
     nodes = []
     try:
         for i in range(3):

@@ -105,6 +105,7 @@ async fn scrape(State(state): State<AdminState>) -> impl IntoResponse {
             lease_left_ms: status.lease_left_ms,
             nodes: status.nodes.len(),
             unreachable: status.nodes.iter().filter(|n| !n.reachable).count(),
+            rejected_records: state.module_log.as_ref().map_or(0, |log| log.rejected()),
         });
     }
     (

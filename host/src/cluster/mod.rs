@@ -98,6 +98,10 @@ pub struct ClusterSettings {
     /// How often the node group is read and the other nodes' endpoints are probed.
     #[serde(with = "crate::duration")]
     pub probe_interval: Duration,
+    /// A file holding the cluster's secret (at least 16 bytes, the same on every node): the
+    /// module log's records are signed with it and a record that does not verify is skipped
+    /// (`modules/mac.rs`). Unset: records are neither signed nor checked (a warning at start).
+    pub secret_file: Option<std::path::PathBuf>,
 }
 
 impl Default for ClusterSettings {
@@ -113,6 +117,7 @@ impl Default for ClusterSettings {
             fence_margin: Duration::from_secs(2),
             renew_interval: Duration::from_secs(1),
             probe_interval: Duration::from_secs(1),
+            secret_file: None,
         }
     }
 }
@@ -246,6 +251,17 @@ impl Cluster {
         driver: Driver,
         registry: Arc<Registry>,
     ) -> Result<Cluster, String> {
+        let secret = match &settings.secret_file {
+            Some(path) => Some(modules::mac::Secret::read(path)?),
+            None => {
+                tracing::warn!(
+                    "cluster.secret_file is not set: the module log's records are not \
+                     authenticated, and anyone who may write its topic can put a module on \
+                     every node"
+                );
+                None
+            }
+        };
         let modules = Arc::new(
             ModuleLog::start(
                 settings.modules_topic(),
@@ -254,6 +270,7 @@ impl Cluster {
                 &client,
                 registry,
                 driver.clone(),
+                secret,
             )
             .await?,
         );

@@ -262,6 +262,7 @@ fn a_cluster_nodes_gauges_show_its_shards_and_lease_and_a_lone_host_shows_none()
         lease_left_ms: 6_500,
         nodes: 3,
         unreachable: 1,
+        rejected_records: 2,
     });
     let text = metrics.encode();
     let at = |name: &str| {
@@ -276,6 +277,7 @@ fn a_cluster_nodes_gauges_show_its_shards_and_lease_and_a_lone_host_shows_none()
     assert_eq!(at("cluster_lease_left_seconds"), Some(6.5));
     assert_eq!(at("cluster_nodes"), Some(3.0));
     assert_eq!(at("cluster_nodes_unreachable"), Some(1.0));
+    assert_eq!(at("cluster_module_records_rejected"), Some(2.0));
     metrics.refresh_cluster(ClusterSample {
         cluster: "payments".into(),
         ..ClusterSample::default()

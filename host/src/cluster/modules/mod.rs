@@ -20,18 +20,19 @@
 //!   host sets it).
 
 mod apply;
+pub mod mac;
 mod record;
 #[cfg(test)]
 mod tests;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use parking_lot::Mutex;
 use rdkafka::consumer::{BaseConsumer, Consumer};
-use rdkafka::message::Message;
+use rdkafka::message::{Header, Headers, Message, OwnedHeaders};
 use rdkafka::producer::{FutureProducer, FutureRecord};
 use rdkafka::{ClientConfig, Offset, TopicPartitionList};
 use tokio::sync::watch;
@@ -73,6 +74,11 @@ pub struct ModuleLog {
     producer: FutureProducer,
     /// The host's own client, for the log's end.
     client: UpstreamClient,
+    /// `cluster.secret_file`: each record written carries its MAC, and only records whose MAC
+    /// verifies are applied (`mac.rs`). `None`: records are neither signed nor checked.
+    secret: Option<mac::Secret>,
+    /// Records skipped because their MAC did not verify.
+    rejected: Arc<AtomicU64>,
     topic: String,
     /// The next offset the reader will apply.
     applied: watch::Receiver<i64>,
@@ -95,6 +101,7 @@ impl ModuleLog {
         client: &UpstreamClient,
         registry: Arc<Registry>,
         driver: Driver,
+        secret: Option<mac::Secret>,
     ) -> Result<ModuleLog, String> {
         let max_bytes = registry.max_module_bytes() + RECORD_SLACK;
         let configs = [
@@ -155,14 +162,30 @@ impl ModuleLog {
             tokio::runtime::Handle::current(),
         );
         let (reader_topic, reader_stop) = (topic.clone(), stop.clone());
+        let rejected = Arc::new(AtomicU64::new(0));
+        let check = Check {
+            secret: secret.clone(),
+            rejected: rejected.clone(),
+        };
         let reader = std::thread::Builder::new()
             .name("module-log".into())
-            .spawn(move || read(consumer, reader_topic, applier, applied_tx, reader_stop))
+            .spawn(move || {
+                read(
+                    consumer,
+                    reader_topic,
+                    applier,
+                    applied_tx,
+                    reader_stop,
+                    check,
+                )
+            })
             .map_err(|e| format!("the module log's reader thread: {e}"))?;
         let log = ModuleLog {
             registry,
             producer,
             client: client.clone(),
+            secret,
+            rejected,
             topic,
             applied,
             pending,
@@ -400,6 +423,12 @@ impl ModuleLog {
         .await
     }
 
+    /// Records skipped so far because their MAC did not verify (written by something other
+    /// than a node with this cluster's secret).
+    pub fn rejected(&self) -> u64 {
+        self.rejected.load(Ordering::Relaxed)
+    }
+
     /// Tells the reader to stop and hands back its thread, for the caller to wait on as long
     /// as it chooses (closing its librdkafka consumer may wait on an unreachable upstream).
     pub fn stop(&self) -> Option<std::thread::JoinHandle<()>> {
@@ -426,6 +455,16 @@ impl ModuleLog {
                 .partition(0);
             if let Some(value) = &value {
                 out = out.payload(value);
+            }
+            let tag = self
+                .secret
+                .as_ref()
+                .map(|s| s.sign(key.as_bytes(), value.as_deref()));
+            if let Some(tag) = &tag {
+                out = out.headers(OwnedHeaders::new().insert(Header {
+                    key: mac::HEADER,
+                    value: Some(tag),
+                }));
             }
             match self.producer.send(out, self.timeout).await {
                 Ok(delivery) => last = delivery.offset,
@@ -527,6 +566,40 @@ fn deletion(name: &str, version: u32, sha256: &str) -> [Record; 2] {
     ]
 }
 
+/// What the reader checks of each record before it applies it.
+struct Check {
+    secret: Option<mac::Secret>,
+    rejected: Arc<AtomicU64>,
+}
+
+impl Check {
+    /// Whether `message` is a node's own (its MAC verifies), or nothing is checked.
+    fn passes(&self, message: &rdkafka::message::BorrowedMessage<'_>) -> bool {
+        let Some(secret) = &self.secret else {
+            return true;
+        };
+        let tag = message.headers().and_then(|headers| {
+            headers
+                .iter()
+                .find(|h| h.key == mac::HEADER)
+                .and_then(|h| h.value)
+        });
+        let key = message.key().unwrap_or_default();
+        let verified = tag.is_some_and(|tag| secret.verify(key, message.payload(), tag));
+        if !verified {
+            self.rejected.fetch_add(1, Ordering::Relaxed);
+            tracing::warn!(
+                topic = message.topic(),
+                offset = message.offset(),
+                signed = tag.is_some(),
+                "a record of the module log does not carry this cluster's MAC \
+                 (cluster.secret_file): skipped; it was not written by a node of this cluster"
+            );
+        }
+        verified
+    }
+}
+
 /// The reader thread: applies every record in order and publishes the next offset to apply.
 fn read(
     consumer: BaseConsumer,
@@ -534,6 +607,7 @@ fn read(
     mut applier: Applier,
     applied: watch::Sender<i64>,
     stop: Arc<AtomicBool>,
+    check: Check,
 ) {
     let mut failing = false;
     while !stop.load(Ordering::Acquire) {
@@ -541,9 +615,15 @@ fn read(
             Some(Ok(message)) => {
                 failing = false;
                 let key = message.key().unwrap_or_default();
-                match Record::decode(key, message.payload()) {
-                    Ok(record) => applier.apply(record),
-                    Err(error) => tracing::warn!(
+                let decoded = if check.passes(&message) {
+                    Some(Record::decode(key, message.payload()))
+                } else {
+                    None
+                };
+                match decoded {
+                    None => {}
+                    Some(Ok(record)) => applier.apply(record),
+                    Some(Err(error)) => tracing::warn!(
                         %topic,
                         offset = message.offset(),
                         %error,

@@ -8,8 +8,10 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use rdkafka::ClientConfig;
+use rdkafka::message::{Header, OwnedHeaders};
 use rdkafka::producer::{FutureProducer, FutureRecord};
 
+use super::mac::Secret;
 use super::record::Record;
 use super::{ModuleLog, ModuleLogError};
 use crate::catalog::{Catalog, CatalogConfig};
@@ -51,6 +53,15 @@ fn wasm(builtin: &str) -> Vec<u8> {
 
 /// A registry with only the `range` built-in, and its log in `topic`.
 async fn node(kafka: &Kafka, topic: &str) -> (Arc<Registry>, ModuleLog) {
+    signed_node(kafka, topic, None).await
+}
+
+/// [`node`], signing and checking records with `secret`.
+async fn signed_node(
+    kafka: &Kafka,
+    topic: &str,
+    secret: Option<Secret>,
+) -> (Arc<Registry>, ModuleLog) {
     let config = RegistryConfig {
         builtins: BuiltinSource::embedded()
             .into_iter()
@@ -86,6 +97,7 @@ async fn node(kafka: &Kafka, topic: &str) -> (Arc<Registry>, ModuleLog) {
         &kafka.client(),
         registry.clone(),
         driver,
+        secret,
     )
     .await
     .expect("the module log starts");
@@ -323,4 +335,68 @@ async fn a_refused_upload_writes_nothing_and_a_dead_log_is_a_clear_error() {
         "{message}"
     );
     assert!(a.versions("spread").is_err(), "not applied here either");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_a_secret_only_records_a_node_signed_are_applied_and_the_rest_are_counted() {
+    let (kafka, topic) = (Kafka::shared().await, topic());
+    let secret = Secret::from_bytes(b"this cluster's secret, 32 bytes!");
+    let (a, log_a) = signed_node(&kafka, &topic, Some(secret.clone())).await;
+    let (range, roundrobin) = (wasm("range"), wasm("roundrobin"));
+    // A node's upload: signed, applied.
+    let uploaded = log_a
+        .upload("spread".into(), range.clone(), UploadOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(uploaded.version, 1);
+    // Records written straight to the topic: one unsigned, one signed with another secret,
+    // both claiming a module under a built-in's name.
+    let producer: FutureProducer = ClientConfig::new()
+        .set("bootstrap.servers", kafka.bootstrap())
+        .set("message.max.bytes", (8 << 20).to_string())
+        .create()
+        .unwrap();
+    let forged = Secret::from_bytes(b"not this cluster's secret at all");
+    for signer in [None, Some(&forged)] {
+        let (key, value) = Record::Version {
+            name: "range".into(),
+            version: 2,
+            sha256: sha256_hex(&roundrobin),
+            wasm: roundrobin.clone(),
+            uploaded_ms: 0,
+        }
+        .encode();
+        let mut record = FutureRecord::to(&topic)
+            .key(&key)
+            .payload(value.as_deref().unwrap())
+            .partition(0);
+        let tag = signer.map(|s| s.sign(key.as_bytes(), value.as_deref()));
+        if let Some(tag) = &tag {
+            record = record.headers(OwnedHeaders::new().insert(Header {
+                key: super::mac::HEADER,
+                value: Some(tag),
+            }));
+        }
+        producer.send(record, Duration::from_secs(5)).await.unwrap();
+    }
+    // A node started now replays all of it: the signed upload, not the forged versions.
+    let (b, log_b) = signed_node(&kafka, &topic, Some(secret)).await;
+    assert_eq!(log_b.rejected(), 2, "both forged records counted");
+    assert!(b.versions("spread").is_ok(), "the signed upload applied");
+    assert_eq!(
+        b.versions("range").unwrap().len(),
+        1,
+        "no forged version of range"
+    );
+    // The running node skips them too.
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while log_a.rejected() < 2 {
+        assert!(
+            Instant::now() < deadline,
+            "node a counted {} forged records",
+            log_a.rejected()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(a.versions("range").unwrap().len(), 1);
 }

@@ -62,6 +62,10 @@ async fn node_at(bootstrap: String, name: &str, data: &tempfile::TempDir) -> Ser
     };
     config.kafka.listen = "127.0.0.1:0".parse().unwrap();
     config.admin.listen = "127.0.0.1:0".parse().unwrap();
+    // Every node signs the module log with one secret, as an operator sets them up.
+    let secret = data.path().join("cluster-secret");
+    std::fs::write(&secret, "the test cluster's shared secret\n").unwrap();
+    config.cluster.secret_file = Some(secret);
     config.upstream.bootstrap = vec![bootstrap];
     config.upstream.broker_ports_from = Some(0);
     config.upstream.metadata_refresh = Duration::from_millis(300);
