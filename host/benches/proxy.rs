@@ -16,10 +16,13 @@
 //!   reported beside it. Each round and path has a topic of its own.
 //!
 //! `PROXY_TLS=1` runs the latency part over TLS: Kafka's SSL listener (the harness's test CA)
-//! reached directly by a client speaking TLS, against the same client speaking plaintext to the
-//! host, whose own connections and glued links speak TLS upstream (`upstream.security_protocol
-//! = "SSL"`). The throughput part is left out there: the bench's librdkafka is built without
-//! TLS.
+//! reached directly by a client speaking TLS, against the same client speaking TLS to the host
+//! (`kafka.tls_certificate_location`, the same test certificate), whose own connections and
+//! glued links speak TLS upstream (`upstream.security_protocol = "SSL"`): TLS on both hops,
+//! as a deployment in front of a TLS cluster runs. It also times connection set-up, the
+//! handshake's cost: TCP connect, TLS handshake and one ApiVersions, direct and through the
+//! host (which opens its TLS link upstream at that first request), `PROXY_CONNECTIONS` of each
+//! (200). The throughput part is left out there: the bench's librdkafka is built without TLS.
 //!
 //! `cargo bench -p assignor-host --bench proxy` (`PROXY_RECORDS`, `PROXY_ROUNDS`,
 //! `PROXY_SAMPLES`, `PROXY_RECORD_BYTES` override the sizes). Results also go to
@@ -82,6 +85,9 @@ struct Upstream {
     addr: SocketAddr,
     /// With `PROXY_TLS=1`: the CA file that signs the listener's certificate.
     tls_ca: Option<PathBuf>,
+    /// With `PROXY_TLS=1`: the listener's key and certificate chain (one PEM file), which the
+    /// host presents on its own ports too.
+    tls_keystore: Option<PathBuf>,
     _kafka: Option<kafka_harness::KafkaCluster>,
     noida: Option<(Child, tempfile::TempDir)>,
 }
@@ -113,6 +119,7 @@ impl Upstream {
                 kafka.nodes()[0].plaintext
             },
             tls_ca: tls.then(|| kafka.state().tls.ca.clone()),
+            tls_keystore: tls.then(|| kafka.state().tls.broker_keystore.clone()),
             _kafka: Some(kafka),
             noida: None,
         }
@@ -159,6 +166,7 @@ impl Upstream {
             name: "noida-db",
             addr,
             tls_ca: None,
+            tls_keystore: None,
             _kafka: None,
             noida: Some((child, dir)),
         }
@@ -347,7 +355,7 @@ async fn latency(
     let batch = one_record();
     let (mut d, mut t) = (
         Raw::connect(direct, tls_ca).await,
-        Raw::connect(through, None).await,
+        Raw::connect(through, tls_ca).await,
     );
     // Warm both paths (connections, the host's link, the upstream's partition).
     for _ in 0..200 {
@@ -382,6 +390,34 @@ async fn latency(
     }
     produce_times.report("Produce", out);
     fetch_times.report("Fetch", out);
+}
+
+/// Connection set-up, the handshake's cost: TCP connect, TLS handshake and one ApiVersions
+/// (v3, as clients open every connection), `count` times direct and through the host in
+/// turn. Through the host the ApiVersions also opens the connection's TLS link upstream.
+async fn set_up(
+    direct: SocketAddr,
+    tls_ca: Option<&PathBuf>,
+    through: SocketAddr,
+    count: usize,
+    out: &mut Vec<String>,
+) {
+    let versions = kafka_protocol::messages::ApiVersionsRequest::default()
+        .with_client_software_name(StrBytes::from_static_str("bench"))
+        .with_client_software_version(StrBytes::from_static_str("1"));
+    let mut times = Latency {
+        direct: Vec::with_capacity(count),
+        through: Vec::with_capacity(count),
+    };
+    for _ in 0..count {
+        for (addr, samples) in [(direct, &mut times.direct), (through, &mut times.through)] {
+            let started = Instant::now();
+            let mut raw = Raw::connect(addr, tls_ca).await;
+            raw.call(ApiKey::ApiVersions, 3, &versions).await;
+            samples.push(started.elapsed().as_secs_f64() * 1e6);
+        }
+    }
+    times.report("Connect+TLS+ApiVersions", out);
 }
 
 /// Records per second producing `records` to `bootstrap`.
@@ -488,6 +524,10 @@ fn main() {
             config.upstream.security_protocol = SecurityProtocol::Ssl;
             config.upstream.ssl_ca_location = Some(ca.clone());
         }
+        if let Some(keystore) = &upstream.tls_keystore {
+            config.kafka.tls_certificate_location = Some(keystore.clone());
+            config.kafka.tls_key_location = Some(keystore.clone());
+        }
         Server::start(config).await.expect("the host starts")
     });
     runtime.block_on(async {
@@ -546,6 +586,14 @@ fn main() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/bench");
     let _ = std::fs::create_dir_all(&dir);
     if tls {
+        let connections = env_usize("PROXY_CONNECTIONS", 200);
+        runtime.block_on(set_up(
+            upstream.addr,
+            upstream.tls_ca.as_ref(),
+            through,
+            connections,
+            &mut out,
+        ));
         println!("throughput: left out over TLS (the bench's librdkafka is built without TLS)");
         if let Err(e) = std::fs::write(dir.join("proxy-tls.jsonl"), out.join("\n") + "\n") {
             eprintln!("cannot write target/bench/proxy-tls.jsonl: {e}");

@@ -49,6 +49,9 @@ use assignor_wire::request::{self, Inbound};
 type ReadHalf = Box<dyn AsyncRead + Send + Unpin>;
 type WriteHalf = Box<dyn AsyncWrite + Send + Unpin>;
 
+/// Answers up to this size are copied behind their size prefix and written at once.
+const COALESCE_BYTES: usize = 16 * 1024;
+
 /// Initial size of the read buffer; it grows with larger frames.
 const BUFFER_BYTES: usize = 8 * 1024;
 
@@ -892,13 +895,25 @@ async fn write_answers(
                     }
                     _ => frame,
                 };
-                // The size, then the answer as it came: no copy of a large Fetch answer.
-                let size = Bytes::copy_from_slice(&(frame.len() as u32).to_be_bytes());
-                let mut framed = size.chain(frame);
-                write
-                    .write_all_buf(&mut framed)
-                    .await
-                    .map_err(|e| format!("write failed: {e}"))?;
+                // The size, then the answer as it came: a small answer copied behind its size
+                // into one write (one TLS record, one syscall, whatever the stream does with
+                // vectored writes), a large one (a Fetch) not copied.
+                let size = (frame.len() as u32).to_be_bytes();
+                if frame.len() <= COALESCE_BYTES {
+                    let mut framed = BytesMut::with_capacity(4 + frame.len());
+                    framed.extend_from_slice(&size);
+                    framed.extend_from_slice(&frame);
+                    write
+                        .write_all(&framed)
+                        .await
+                        .map_err(|e| format!("write failed: {e}"))?;
+                } else {
+                    let mut framed = Bytes::copy_from_slice(&size).chain(frame);
+                    write
+                        .write_all_buf(&mut framed)
+                        .await
+                        .map_err(|e| format!("write failed: {e}"))?;
+                }
                 continue;
             }
             Slot::Probe {

@@ -9,7 +9,7 @@ use kafka_protocol::messages::{
 };
 
 use super::Client;
-use super::groups::{context, refused};
+use super::groups::{context, error_answer, refused};
 use super::proxy::authorize::Right;
 use crate::driver::Driver;
 
@@ -23,6 +23,16 @@ pub async fn handle(
     let right = Right::read_group(&group_id);
     if let Some(refused) = refused(client, header, &group_id, &right, &request) {
         return refused;
+    }
+    // Kafka 4.0+: DESCRIBE on every subscribed topic name, or the whole request is refused.
+    let mut subscribed = request.subscribed_topic_names.iter().flatten();
+    if subscribed.any(|t| !client.allows(&Right::describe_topic(t))) {
+        return error_answer(
+            header,
+            &group_id,
+            &request,
+            kafka_protocol::ResponseError::TopicAuthorizationFailed,
+        );
     }
     driver
         .call(&group_id, context(client, header), request)

@@ -45,11 +45,26 @@ pub fn refused<R: crate::coordinator::GroupCall + Clone>(
         return None;
     }
     tracing::debug!(group = group_id, ?right, "refused by the cluster's ACLs");
-    let error = crate::coordinator::error_response(
+    Some(error_answer(
+        header,
+        group_id,
+        request,
+        kafka_protocol::ResponseError::GroupAuthorizationFailed,
+    ))
+}
+
+/// `error` answered to the whole request, in its own shape.
+pub fn error_answer<R: crate::coordinator::GroupCall + Clone>(
+    header: &RequestHeader,
+    group_id: &str,
+    request: &R,
+    error: kafka_protocol::ResponseError,
+) -> R::Answer {
+    let answer = crate::coordinator::error_response(
         header.request_api_version,
         group_id,
         &request.clone().into_request(),
-        kafka_protocol::ResponseError::GroupAuthorizationFailed,
+        error,
     );
-    R::answer(error).ok()
+    R::answer(answer).unwrap_or_else(|_| unreachable!("error_response keeps the kind"))
 }

@@ -18,11 +18,11 @@ use assignor_host::upstream::connection::security::{SaslMechanism, Security, Sec
 use assignor_host::upstream::connection::{Connection, Secret, SecurityProtocol};
 use assignor_host_tests::proxy::{batch, produce};
 use assignor_host_tests::{KafkaClient, TestHost, str};
-use kafka_harness::{KafkaCluster, Setup, Tls};
+use kafka_harness::Tls;
 use kafka_protocol::messages::{FindCoordinatorRequest, MetadataRequest};
 
 use super::admin_support::{Admin, sample};
-use super::proxy_support::create_on_kafka;
+use super::proxy_support::{create_on_kafka, shared_kafka};
 
 const TIMEOUT: Duration = Duration::from_secs(20);
 
@@ -190,11 +190,8 @@ async fn a_rotated_certificate_serves_the_next_connections() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn proxy_mode_sasl_ssl_from_the_client_to_the_host_and_from_the_host_to_kafka() {
-    let kafka = tokio::task::spawn_blocking(|| KafkaCluster::start(Setup::default()))
-        .await
-        .unwrap()
-        .unwrap_or_else(|e| panic!("starting a Kafka node: {e:#}"));
-    create_on_kafka(&kafka, "orders", 1, 1).await;
+    let kafka = shared_kafka().await;
+    create_on_kafka(kafka, "tls-orders", 1, 1).await;
     let tls = kafka.state().tls.clone();
     let host = TestHost::proxy_with(kafka.sasl_ssl_bootstrap(), |config| {
         let upstream = &mut config.upstream;
@@ -208,7 +205,7 @@ async fn proxy_mode_sasl_ssl_from_the_client_to_the_host_and_from_the_host_to_ka
         tls_settings(config, &tls.broker_keystore, &tls.broker_keystore);
     })
     .await;
-    host.wait_for_topic("orders", 1).await;
+    host.wait_for_topic("tls-orders", 1).await;
     let login = Some((SaslMechanism::ScramSha512, "admin", "admin-secret"));
     let mut bootstrap = connect(&host.addr().to_string(), &tls, None, login)
         .await
@@ -217,7 +214,7 @@ async fn proxy_mode_sasl_ssl_from_the_client_to_the_host_and_from_the_host_to_ka
         .call(
             &MetadataRequest::default().with_topics(Some(vec![
                 kafka_protocol::messages::metadata_request::MetadataRequestTopic::default()
-                    .with_name(Some(assignor_host_tests::topic_name("orders"))),
+                    .with_name(Some(assignor_host_tests::topic_name("tls-orders"))),
             ])),
             9,
         )
@@ -234,7 +231,7 @@ async fn proxy_mode_sasl_ssl_from_the_client_to_the_host_and_from_the_host_to_ka
         .await
         .unwrap_or_else(|e| panic!("SASL_SSL to the host's port for broker {leader:?}: {e}"));
     let answer = on_leader
-        .call(&produce("orders", 0, batch(&["over", "tls"])), 7)
+        .call(&produce("tls-orders", 0, batch(&["over", "tls"])), 7)
         .await
         .unwrap();
     let partition = &answer.responses[0].partition_responses[0];

@@ -10,7 +10,6 @@
 use assignor_host::upstream::connection::Connection;
 use assignor_host::upstream::connection::security::SaslMechanism;
 use assignor_host_tests::{TestHost, str, topic_name};
-use kafka_harness::{KafkaCluster, Setup};
 use kafka_protocol::messages::create_acls_request::AclCreation;
 use kafka_protocol::messages::join_group_request::JoinGroupRequestProtocol;
 use kafka_protocol::messages::offset_commit_request::{
@@ -18,12 +17,13 @@ use kafka_protocol::messages::offset_commit_request::{
 };
 use kafka_protocol::messages::offset_fetch_request::OffsetFetchRequestGroup;
 use kafka_protocol::messages::{
-    CreateAclsRequest, DeleteGroupsRequest, DescribeGroupsRequest, FindCoordinatorRequest, GroupId,
-    HeartbeatRequest, JoinGroupRequest, OffsetCommitRequest, OffsetFetchRequest,
+    ConsumerGroupHeartbeatRequest, CreateAclsRequest, DeleteGroupsRequest, DescribeGroupsRequest,
+    FindCoordinatorRequest, GroupId, HeartbeatRequest, JoinGroupRequest, OffsetCommitRequest,
+    OffsetFetchRequest,
 };
 
 use super::admin_support::Admin;
-use super::proxy_support::{create_on_kafka, login, offset_fetch, sasl_host};
+use super::proxy_support::{create_on_kafka, login, offset_fetch, sasl_host, shared_kafka};
 
 const GROUP_AUTHORIZATION_FAILED: i16 = 30;
 const TOPIC_AUTHORIZATION_FAILED: i16 = 29;
@@ -104,12 +104,9 @@ fn find(group: &str) -> FindCoordinatorRequest {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_group_api_is_held_to_the_clients_own_acls_on_kafka() {
-    let kafka = tokio::task::spawn_blocking(|| KafkaCluster::start(Setup::default()))
-        .await
-        .unwrap()
-        .unwrap_or_else(|e| panic!("starting a Kafka node: {e:#}"));
-    let mut direct = create_on_kafka(&kafka, "orders", 2, 1).await;
-    create_on_kafka(&kafka, "secret", 1, 1).await;
+    let kafka = shared_kafka().await;
+    let mut direct = create_on_kafka(kafka, "orders", 2, 1).await;
+    create_on_kafka(kafka, "secret", 1, 1).await;
     let acls = CreateAclsRequest::default().with_creations(vec![
         acl(3, "shop-", 4),  // GROUP shop-* PREFIXED
         acl(2, "orders", 3), // TOPIC orders LITERAL
@@ -119,7 +116,7 @@ async fn each_group_api_is_held_to_the_clients_own_acls_on_kafka() {
         created.results.iter().all(|r| r.error_code == 0),
         "{created:?}"
     );
-    let host = sasl_host(&kafka).await;
+    let host = sasl_host(kafka).await;
     host.wait_for_topic("orders", 2).await;
     host.wait_for_topic("secret", 1).await;
     let mut alice = as_user(&host, "alice").await;
@@ -217,6 +214,23 @@ async fn each_group_api_is_held_to_the_clients_own_acls_on_kafka() {
         .await
         .unwrap();
     assert_eq!(described.groups[0].error_code, GROUP_AUTHORIZATION_FAILED);
+
+    // ConsumerGroupHeartbeat (READ GROUP, and since Kafka 4.0 DESCRIBE on each subscribed
+    // name): a subscription to `secret` is refused whole, one to `orders` joins.
+    for (topic, expected) in [("secret", TOPIC_AUTHORIZATION_FAILED), ("orders", 0)] {
+        let heartbeat = ConsumerGroupHeartbeatRequest::default()
+            .with_group_id(GroupId(str("shop-3")))
+            .with_member_id(str(""))
+            .with_member_epoch(0)
+            .with_rebalance_timeout_ms(10_000)
+            .with_subscribed_topic_names(Some(vec![topic_name(topic)]))
+            .with_topic_partitions(Some(Vec::new()));
+        let answer = alice.call(&heartbeat, 0).await.unwrap();
+        assert_eq!(
+            answer.error_code, expected,
+            "subscribed to {topic}: {answer:?}"
+        );
+    }
 
     // DeleteGroups (DELETE GROUP): alice may read `shop-*` but not delete; the offsets stay.
     let deleted = alice

@@ -24,7 +24,7 @@ use kafka_protocol::messages::{
 };
 
 use super::admin_support::{Admin, sample};
-use super::proxy_support::{create_on_kafka, login, sasl_host};
+use super::proxy_support::{create_on_kafka, login, sasl_host, shared_kafka};
 
 async fn kafka(setup: Setup) -> KafkaCluster {
     tokio::task::spawn_blocking(move || KafkaCluster::start(setup))
@@ -46,23 +46,23 @@ fn allow_alice(topic: &str, operation: i8) -> AclCreation {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_is_served_once_kafka_accepted_its_own_credentials_and_keeps_its_own_acls() {
-    let kafka = kafka(Setup::default()).await;
-    let mut direct = create_on_kafka(&kafka, "orders", 1, 1).await;
-    create_on_kafka(&kafka, "secret", 1, 1).await;
+    let kafka = shared_kafka().await;
+    let mut direct = create_on_kafka(kafka, "sasl-orders", 1, 1).await;
+    create_on_kafka(kafka, "sasl-secret", 1, 1).await;
     // alice may write and read `orders`, and nothing else.
     const READ: i8 = 3;
     const WRITE: i8 = 4;
     let acls = CreateAclsRequest::default().with_creations(vec![
-        allow_alice("orders", WRITE),
-        allow_alice("orders", READ),
+        allow_alice("sasl-orders", WRITE),
+        allow_alice("sasl-orders", READ),
     ]);
     let created = direct.call(&acls, 3).await.unwrap();
     assert!(
         created.results.iter().all(|r| r.error_code == 0),
         "{created:?}"
     );
-    let host = sasl_host(&kafka).await;
-    host.wait_for_topic("orders", 1).await;
+    let host = sasl_host(kafka).await;
+    host.wait_for_topic("sasl-orders", 1).await;
 
     for mechanism in [SaslMechanism::ScramSha512, SaslMechanism::Plain] {
         let mut client = login(&host, mechanism, "alice", "alice-secret")
@@ -70,7 +70,7 @@ async fn a_client_is_served_once_kafka_accepted_its_own_credentials_and_keeps_it
             .unwrap_or_else(|e| panic!("{mechanism:?}: alice's login through the host: {e}"));
         // The data path carries alice's identity: Kafka takes her Produce to `orders` and
         // refuses the one to `secret` with TOPIC_AUTHORIZATION_FAILED (29).
-        for (topic, expected) in [("orders", 0), ("secret", 29)] {
+        for (topic, expected) in [("sasl-orders", 0), ("sasl-secret", 29)] {
             let answer = client
                 .call(&produce(topic, 0, batch(&["a"])), 7)
                 .await
@@ -138,8 +138,8 @@ async fn before_login<R: kafka_protocol::protocol::Request>(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn before_authentication_the_host_answers_nothing_but_the_sasl_apis() {
-    let kafka = kafka(Setup::default()).await;
-    let host = sasl_host(&kafka).await;
+    let kafka = shared_kafka().await;
+    let host = sasl_host(kafka).await;
 
     // ApiVersions is answered, with SaslHandshake from v1 (v0's unframed tokens cannot be
     // relayed) and SaslAuthenticate.

@@ -11,6 +11,7 @@
 //! | READ TOPIC t | OffsetCommit, TxnOffsetCommit, OffsetDelete | the same probe | t's partition answers TOPIC_AUTHORIZATION_FAILED |
 //! | DESCRIBE GROUP g | FindCoordinator, OffsetFetch, DescribeGroups, ConsumerGroupDescribe | FindCoordinator v3 for g | GROUP_AUTHORIZATION_FAILED |
 //! | DELETE GROUP g | DeleteGroups, OffsetDelete | OffsetDelete v0 of g with no topics | GROUP_AUTHORIZATION_FAILED |
+//! | DESCRIBE TOPIC t | ConsumerGroupHeartbeat's subscribed names (Kafka 4.0+) | Metadata v9 of the topics, no auto-creation | t answers TOPIC_AUTHORIZATION_FAILED |
 //!
 //! Kafka checks these before it routes to a coordinator, so any broker answers them, and
 //! none of them writes anything: the commit names a partition that does not exist, which
@@ -27,13 +28,14 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
+use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
 use kafka_protocol::messages::offset_commit_request::{
     OffsetCommitRequestPartition, OffsetCommitRequestTopic,
 };
 use kafka_protocol::messages::{
-    ApiKey, FindCoordinatorRequest, FindCoordinatorResponse, GroupId, OffsetCommitRequest,
-    OffsetCommitResponse, OffsetDeleteRequest, OffsetDeleteResponse, RequestHeader, RequestKind,
-    ResponseHeader, TopicName,
+    ApiKey, FindCoordinatorRequest, FindCoordinatorResponse, GroupId, MetadataRequest,
+    MetadataResponse, OffsetCommitRequest, OffsetCommitResponse, OffsetDeleteRequest,
+    OffsetDeleteResponse, RequestHeader, RequestKind, ResponseHeader, TopicName,
 };
 use kafka_protocol::protocol::{Encodable, StrBytes};
 
@@ -51,6 +53,7 @@ const PROBE_TOPIC: &str = "__assignor_host.probe";
 const OFFSET_COMMIT: i16 = 8;
 const FIND_COORDINATOR: i16 = 3;
 const OFFSET_DELETE: i16 = 0;
+const METADATA: i16 = 9;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Operation {
@@ -102,6 +105,12 @@ impl Right {
             resource: Resource::Group(g.to_owned()),
         }
     }
+    pub fn describe_topic(t: &str) -> Right {
+        Right {
+            operation: Operation::Describe,
+            resource: Resource::Topic(t.to_owned()),
+        }
+    }
     pub fn read_topic(t: &str) -> Right {
         Right {
             operation: Operation::Read,
@@ -139,7 +148,11 @@ pub fn needs(request: &RequestKind, version: i16) -> Vec<Right> {
         RequestKind::SyncGroup(r) => rights.push(Right::read_group(&r.group_id)),
         RequestKind::Heartbeat(r) => rights.push(Right::read_group(&r.group_id)),
         RequestKind::LeaveGroup(r) => rights.push(Right::read_group(&r.group_id)),
-        RequestKind::ConsumerGroupHeartbeat(r) => rights.push(Right::read_group(&r.group_id)),
+        RequestKind::ConsumerGroupHeartbeat(r) => {
+            rights.push(Right::read_group(&r.group_id));
+            let subscribed = r.subscribed_topic_names.iter().flatten();
+            rights.extend(subscribed.map(|t| Right::describe_topic(t)));
+        }
         RequestKind::OffsetCommit(r) => {
             rights.push(Right::read_group(&r.group_id));
             rights.extend(r.topics.iter().map(|t| Right::read_topic(&t.name)));
@@ -193,6 +206,10 @@ pub enum Probe {
     Delete {
         group: String,
     },
+    /// DESCRIBE TOPIC on `topics`.
+    DescribeTopics {
+        topics: Vec<String>,
+    },
 }
 
 impl Probe {
@@ -224,6 +241,17 @@ impl Probe {
             };
             probes.push(probe);
         }
+        let described: Vec<String> = needed
+            .iter()
+            .filter(|r| !decided(r))
+            .filter_map(|r| match (&r.operation, &r.resource) {
+                (Operation::Describe, Resource::Topic(t)) => Some(t.clone()),
+                _ => None,
+            })
+            .collect();
+        if !described.is_empty() {
+            probes.push(Probe::DescribeTopics { topics: described });
+        }
         // Topic rights of a request that needs no READ on its group (OffsetDelete): a probe
         // on its group of their own (its answer decides the topics only where the group is
         // readable).
@@ -243,11 +271,7 @@ impl Probe {
     /// The probe as a request frame (header and body, no size prefix).
     pub fn frame(&self, correlation_id: i32) -> Result<Bytes, String> {
         let mut out = BytesMut::new();
-        let (key, version) = match self {
-            Probe::Read { .. } => (ApiKey::OffsetCommit, OFFSET_COMMIT),
-            Probe::Describe { .. } => (ApiKey::FindCoordinator, FIND_COORDINATOR),
-            Probe::Delete { .. } => (ApiKey::OffsetDelete, OFFSET_DELETE),
-        };
+        let (key, version) = self.api();
         let header = RequestHeader::default()
             .with_request_api_key(key as i16)
             .with_request_api_version(version)
@@ -289,6 +313,18 @@ impl Probe {
                 Probe::Delete { group } => OffsetDeleteRequest::default()
                     .with_group_id(GroupId(StrBytes::from_string(group.clone())))
                     .encode(&mut out, version),
+                Probe::DescribeTopics { topics } => MetadataRequest::default()
+                    .with_topics(Some(
+                        topics
+                            .iter()
+                            .map(|t| {
+                                MetadataRequestTopic::default()
+                                    .with_name(Some(TopicName(StrBytes::from_string(t.clone()))))
+                            })
+                            .collect(),
+                    ))
+                    .with_allow_auto_topic_creation(false)
+                    .encode(&mut out, version),
             });
         encoded.map_err(|e| format!("cannot encode an authorization probe: {e}"))?;
         Ok(out.freeze())
@@ -320,12 +356,25 @@ impl Probe {
                 let denied = codes.iter().any(|(_, c)| *c == GROUP_AUTHORIZATION_FAILED);
                 vec![(Right::delete_group(group), !denied)]
             }
+            (Probe::DescribeTopics { topics }, Ok(codes)) => topics
+                .iter()
+                .map(|t| {
+                    let denied = codes
+                        .iter()
+                        .any(|(name, c)| name == t && *c == TOPIC_AUTHORIZATION_FAILED);
+                    (Right::describe_topic(t), !denied)
+                })
+                .collect(),
             (probe, Err(error)) => {
                 tracing::warn!(%error, ?probe, "an authorization probe's answer could not be read: denied");
                 match probe {
                     Probe::Read { group, .. } => vec![(Right::read_group(group), false)],
                     Probe::Describe { group } => vec![(Right::describe_group(group), false)],
                     Probe::Delete { group } => vec![(Right::delete_group(group), false)],
+                    Probe::DescribeTopics { topics } => topics
+                        .iter()
+                        .map(|t| (Right::describe_topic(t), false))
+                        .collect(),
                 }
             }
         }
@@ -334,11 +383,7 @@ impl Probe {
     /// The error codes of an answer, by topic where it has topics.
     fn codes(&self, mut frame: Bytes) -> Result<Vec<(String, i16)>, String> {
         use assignor_wire::guard;
-        let (key, version) = match self {
-            Probe::Read { .. } => (ApiKey::OffsetCommit, OFFSET_COMMIT),
-            Probe::Describe { .. } => (ApiKey::FindCoordinator, FIND_COORDINATOR),
-            Probe::Delete { .. } => (ApiKey::OffsetDelete, OFFSET_DELETE),
-        };
+        let (key, version) = self.api();
         guard::decode_from::<ResponseHeader>(&mut frame, key.response_header_version(version))
             .map_err(|e| e.to_string())?;
         Ok(match self {
@@ -364,7 +409,28 @@ impl Probe {
                     guard::decode(&frame, version).map_err(|e| e.to_string())?;
                 vec![(String::new(), r.error_code)]
             }
+            Probe::DescribeTopics { .. } => {
+                let r: MetadataResponse =
+                    guard::decode(&frame, version).map_err(|e| e.to_string())?;
+                r.topics
+                    .iter()
+                    .map(|t| {
+                        let name = t.name.as_ref().map(|n| n.to_string()).unwrap_or_default();
+                        (name, t.error_code)
+                    })
+                    .collect()
+            }
         })
+    }
+
+    /// The API and version the probe is sent at.
+    fn api(&self) -> (ApiKey, i16) {
+        match self {
+            Probe::Read { .. } => (ApiKey::OffsetCommit, OFFSET_COMMIT),
+            Probe::Describe { .. } => (ApiKey::FindCoordinator, FIND_COORDINATOR),
+            Probe::Delete { .. } => (ApiKey::OffsetDelete, OFFSET_DELETE),
+            Probe::DescribeTopics { .. } => (ApiKey::Metadata, METADATA),
+        }
     }
 }
 
@@ -466,6 +532,42 @@ mod tests {
         assert_eq!(
             probes[0].decide(Err("broken".into())),
             vec![(Right::read_group("g"), false)]
+        );
+    }
+
+    #[test]
+    fn a_consumer_heartbeat_describes_its_subscribed_topics_in_one_metadata_probe() {
+        use kafka_protocol::messages::ConsumerGroupHeartbeatRequest;
+        use kafka_protocol::messages::metadata_response::MetadataResponseTopic;
+        let request = RequestKind::ConsumerGroupHeartbeat(
+            ConsumerGroupHeartbeatRequest::default()
+                .with_group_id(GroupId(StrBytes::from_static_str("g")))
+                .with_subscribed_topic_names(Some(vec![
+                    TopicName(StrBytes::from_static_str("a")),
+                    TopicName(StrBytes::from_static_str("b")),
+                ])),
+        );
+        let needed = needs(&request, 0);
+        let probes = Probe::plan(&needed, |r| *r == Right::read_group("g"));
+        assert_eq!(
+            probes,
+            vec![Probe::DescribeTopics {
+                topics: vec!["a".into(), "b".into()]
+            }]
+        );
+        let topic = |name: &'static str, code| {
+            MetadataResponseTopic::default()
+                .with_name(Some(TopicName(StrBytes::from_static_str(name))))
+                .with_error_code(code)
+        };
+        let r = MetadataResponse::default().with_topics(vec![topic("a", 3), topic("b", 29)]);
+        let decided = probes[0].decide(Ok(answer(&r, ApiKey::Metadata, 9)));
+        assert_eq!(
+            decided,
+            vec![
+                (Right::describe_topic("a"), true),
+                (Right::describe_topic("b"), false)
+            ]
         );
     }
 
