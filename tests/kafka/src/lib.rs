@@ -178,6 +178,27 @@ impl KafkaCluster {
     /// Formats storage and starts `setup.nodes` nodes, returning once each of them answers
     /// Metadata listing all of them and a controller.
     pub fn start(setup: Setup) -> Result<KafkaCluster> {
+        // Free ports are found by binding port 0 and letting go, so another process (a host
+        // under test binding its own port 0) can take one before Kafka binds it: a node then
+        // dies with a BindException. Ports of the harness's own choosing are chosen again.
+        const ATTEMPTS: usize = 3;
+        let mut attempt = 1;
+        loop {
+            match KafkaCluster::start_once(&setup) {
+                Err(error)
+                    if attempt < ATTEMPTS
+                        && setup.ports.is_none()
+                        && setup.dir.is_none()
+                        && port_taken(&error) =>
+                {
+                    attempt += 1;
+                }
+                result => return result,
+            }
+        }
+    }
+
+    fn start_once(setup: &Setup) -> Result<KafkaCluster> {
         let libs = install::kafka_libs()?;
         anyhow::ensure!(
             (1..=9).contains(&setup.nodes),
@@ -412,6 +433,18 @@ pub fn shared() -> &'static KafkaCluster {
     })
 }
 
+/// Whether a failed start is a node that could not bind a listener's port.
+fn port_taken(error: &anyhow::Error) -> bool {
+    let text = format!("{error:#}");
+    [
+        "Address already in use",
+        "BindException",
+        "Unable to start acceptor",
+    ]
+    .iter()
+    .any(|m| text.contains(m))
+}
+
 /// `count` distinct ports that nothing listens on now (the kernel's ephemeral choices, all
 /// held until every one is chosen so none repeats).
 fn free_ports(count: usize) -> Result<Vec<u16>> {
@@ -422,4 +455,18 @@ fn free_ports(count: usize) -> Result<Vec<u16>> {
         .iter()
         .map(|l| l.local_addr().map(|a| a.port()))
         .collect::<std::io::Result<_>>()?)
+}
+
+#[cfg(test)]
+mod port_tests {
+    #[test]
+    fn a_node_that_could_not_bind_is_a_taken_port_and_other_failures_are_not() {
+        let bind = anyhow::anyhow!(
+            "Kafka node 1 exited while starting; its log ends:\n\
+             Caused by: java.net.BindException: Address already in use"
+        );
+        assert!(super::port_taken(&bind));
+        let other = anyhow::anyhow!("Kafka node 1 at 127.0.0.1:1 not ready after 60s");
+        assert!(!super::port_taken(&other));
+    }
 }
