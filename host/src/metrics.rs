@@ -369,6 +369,11 @@ impl Metrics {
         self.upstream.closed(reason);
     }
 
+    /// Counts a right refused to a client for request `api` on a `resource` type.
+    pub fn client_denial(&self, api: i16, resource: &str) {
+        self.upstream.denial(api_label(api), resource);
+    }
+
     /// Counts a connection opened to an upstream broker.
     pub fn upstream_connected(&self) {
         self.upstream.connected();

@@ -74,7 +74,7 @@ pub use event::{
     RebalanceReason, RemovalReason, RestoredGroup, RunOutcome, TimerKey,
 };
 pub use list_groups::CLASSIC;
-pub use responses::error_response;
+pub use responses::{error_response, txn_offset_commit_all};
 pub use snapshot::{
     ConsumerMemberSnapshot, ConsumerSnapshot, DeferredRebalance, GroupSnapshot, MemberSnapshot,
     ModuleState, OffsetRecord,

@@ -26,7 +26,7 @@ pub async fn handle(
     }
     // Kafka 4.0+: DESCRIBE on every subscribed topic name, or the whole request is refused.
     let mut subscribed = request.subscribed_topic_names.iter().flatten();
-    if subscribed.any(|t| !client.allows(&Right::describe_topic(t))) {
+    if subscribed.any(|t| !client.permits(&Right::describe_topic(t))) {
         return error_answer(
             header,
             &group_id,

@@ -18,7 +18,7 @@ pub async fn handle(
 ) -> DeleteGroupsResponse {
     let mut results = Vec::with_capacity(request.groups_names.len());
     for group_id in request.groups_names {
-        let error_code = if client.allows(&Right::delete_group(&group_id)) {
+        let error_code = if client.permits(&Right::delete_group(&group_id)) {
             driver
                 .call(group_id.as_str(), context(client, header), DeleteGroup)
                 .await

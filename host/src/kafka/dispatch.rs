@@ -89,7 +89,7 @@ pub async fn handle(broker: &Broker, client: &Client, request: Request) -> Outco
             ResponseKind::DescribeGroups(describe_groups::handle(driver, client, &header, r).await)
         }
         RequestKind::ListGroups(r) => {
-            ResponseKind::ListGroups(list_groups::handle(driver, r, version).await)
+            ResponseKind::ListGroups(list_groups::handle(driver, client, r, version).await)
         }
         RequestKind::ConsumerGroupHeartbeat(r) => ResponseKind::ConsumerGroupHeartbeat(
             consumer_group_heartbeat::handle(driver, client, &header, r).await,

@@ -46,7 +46,7 @@ fn coordinator_of(broker: &Broker, client: &Client, key_type: i8, key: &str) -> 
         return Err(refused);
     }
     // DESCRIBE on the group, as Kafka asks before it says where a group is.
-    if !client.allows(&Right::describe_group(key)) {
+    if !client.permits(&Right::describe_group(key)) {
         return Err((
             ResponseError::GroupAuthorizationFailed.code(),
             format!("Not authorized to access group: {key}"),

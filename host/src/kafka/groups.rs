@@ -9,7 +9,8 @@ use super::Client;
 use crate::coordinator::RequestContext;
 
 /// A group's `authorized_operations` in DescribeGroups and ConsumerGroupDescribe, as Kafka
-/// answers a principal allowed everything (the host has no ACLs): every operation of Kafka's
+/// answers a principal allowed everything (what the host answers, even in proxy mode with
+/// the cluster's ACLs: it does not ask the cluster for each operation): every operation of Kafka's
 /// `AclEntry.supportedOperations(GROUP)` as `AclOperation` bits: READ (3), DELETE (6),
 /// DESCRIBE (8), DESCRIBE_CONFIGS (10) and ALTER_CONFIGS (11), the last two since group
 /// configurations (KIP-848). Kafka 4.4 answers 3400; the conformance suite compares it.
@@ -41,10 +42,9 @@ pub fn refused<R: crate::coordinator::GroupCall + Clone>(
     right: &crate::kafka::proxy::authorize::Right,
     request: &R,
 ) -> Option<R::Answer> {
-    if client.allows(right) {
+    if client.permits(right) {
         return None;
     }
-    tracing::debug!(group = group_id, ?right, "refused by the cluster's ACLs");
     Some(error_answer(
         header,
         group_id,

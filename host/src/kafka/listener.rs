@@ -72,6 +72,9 @@ pub async fn run(
                 host: format!("/{}", peer.ip()),
                 peer,
                 rights: None,
+                api: -1,
+                principal: None,
+                metrics: broker.metrics.clone(),
             };
             let connection = Connection::new(
                 socket,

@@ -92,12 +92,34 @@ pub struct Client {
     /// Proxy mode with clients the cluster authenticated: the cluster's decisions on the
     /// rights this request needs (`proxy::authorize`); `None`: nothing is checked.
     pub rights: Option<Arc<proxy::authorize::Rights>>,
+    /// Where a refusal is told ([`Client::permits`]): the request's API, the principal the
+    /// cluster authenticated, the host's metrics.
+    pub api: i16,
+    pub principal: Option<Arc<str>>,
+    pub metrics: Option<Arc<crate::metrics::Metrics>>,
 }
 
 impl Client {
     /// Whether the client may do `right`: never on the host's own names, else always where
-    /// nothing is checked.
+    /// nothing is checked. Silent: for Kafka's filters (ListGroups, OffsetFetch of every
+    /// offset), which leave out what may not be seen without logging a denial.
     pub fn allows(&self, right: &proxy::authorize::Right) -> bool {
         !right.reserved() && self.rights.as_ref().is_none_or(|r| r.allows(right))
+    }
+
+    /// [`Client::allows`], and a refusal told: a debug line, the denials metric, a warning
+    /// at most every few seconds (`proxy::authorize::denied`). For the checks that answer an
+    /// authorization error.
+    pub fn permits(&self, right: &proxy::authorize::Right) -> bool {
+        let allowed = self.allows(right);
+        if !allowed {
+            proxy::authorize::denied(
+                self.api,
+                self.principal.as_deref(),
+                right,
+                self.metrics.as_deref(),
+            );
+        }
+        allowed
     }
 }

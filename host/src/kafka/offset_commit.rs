@@ -35,31 +35,31 @@ pub async fn handle(
     ) {
         return refused;
     }
-    let readable = |topic: &TopicName| client.allows(&Right::read_topic(topic));
+    let readable = |topic: &TopicName| client.permits(&Right::read_topic(topic));
     let catalog = broker.catalog.topics();
     let exists = |topic: &TopicName, partition: i32| {
         catalog
             .get(topic.as_str())
             .is_some_and(|t| (0..t.partition_count).contains(&partition))
     };
-    // The request's shape, to answer in its order.
-    let asked: Vec<(TopicName, Vec<i32>)> = request
-        .topics
+    // The request's shape, to answer in its order, with READ on each topic decided once.
+    let mut known = request;
+    let topics = std::mem::take(&mut known.topics);
+    let asked: Vec<(TopicName, Vec<i32>, bool)> = topics
         .iter()
         .map(|t| {
             (
                 t.name.clone(),
                 t.partitions.iter().map(|p| p.partition_index).collect(),
+                readable(&t.name),
             )
         })
         .collect();
-
-    let mut known = request.clone();
-    known.topics = request
-        .topics
+    known.topics = topics
         .into_iter()
-        .filter(|topic| readable(&topic.name))
-        .filter_map(|mut topic| {
+        .zip(&asked)
+        .filter(|(_, (_, _, readable))| *readable)
+        .filter_map(|(mut topic, _)| {
             topic
                 .partitions
                 .retain(|p| exists(&topic.name, p.partition_index));
@@ -86,11 +86,11 @@ pub async fn handle(
 
     let topics = asked
         .into_iter()
-        .map(|(name, partitions)| {
+        .map(|(name, partitions, readable)| {
             let partitions = partitions
                 .into_iter()
                 .map(|index| {
-                    let error_code = if !readable(&name) {
+                    let error_code = if !readable {
                         ResponseError::TopicAuthorizationFailed.code()
                     } else if exists(&name, index) {
                         // A partition the coordinator left out would be its bug; say so.

@@ -29,31 +29,34 @@ pub async fn handle(
     if let Some(refused) = refused(client, header, &group_id, &right, &request) {
         return refused;
     }
-    let readable = |topic: &TopicName| client.allows(&Right::read_topic(topic));
+    let readable = |topic: &TopicName| client.permits(&Right::read_topic(topic));
     let catalog = broker.catalog.topics();
     let exists = |topic: &TopicName, partition: i32| {
         catalog
             .get(topic.as_str())
             .is_some_and(|t| (0..t.partition_count).contains(&partition))
     };
-    let asked: Vec<(TopicName, Vec<i32>)> = request
-        .topics
+    // The request's shape, to answer in its order, with READ on each topic decided once.
+    let mut known = request;
+    let topics = std::mem::take(&mut known.topics);
+    let asked: Vec<(TopicName, Vec<i32>, bool)> = topics
         .iter()
         .map(|t| {
             let partitions = t.partitions.iter().map(|p| p.partition_index).collect();
-            (t.name.clone(), partitions)
+            (t.name.clone(), partitions, readable(&t.name))
         })
         .collect();
-    let mut known = request.clone();
-    known.topics.retain_mut(|topic| {
-        if !readable(&topic.name) {
-            return false;
-        }
-        topic
-            .partitions
-            .retain(|p| exists(&topic.name, p.partition_index));
-        !topic.partitions.is_empty()
-    });
+    known.topics = topics
+        .into_iter()
+        .zip(&asked)
+        .filter(|(_, (_, _, readable))| *readable)
+        .filter_map(|(mut topic, _)| {
+            topic
+                .partitions
+                .retain(|p| exists(&topic.name, p.partition_index));
+            (!topic.partitions.is_empty()).then_some(topic)
+        })
+        .collect();
     let answer = broker
         .driver
         .call(&group_id, context(client, header), known)
@@ -73,11 +76,11 @@ pub async fn handle(
         .collect();
     let topics = asked
         .into_iter()
-        .map(|(name, partitions)| {
+        .map(|(name, partitions, readable)| {
             let partitions = partitions
                 .into_iter()
                 .map(|index| {
-                    let error_code = if !readable(&name) {
+                    let error_code = if !readable {
                         ResponseError::TopicAuthorizationFailed.code()
                     } else if exists(&name, index) {
                         decided

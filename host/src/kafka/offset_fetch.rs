@@ -5,6 +5,11 @@
 //! one [`OffsetFetchQuery`] to the coordinator and the answers are assembled in request order.
 //! The group-level error goes where the version puts it: top level in v2-7, per group in v8+,
 //! and copied into every partition in v1 (offset -1, empty metadata), as Kafka does.
+//!
+//! Authorized as KafkaApis does: DESCRIBE on the group, else GROUP_AUTHORIZATION_FAILED for
+//! it; DESCRIBE on each named topic, else its partitions answer TOPIC_AUTHORIZATION_FAILED
+//! (offset -1, after the allowed topics); and when every committed offset is asked for, the
+//! topics the principal may not describe are left out without a word.
 
 use kafka_protocol::messages::offset_fetch_response::{
     OffsetFetchResponseGroup, OffsetFetchResponsePartition, OffsetFetchResponsePartitions,
@@ -16,7 +21,7 @@ use kafka_protocol::protocol::StrBytes;
 use super::Client;
 use super::groups::{context, refused};
 use super::proxy::authorize::Right;
-use crate::coordinator::{OffsetFetchQuery, PartitionOffset};
+use crate::coordinator::{OffsetFetchQuery, OffsetFetchResult, PartitionOffset};
 use crate::driver::Driver;
 
 pub async fn handle(
@@ -40,15 +45,7 @@ pub async fn handle(
                 member_id: group.member_id.map(|m| m.to_string()),
                 member_epoch: group.member_epoch,
             };
-            let right = Right::describe_group(&group.group_id);
-            let result = match refused(client, header, &group.group_id, &right, &query) {
-                Some(refused) => refused,
-                None => {
-                    driver
-                        .call(group.group_id.as_str(), context(client, header), query)
-                        .await
-                }
-            };
+            let result = fetch(driver, client, header, &group.group_id, query).await;
             answered.push(
                 OffsetFetchResponseGroup::default()
                     .with_group_id(group.group_id)
@@ -80,15 +77,7 @@ pub async fn handle(
         member_id: None,
         member_epoch: -1,
     };
-    let right = Right::describe_group(&request.group_id);
-    let result = match refused(client, header, &request.group_id, &right, &query) {
-        Some(refused) => refused,
-        None => {
-            driver
-                .call(request.group_id.as_str(), context(client, header), query)
-                .await
-        }
-    };
+    let result = fetch(driver, client, header, &request.group_id, query).await;
     let group_error = result.error_code;
     let topics = result
         .topics
@@ -116,6 +105,53 @@ pub async fn handle(
         response.error_code = group_error;
     }
     response
+}
+
+/// One group's offsets as the principal may see them (module docs).
+async fn fetch(
+    driver: &Driver,
+    client: &Client,
+    header: &RequestHeader,
+    group_id: &str,
+    mut query: OffsetFetchQuery,
+) -> OffsetFetchResult {
+    let right = Right::describe_group(group_id);
+    if let Some(refused) = refused(client, header, group_id, &right, &query) {
+        return refused;
+    }
+    let mut denied = Vec::new();
+    if let Some(topics) = query.topics.as_mut() {
+        let (allowed, refused): (Vec<_>, Vec<_>) = topics
+            .drain(..)
+            .partition(|(name, _)| client.permits(&Right::describe_topic(name)));
+        *topics = allowed;
+        denied = refused;
+    }
+    let every_topic = query.topics.is_none();
+    let mut result = driver.call(group_id, context(client, header), query).await;
+    if every_topic {
+        // Kafka's silent filter: nothing told.
+        result
+            .topics
+            .retain(|(name, _)| client.allows(&Right::describe_topic(name)));
+    }
+    let code = kafka_protocol::ResponseError::TopicAuthorizationFailed.code();
+    result
+        .topics
+        .extend(denied.into_iter().map(|(name, partitions)| {
+            let partitions = partitions
+                .into_iter()
+                .map(|partition_index| PartitionOffset {
+                    partition_index,
+                    committed_offset: -1,
+                    committed_leader_epoch: -1,
+                    metadata: Some(String::new()),
+                    error_code: code,
+                })
+                .collect();
+            (name, partitions)
+        }));
+    result
 }
 
 fn topic(name: String) -> TopicName {

@@ -11,14 +11,16 @@
 //! unusable is logged and the previous configuration kept, so a half-written rotation never
 //! stops the listener.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
+use rustls::pki_types::PrivateKeyDer;
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::server::WebPkiClientVerifier;
 use serde::{Deserialize, Serialize};
+
+use crate::upstream::connection::certificates;
 
 /// `kafka.tls_client_auth`, Kafka's `ssl.client.auth`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -118,7 +120,7 @@ fn acceptor(files: &ServerFiles) -> Result<tokio_rustls::TlsAcceptor, String> {
         }
         (auth, Some(ca)) => {
             let mut roots = rustls::RootCertStore::empty();
-            for cert in certificates(ca, "tls_ca_location")? {
+            for cert in certificates(ca, "kafka.tls_ca_location")? {
                 roots
                     .add(cert)
                     .map_err(|e| format!("kafka.tls_ca_location {}: {e}", ca.display()))?;
@@ -135,7 +137,7 @@ fn acceptor(files: &ServerFiles) -> Result<tokio_rustls::TlsAcceptor, String> {
             builder.with_client_cert_verifier(verifier)
         }
     };
-    let chain = certificates(&files.certificate, "tls_certificate_location")?;
+    let chain = certificates(&files.certificate, "kafka.tls_certificate_location")?;
     let key = PrivateKeyDer::from_pem_file(&files.key).map_err(|e| {
         format!(
             "kafka.tls_key_location {}: no PEM private key: {e}",
@@ -146,19 +148,6 @@ fn acceptor(files: &ServerFiles) -> Result<tokio_rustls::TlsAcceptor, String> {
         format!("kafka.tls_certificate_location and tls_key_location do not make a pair: {e}")
     })?;
     Ok(tokio_rustls::TlsAcceptor::from(Arc::new(config)))
-}
-
-fn certificates(path: &Path, setting: &str) -> Result<Vec<CertificateDer<'static>>, String> {
-    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(path)
-        .and_then(|iter| iter.collect())
-        .map_err(|e| format!("kafka.{setting} {}: {e}", path.display()))?;
-    if certs.is_empty() {
-        return Err(format!(
-            "kafka.{setting} {}: no PEM certificate in it",
-            path.display()
-        ));
-    }
-    Ok(certs)
 }
 
 #[cfg(test)]

@@ -9,14 +9,12 @@
 //! (the connection refuses it before decoding, as any API not offered); reaching this file
 //! without an upstream is a bug, answered with a closed connection.
 
-use kafka_protocol::messages::txn_offset_commit_response::{
-    TxnOffsetCommitResponsePartition, TxnOffsetCommitResponseTopic,
-};
 use kafka_protocol::messages::{RequestHeader, TxnOffsetCommitRequest, TxnOffsetCommitResponse};
 
 use super::groups::{context, refused};
 use super::proxy::authorize::Right;
 use super::{Broker, Client};
+use crate::coordinator::txn_offset_commit_all;
 
 /// The answer, or `None` on a host without an upstream (never served there).
 pub async fn handle(
@@ -33,43 +31,24 @@ pub async fn handle(
     }
     // READ on each topic: one refused answers TOPIC_AUTHORIZATION_FAILED for the request's
     // partitions of it; the others go on, as in Kafka.
-    let (allowed, denied): (Vec<_>, Vec<_>) = request
-        .topics
-        .iter()
-        .cloned()
-        .partition(|t| client.allows(&Right::read_topic(&t.name)));
-    if !denied.is_empty() {
-        let code = kafka_protocol::ResponseError::TopicAuthorizationFailed.code();
-        let refused_topics = denied.iter().map(|t| {
-            TxnOffsetCommitResponseTopic::default()
-                .with_name(t.name.clone())
-                .with_partitions(
-                    t.partitions
-                        .iter()
-                        .map(|p| {
-                            TxnOffsetCommitResponsePartition::default()
-                                .with_partition_index(p.partition_index)
-                                .with_error_code(code)
-                        })
-                        .collect(),
-                )
-        });
-        let mut response = TxnOffsetCommitResponse::default();
-        if !allowed.is_empty() {
-            let mut rest = request;
-            rest.topics = allowed;
-            response = broker
-                .driver
-                .call(&group_id, context(client, header), rest)
-                .await;
-        }
-        response.topics.extend(refused_topics);
-        return Some(response);
-    }
-    Some(
+    let mut request = request;
+    let (allowed, denied): (Vec<_>, Vec<_>) = std::mem::take(&mut request.topics)
+        .into_iter()
+        .partition(|t| client.permits(&Right::read_topic(&t.name)));
+    let any_allowed = !allowed.is_empty();
+    request.topics = allowed;
+    let mut response = if denied.is_empty() || any_allowed {
         broker
             .driver
             .call(&group_id, context(client, header), request)
-            .await,
-    )
+            .await
+    } else {
+        TxnOffsetCommitResponse::default()
+    };
+    let code = kafka_protocol::ResponseError::TopicAuthorizationFailed.code();
+    let refused = TxnOffsetCommitRequest::default().with_topics(denied);
+    response
+        .topics
+        .extend(txn_offset_commit_all(&refused, code).topics);
+    Some(response)
 }

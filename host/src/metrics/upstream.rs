@@ -31,6 +31,12 @@ struct AuthenticationLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct DenialLabels {
+    api: String,
+    resource: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ReasonLabels {
     reason: String,
 }
@@ -51,6 +57,7 @@ pub(super) struct UpstreamMetrics {
     refused: Gauge,
     authentications: Family<AuthenticationLabels, Counter>,
     closed: Family<ReasonLabels, Counter>,
+    denials: Family<DenialLabels, Counter>,
 }
 
 /// Upstream round trips: 20 us (loopback) to about 80 s (a long-poll Fetch).
@@ -70,6 +77,7 @@ impl UpstreamMetrics {
             refused: Gauge::default(),
             authentications: Family::default(),
             closed: Family::default(),
+            denials: Family::default(),
         };
         registry.register(
             "upstream_requests",
@@ -120,7 +128,24 @@ impl UpstreamMetrics {
              the host answers after the SASL session expired (expired)",
             m.closed.clone(),
         );
+        registry.register(
+            "client_denials",
+            "Rights the cluster refused a client (kafka.authentication = \"upstream\") for a \
+             request the host answers, or refused on the host's own names, by API and resource \
+             type (group, topic, cluster); silent filters (ListGroups, OffsetFetch of every \
+             offset) are not counted, as Kafka does not log them",
+            m.denials.clone(),
+        );
         m
+    }
+
+    pub(super) fn denial(&self, api: String, resource: &str) {
+        self.denials
+            .get_or_create(&DenialLabels {
+                api,
+                resource: resource.to_owned(),
+            })
+            .inc();
     }
 
     pub(super) fn authentication(&self, mechanism: &str, result: &str) {

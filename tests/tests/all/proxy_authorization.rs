@@ -5,7 +5,8 @@
 //! refused request would have changed is read back from Kafka directly: nothing; nor do the
 //! host's questions change anything there.
 //!
-//! ACLs: alice may READ groups `shop-*` (prefixed) and READ topic `orders`; bob nothing.
+//! ACLs: alice may READ groups `shop-*` (prefixed) and READ topic `orders`; bob nothing. The
+//! listing test adds its own (`books-1`, `ledger`), so the two may share one Kafka node.
 
 use assignor_host::upstream::connection::Connection;
 use assignor_host::upstream::connection::security::SaslMechanism;
@@ -15,25 +16,31 @@ use kafka_protocol::messages::join_group_request::JoinGroupRequestProtocol;
 use kafka_protocol::messages::offset_commit_request::{
     OffsetCommitRequestPartition, OffsetCommitRequestTopic,
 };
-use kafka_protocol::messages::offset_fetch_request::OffsetFetchRequestGroup;
+use kafka_protocol::messages::offset_fetch_request::{
+    OffsetFetchRequestGroup, OffsetFetchRequestTopic, OffsetFetchRequestTopics,
+};
 use kafka_protocol::messages::{
     ConsumerGroupHeartbeatRequest, CreateAclsRequest, DeleteGroupsRequest, DescribeGroupsRequest,
-    FindCoordinatorRequest, GroupId, HeartbeatRequest, JoinGroupRequest, OffsetCommitRequest,
-    OffsetFetchRequest,
+    FindCoordinatorRequest, GroupId, HeartbeatRequest, JoinGroupRequest, ListGroupsRequest,
+    OffsetCommitRequest, OffsetFetchRequest,
 };
 
-use super::admin_support::Admin;
+use super::admin_support::{Admin, sample};
 use super::proxy_support::{create_on_kafka, login, offset_fetch, sasl_host, shared_kafka};
 
 const GROUP_AUTHORIZATION_FAILED: i16 = 30;
 const TOPIC_AUTHORIZATION_FAILED: i16 = 29;
 
 fn acl(resource_type: i8, name: &str, pattern: i8) -> AclCreation {
+    acl_for("User:alice", resource_type, name, pattern)
+}
+
+fn acl_for(principal: &str, resource_type: i8, name: &str, pattern: i8) -> AclCreation {
     AclCreation::default()
         .with_resource_type(resource_type)
         .with_resource_name(str(name))
         .with_resource_pattern_type(pattern)
-        .with_principal(str("User:alice"))
+        .with_principal(str(principal))
         .with_host(str("*"))
         .with_operation(3) // READ
         .with_permission_type(3) // ALLOW
@@ -243,5 +250,224 @@ async fn each_group_api_is_held_to_the_clients_own_acls_on_kafka() {
     assert_eq!(deleted.results[0].error_code, GROUP_AUTHORIZATION_FAILED);
     let still = direct.call(&offset_fetch("shop-1", &[0]), 7).await.unwrap();
     assert_eq!(still.topics[0].partitions[0].committed_offset, 5);
+
+    // Each refusal above counted once, by API and resource type.
+    let metrics = Admin::new(&host).scrape().await;
+    for (api, resource, count) in [
+        ("FindCoordinator", "group", 2.0),
+        ("JoinGroup", "group", 1.0),
+        ("OffsetCommit", "group", 1.0),
+        ("OffsetCommit", "topic", 1.0),
+        ("OffsetFetch", "group", 2.0),
+        ("ConsumerGroupHeartbeat", "topic", 1.0),
+        ("DeleteGroups", "group", 1.0),
+    ] {
+        let name =
+            format!("assignor_host_client_denials_total{{api=\"{api}\",resource=\"{resource}\"}}");
+        assert_eq!(sample(&metrics, &name), count, "{name} in\n{metrics}");
+    }
+    host.stop().await;
+}
+
+/// `user`'s own connection to Kafka itself (SASL_SSL, SCRAM-SHA-512), to ask it what it
+/// answers the same principal.
+async fn on_kafka_as(kafka: &kafka_harness::KafkaCluster, user: &str) -> Connection {
+    use assignor_host::upstream::connection::{
+        Secret, Security, SecurityProtocol, SecuritySettings,
+    };
+    let settings = SecuritySettings {
+        security_protocol: SecurityProtocol::SaslSsl,
+        sasl_mechanism: Some(SaslMechanism::ScramSha512),
+        sasl_username: Some(user.to_owned()),
+        sasl_password: Some(Secret::new(format!("{user}-secret"))),
+        ssl_ca_location: Some(kafka.state().tls.ca.clone()),
+        ..SecuritySettings::default()
+    };
+    let security = Security::load(&settings).expect("client settings");
+    Connection::open(
+        kafka.sasl_ssl_bootstrap(),
+        &security,
+        std::time::Duration::from_secs(20),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{user} logs in to Kafka: {e}"))
+}
+
+/// `(topic, partition, committed offset, error)` of an OffsetFetch answer's one group, sorted.
+fn offsets_of(
+    topics: impl IntoIterator<Item = (String, Vec<(i32, i64, i16)>)>,
+) -> Vec<(String, i32, i64, i16)> {
+    let mut rows: Vec<_> = topics
+        .into_iter()
+        .flat_map(|(t, ps)| ps.into_iter().map(move |(p, o, e)| (t.clone(), p, o, e)))
+        .collect();
+    rows.sort();
+    rows
+}
+
+/// What Kafka filters without an error, the host filters the same way: OffsetFetch of every
+/// committed offset leaves out topics the principal may not DESCRIBE, and a named one it may
+/// not DESCRIBE answers TOPIC_AUTHORIZATION_FAILED (offset -1), the same answers Kafka gives
+/// alice for the same offsets; ListGroups lists every group to a principal with DESCRIBE on
+/// the cluster (admin, a super user) and to any other only the groups it may DESCRIBE.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn listings_leave_out_what_kafka_leaves_out() {
+    let kafka = shared_kafka().await;
+    let mut direct = create_on_kafka(kafka, "ledger", 1, 1).await;
+    create_on_kafka(kafka, "hidden", 1, 1).await;
+    let acls = CreateAclsRequest::default().with_creations(vec![
+        acl_for("User:alice", 3, "books-1", 3), // GROUP books-1 LITERAL
+        acl_for("User:alice", 2, "ledger", 3),  // TOPIC ledger LITERAL
+    ]);
+    let created = direct.call(&acls, 3).await.unwrap();
+    assert!(
+        created.results.iter().all(|r| r.error_code == 0),
+        "{created:?}"
+    );
+    let host = sasl_host(kafka).await;
+    host.wait_for_topic("ledger", 1).await;
+    host.wait_for_topic("hidden", 1).await;
+    let mut admin = as_user(&host, "admin").await;
+    for group in ["books-1", "books-2"] {
+        let codes = commit_codes(
+            &mut admin,
+            &commit(group, &[("ledger", 0, 3), ("hidden", 0, 4)]),
+        )
+        .await;
+        assert_eq!(codes, [0, 0], "admin's commit for {group}");
+    }
+    let mut alice = as_user(&host, "alice").await;
+    let mut alice_on_kafka = on_kafka_as(kafka, "alice").await;
+
+    // OffsetFetch of every committed offset (v7 and the batched v8): `hidden` left out.
+    let every = OffsetFetchRequest::default()
+        .with_group_id(GroupId(str("books-1")))
+        .with_topics(None);
+    let rows = |r: kafka_protocol::messages::OffsetFetchResponse| {
+        offsets_of(r.topics.into_iter().map(|t| {
+            let ps = t
+                .partitions
+                .iter()
+                .map(|p| (p.partition_index, p.committed_offset, p.error_code));
+            (t.name.to_string(), ps.collect())
+        }))
+    };
+    let through_host = rows(alice.call(&every, 7).await.unwrap());
+    assert_eq!(
+        through_host,
+        [("ledger".to_owned(), 0, 3, 0)],
+        "every offset, v7"
+    );
+    let from_kafka = rows(alice_on_kafka.call(&every, 7).await.unwrap());
+    assert_eq!(
+        through_host, from_kafka,
+        "the host's answer and Kafka's, v7"
+    );
+
+    let batched_rows = |r: kafka_protocol::messages::OffsetFetchResponse| {
+        assert_eq!(r.groups.len(), 1, "{r:?}");
+        assert_eq!(r.groups[0].error_code, 0, "{r:?}");
+        offsets_of(r.groups[0].topics.iter().map(|t| {
+            let ps = t
+                .partitions
+                .iter()
+                .map(|p| (p.partition_index, p.committed_offset, p.error_code));
+            (t.name.to_string(), ps.collect())
+        }))
+    };
+    let every_batched = OffsetFetchRequest::default().with_groups(vec![
+        OffsetFetchRequestGroup::default()
+            .with_group_id(GroupId(str("books-1")))
+            .with_topics(None),
+    ]);
+    let through_host = batched_rows(alice.call(&every_batched, 8).await.unwrap());
+    assert_eq!(
+        through_host,
+        [("ledger".to_owned(), 0, 3, 0)],
+        "every offset, v8"
+    );
+    let from_kafka = batched_rows(alice_on_kafka.call(&every_batched, 8).await.unwrap());
+    assert_eq!(
+        through_host, from_kafka,
+        "the host's answer and Kafka's, v8"
+    );
+
+    // Named topics: `hidden` answers TOPIC_AUTHORIZATION_FAILED, as on Kafka.
+    let named = OffsetFetchRequest::default()
+        .with_group_id(GroupId(str("books-1")))
+        .with_topics(Some(
+            ["ledger", "hidden"]
+                .map(|t| {
+                    OffsetFetchRequestTopic::default()
+                        .with_name(topic_name(t))
+                        .with_partition_indexes(vec![0])
+                })
+                .to_vec(),
+        ));
+    let through_host = rows(alice.call(&named, 7).await.unwrap());
+    assert_eq!(
+        through_host,
+        [
+            ("hidden".to_owned(), 0, -1, TOPIC_AUTHORIZATION_FAILED),
+            ("ledger".to_owned(), 0, 3, 0)
+        ],
+        "named topics, v7"
+    );
+    let from_kafka = rows(alice_on_kafka.call(&named, 7).await.unwrap());
+    assert_eq!(
+        through_host, from_kafka,
+        "the host's answer and Kafka's, named, v7"
+    );
+    let named_batched = OffsetFetchRequest::default().with_groups(vec![
+        OffsetFetchRequestGroup::default()
+            .with_group_id(GroupId(str("books-1")))
+            .with_topics(Some(
+                ["ledger", "hidden"]
+                    .map(|t| {
+                        OffsetFetchRequestTopics::default()
+                            .with_name(topic_name(t))
+                            .with_partition_indexes(vec![0])
+                    })
+                    .to_vec(),
+            )),
+    ]);
+    let through_host = batched_rows(alice.call(&named_batched, 8).await.unwrap());
+    let from_kafka = batched_rows(alice_on_kafka.call(&named_batched, 8).await.unwrap());
+    assert_eq!(
+        through_host, from_kafka,
+        "the host's answer and Kafka's, named, v8"
+    );
+    assert!(
+        through_host.contains(&("hidden".to_owned(), 0, -1, TOPIC_AUTHORIZATION_FAILED)),
+        "{through_host:?}"
+    );
+
+    // ListGroups: admin (a super user: DESCRIBE CLUSTER) sees both, alice only hers, bob none.
+    let listed = |r: kafka_protocol::messages::ListGroupsResponse| {
+        assert_eq!(r.error_code, 0, "{r:?}");
+        let mut names: Vec<String> = r.groups.iter().map(|g| g.group_id.to_string()).collect();
+        names.sort();
+        names
+    };
+    let list = ListGroupsRequest::default();
+    assert_eq!(
+        listed(admin.call(&list, 4).await.unwrap()),
+        ["books-1", "books-2"]
+    );
+    assert_eq!(listed(alice.call(&list, 4).await.unwrap()), ["books-1"]);
+    let mut bob = as_user(&host, "bob").await;
+    assert!(listed(bob.call(&list, 4).await.unwrap()).is_empty());
+
+    // Kafka's silent filters count no denial; the named `hidden` (v7 and v8) does.
+    let metrics = Admin::new(&host).scrape().await;
+    let denials: Vec<&str> = metrics
+        .lines()
+        .filter(|l| l.starts_with("assignor_host_client_denials_total{"))
+        .collect();
+    assert_eq!(
+        denials,
+        ["assignor_host_client_denials_total{api=\"OffsetFetch\",resource=\"topic\"} 2"],
+        "{metrics}"
+    );
     host.stop().await;
 }

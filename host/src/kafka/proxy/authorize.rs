@@ -9,9 +9,11 @@
 //! |---|---|---|---|
 //! | READ GROUP g | JoinGroup, SyncGroup, Heartbeat, LeaveGroup, ConsumerGroupHeartbeat, OffsetCommit, TxnOffsetCommit | OffsetCommit v8 of g, generation -1, member "", each topic of the request (or a dummy) at partition `i32::MAX` | a partition answers GROUP_AUTHORIZATION_FAILED |
 //! | READ TOPIC t | OffsetCommit, TxnOffsetCommit, OffsetDelete | the same probe | t's partition answers TOPIC_AUTHORIZATION_FAILED |
-//! | DESCRIBE GROUP g | FindCoordinator, OffsetFetch, DescribeGroups, ConsumerGroupDescribe | FindCoordinator v3 for g | GROUP_AUTHORIZATION_FAILED |
+//! | DESCRIBE GROUP g | FindCoordinator, OffsetFetch, DescribeGroups, ConsumerGroupDescribe, ListGroups' filter | FindCoordinator v4 for every such group of the request in one | g's key answers GROUP_AUTHORIZATION_FAILED |
 //! | DELETE GROUP g | DeleteGroups, OffsetDelete | OffsetDelete v0 of g with no topics | GROUP_AUTHORIZATION_FAILED |
-//! | DESCRIBE TOPIC t | ConsumerGroupHeartbeat's subscribed names (Kafka 4.0+) | Metadata v9 of the topics, no auto-creation | t answers TOPIC_AUTHORIZATION_FAILED |
+//! | DESCRIBE TOPIC t | ConsumerGroupHeartbeat's subscribed names (Kafka 4.0+), OffsetFetch's named topics | Metadata v9 of the topics, no auto-creation | t answers TOPIC_AUTHORIZATION_FAILED |
+//! | DESCRIBE TOPIC, every topic | OffsetFetch of every committed offset (its silent filter) | Metadata v9 of every topic (Kafka lists only those the principal may describe) | t is not listed |
+//! | DESCRIBE CLUSTER | ListGroups (allowed: every group; else only those with DESCRIBE GROUP) | DescribeCluster v0 with the cluster's authorized operations | bit 8 (DESCRIBE) unset |
 //!
 //! Kafka checks these before it routes to a coordinator, so any broker answers them, and
 //! none of them writes anything: the commit names a partition that does not exist, which
@@ -33,9 +35,10 @@ use kafka_protocol::messages::offset_commit_request::{
     OffsetCommitRequestPartition, OffsetCommitRequestTopic,
 };
 use kafka_protocol::messages::{
-    ApiKey, FindCoordinatorRequest, FindCoordinatorResponse, GroupId, MetadataRequest,
-    MetadataResponse, OffsetCommitRequest, OffsetCommitResponse, OffsetDeleteRequest,
-    OffsetDeleteResponse, RequestHeader, RequestKind, ResponseHeader, TopicName,
+    ApiKey, DescribeClusterRequest, DescribeClusterResponse, FindCoordinatorRequest,
+    FindCoordinatorResponse, GroupId, MetadataRequest, MetadataResponse, OffsetCommitRequest,
+    OffsetCommitResponse, OffsetDeleteRequest, OffsetDeleteResponse, RequestHeader, RequestKind,
+    ResponseHeader, TopicName,
 };
 use kafka_protocol::protocol::{Encodable, StrBytes};
 
@@ -43,29 +46,34 @@ use kafka_protocol::protocol::{Encodable, StrBytes};
 pub const TTL: Duration = Duration::from_secs(30);
 
 /// Kafka's error codes the probes read.
-const GROUP_AUTHORIZATION_FAILED: i16 = 30;
-const TOPIC_AUTHORIZATION_FAILED: i16 = 29;
+const GROUP_AUTHORIZATION_FAILED: i32 = 30;
+const TOPIC_AUTHORIZATION_FAILED: i32 = 29;
 
 /// The topic a READ GROUP probe names when the request names none: a legal name no client
 /// may use (the host's own prefix), so the probe never touches a real topic's offsets.
 const PROBE_TOPIC: &str = "__assignor_host.probe";
 
 const OFFSET_COMMIT: i16 = 8;
-const FIND_COORDINATOR: i16 = 3;
+const FIND_COORDINATOR: i16 = 4;
+const DESCRIBE_CLUSTER: i16 = 0;
+
+/// Kafka's `AclOperation.DESCRIBE` bit in an `authorized_operations` field.
+const DESCRIBE_BIT: i32 = 1 << 8;
 const OFFSET_DELETE: i16 = 0;
 const METADATA: i16 = 9;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Operation {
     Read,
     Describe,
     Delete,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Resource {
     Group(String),
     Topic(String),
+    Cluster,
 }
 
 /// The prefix of the host's own groups and topics (a cluster's node group, shard topic and
@@ -73,7 +81,7 @@ pub enum Resource {
 pub const RESERVED_PREFIX: &str = "__assignor_host.";
 
 /// One right: an operation on a resource.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Right {
     pub operation: Operation,
     pub resource: Resource,
@@ -84,6 +92,7 @@ impl Right {
     pub fn reserved(&self) -> bool {
         match &self.resource {
             Resource::Group(name) | Resource::Topic(name) => name.starts_with(RESERVED_PREFIX),
+            Resource::Cluster => false,
         }
     }
 
@@ -117,7 +126,68 @@ impl Right {
             resource: Resource::Topic(t.to_owned()),
         }
     }
+    pub fn describe_cluster() -> Right {
+        Right {
+            operation: Operation::Describe,
+            resource: Resource::Cluster,
+        }
+    }
 }
+
+/// Tells that `right` was refused for a request of `api`: one debug line each, the denials
+/// metric, and a warning at most every [`WARN_EVERY`] with how many were refused since the
+/// last one (a client retrying a refused commit would otherwise fill the log).
+pub fn denied(
+    api: i16,
+    principal: Option<&str>,
+    right: &Right,
+    metrics: Option<&crate::metrics::Metrics>,
+) {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static SINCE_WARNING: AtomicU64 = AtomicU64::new(0);
+    static LAST_WARNING_MS: AtomicU64 = AtomicU64::new(0);
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    let api_name = ApiKey::try_from(api).map_or_else(|()| api.to_string(), |k| format!("{k:?}"));
+    let resource = match right.resource {
+        Resource::Group(_) => "group",
+        Resource::Topic(_) => "topic",
+        Resource::Cluster => "cluster",
+    };
+    let why = if right.reserved() {
+        "a name of the host's own"
+    } else {
+        "the cluster's ACLs"
+    };
+    tracing::debug!(api = %api_name, principal, ?right, "refused by {why}");
+    if let Some(metrics) = metrics {
+        metrics.client_denial(api, resource);
+    }
+    let refused = SINCE_WARNING.fetch_add(1, Ordering::Relaxed) + 1;
+    let now = START
+        .get_or_init(std::time::Instant::now)
+        .elapsed()
+        .as_millis() as u64;
+    let last = LAST_WARNING_MS.load(Ordering::Relaxed);
+    let due = last == 0 || now.saturating_sub(last) >= WARN_EVERY.as_millis() as u64;
+    if due
+        && LAST_WARNING_MS
+            .compare_exchange(last, now.max(1), Ordering::Relaxed, Ordering::Relaxed)
+            .is_ok()
+    {
+        SINCE_WARNING.store(0, Ordering::Relaxed);
+        tracing::warn!(
+            refused,
+            latest_api = %api_name,
+            latest_principal = principal,
+            latest = ?right,
+            "requests refused by the cluster's ACLs or on the host's own names since the last \
+             such warning (each one at debug)"
+        );
+    }
+}
+
+/// The least time between two warnings of [`denied`].
+pub const WARN_EVERY: Duration = Duration::from_secs(10);
 
 /// The cluster's decisions for one request: every right [`needs`] listed is in it.
 #[derive(Debug, Default, Clone)]
@@ -139,10 +209,22 @@ impl Rights {
     }
 }
 
-/// The rights a request needs, by Kafka's table (module docs). ListGroups needs none here (it
-/// is not filtered yet: docs/operating.md).
-pub fn needs(request: &RequestKind, version: i16) -> Vec<Right> {
+/// What a request needs decided before the host acts on it.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Needs {
+    /// Its rights, by Kafka's table (module docs), sorted, each once.
+    pub rights: Vec<Right>,
+    /// OffsetFetch of every committed offset: which topics the principal may describe (Kafka
+    /// drops the others from the answer without a word).
+    pub every_topic: bool,
+}
+
+/// What `request` needs. ListGroups needs DESCRIBE CLUSTER here, and DESCRIBE on each group
+/// the host has, which only the host's list knows: the connection adds those
+/// ([`Needs::groups`]).
+pub fn needs(request: &RequestKind, version: i16) -> Needs {
     let mut rights = Vec::new();
+    let mut every_topic = false;
     match request {
         RequestKind::JoinGroup(r) => rights.push(Right::read_group(&r.group_id)),
         RequestKind::SyncGroup(r) => rights.push(Right::read_group(&r.group_id)),
@@ -166,9 +248,25 @@ pub fn needs(request: &RequestKind, version: i16) -> Vec<Right> {
             rights.extend(r.topics.iter().map(|t| Right::read_topic(&t.name)));
         }
         RequestKind::OffsetFetch(r) if version >= 8 => {
-            rights.extend(r.groups.iter().map(|g| Right::describe_group(&g.group_id)));
+            for group in &r.groups {
+                rights.push(Right::describe_group(&group.group_id));
+                match &group.topics {
+                    Some(topics) => {
+                        rights.extend(topics.iter().map(|t| Right::describe_topic(&t.name)))
+                    }
+                    None => every_topic = true,
+                }
+            }
         }
-        RequestKind::OffsetFetch(r) => rights.push(Right::describe_group(&r.group_id)),
+        RequestKind::OffsetFetch(r) => {
+            rights.push(Right::describe_group(&r.group_id));
+            match &r.topics {
+                Some(topics) => {
+                    rights.extend(topics.iter().map(|t| Right::describe_topic(&t.name)))
+                }
+                None => every_topic = true,
+            }
+        }
         RequestKind::DescribeGroups(r) => {
             rights.extend(r.groups.iter().map(|g| Right::describe_group(g)));
         }
@@ -185,11 +283,25 @@ pub fn needs(request: &RequestKind, version: i16) -> Vec<Right> {
                 rights.extend(r.coordinator_keys.iter().map(|g| Right::describe_group(g)));
             }
         }
+        RequestKind::ListGroups(_) => rights.push(Right::describe_cluster()),
         _ => {}
     }
-    rights.sort_by(|a, b| format!("{a:?}").cmp(&format!("{b:?}")));
+    rights.sort();
     rights.dedup();
-    rights
+    Needs {
+        rights,
+        every_topic,
+    }
+}
+
+impl Needs {
+    /// Adds DESCRIBE on each of `groups` (ListGroups: the groups the host lists).
+    pub fn groups<'a>(&mut self, groups: impl IntoIterator<Item = &'a str>) {
+        self.rights
+            .extend(groups.into_iter().map(Right::describe_group));
+        self.rights.sort();
+        self.rights.dedup();
+    }
 }
 
 /// One probe: the request that asks the cluster, and what its answer decides.
@@ -200,8 +312,9 @@ pub enum Probe {
         group: String,
         topics: Vec<String>,
     },
+    /// DESCRIBE GROUP on each of `groups`.
     Describe {
-        group: String,
+        groups: Vec<String>,
     },
     Delete {
         group: String,
@@ -210,22 +323,25 @@ pub enum Probe {
     DescribeTopics {
         topics: Vec<String>,
     },
+    /// Which topics the principal may describe: those Kafka lists in a Metadata of every
+    /// topic.
+    DescribableTopics,
+    DescribeCluster,
 }
 
 impl Probe {
     /// The probes that decide what of `needed` is not `decided` yet. Topic rights are read
     /// by a probe on the request's group, so an undecided topic asks the group again too.
-    pub fn plan(needed: &[Right], decided: impl Fn(&Right) -> bool) -> Vec<Probe> {
-        let topics: Vec<String> = needed
-            .iter()
-            .filter(|r| !decided(r))
+    pub fn plan(needed: &Needs, decided: impl Fn(&Right) -> bool) -> Vec<Probe> {
+        let undecided = || needed.rights.iter().filter(|r| !decided(r));
+        let topics: Vec<String> = undecided()
             .filter_map(|r| match (&r.operation, &r.resource) {
                 (Operation::Read, Resource::Topic(t)) => Some(t.clone()),
                 _ => None,
             })
             .collect();
         let mut probes: Vec<Probe> = Vec::new();
-        for right in needed {
+        for right in &needed.rights {
             let Resource::Group(group) = &right.resource else {
                 continue;
             };
@@ -235,15 +351,21 @@ impl Probe {
                     group,
                     topics: topics.clone(),
                 },
-                Operation::Describe if !decided(right) => Probe::Describe { group },
                 Operation::Delete if !decided(right) => Probe::Delete { group },
                 _ => continue,
             };
             probes.push(probe);
         }
-        let described: Vec<String> = needed
-            .iter()
-            .filter(|r| !decided(r))
+        let described: Vec<String> = undecided()
+            .filter_map(|r| match (&r.operation, &r.resource) {
+                (Operation::Describe, Resource::Group(g)) => Some(g.clone()),
+                _ => None,
+            })
+            .collect();
+        if !described.is_empty() {
+            probes.push(Probe::Describe { groups: described });
+        }
+        let described: Vec<String> = undecided()
             .filter_map(|r| match (&r.operation, &r.resource) {
                 (Operation::Describe, Resource::Topic(t)) => Some(t.clone()),
                 _ => None,
@@ -252,13 +374,19 @@ impl Probe {
         if !described.is_empty() {
             probes.push(Probe::DescribeTopics { topics: described });
         }
+        if undecided().any(|r| r.resource == Resource::Cluster) {
+            probes.push(Probe::DescribeCluster);
+        }
+        if needed.every_topic {
+            probes.push(Probe::DescribableTopics);
+        }
         // Topic rights of a request that needs no READ on its group (OffsetDelete): a probe
         // on its group of their own (its answer decides the topics only where the group is
         // readable).
         if !topics.is_empty() && !probes.iter().any(|p| matches!(p, Probe::Read { .. })) {
-            let group = needed.iter().find_map(|r| match &r.resource {
+            let group = needed.rights.iter().find_map(|r| match &r.resource {
                 Resource::Group(g) => Some(g.clone()),
-                Resource::Topic(_) => None,
+                _ => None,
             });
             probes.push(Probe::Read {
                 group: group.unwrap_or_default(),
@@ -279,6 +407,7 @@ impl Probe {
             .with_client_id(Some(StrBytes::from_static_str(
                 "assignor-host-authorization",
             )));
+        let name = |t: &String| TopicName(StrBytes::from_string(t.clone()));
         let encoded = header
             .encode(&mut out, key.request_header_version(version))
             .and_then(|()| match self {
@@ -306,9 +435,14 @@ impl Probe {
                         .with_topics(topics)
                         .encode(&mut out, version)
                 }
-                Probe::Describe { group } => FindCoordinatorRequest::default()
-                    .with_key(StrBytes::from_string(group.clone()))
+                Probe::Describe { groups } => FindCoordinatorRequest::default()
                     .with_key_type(0)
+                    .with_coordinator_keys(
+                        groups
+                            .iter()
+                            .map(|g| StrBytes::from_string(g.clone()))
+                            .collect(),
+                    )
                     .encode(&mut out, version),
                 Probe::Delete { group } => OffsetDeleteRequest::default()
                     .with_group_id(GroupId(StrBytes::from_string(group.clone())))
@@ -317,13 +451,17 @@ impl Probe {
                     .with_topics(Some(
                         topics
                             .iter()
-                            .map(|t| {
-                                MetadataRequestTopic::default()
-                                    .with_name(Some(TopicName(StrBytes::from_string(t.clone()))))
-                            })
+                            .map(|t| MetadataRequestTopic::default().with_name(Some(name(t))))
                             .collect(),
                     ))
                     .with_allow_auto_topic_creation(false)
+                    .encode(&mut out, version),
+                Probe::DescribableTopics => MetadataRequest::default()
+                    .with_topics(None)
+                    .with_allow_auto_topic_creation(false)
+                    .encode(&mut out, version),
+                Probe::DescribeCluster => DescribeClusterRequest::default()
+                    .with_include_cluster_authorized_operations(true)
                     .encode(&mut out, version),
             });
         encoded.map_err(|e| format!("cannot encode an authorization probe: {e}"))?;
@@ -334,54 +472,78 @@ impl Probe {
     /// that cannot be read denies every right of the probe.
     pub fn decide(&self, frame: Result<Bytes, String>) -> Vec<(Right, bool)> {
         let read = frame.and_then(|frame| self.codes(frame));
-        match (self, read) {
-            (Probe::Read { group, topics }, Ok(codes)) => {
-                let group_denied = codes.iter().any(|(_, c)| *c == GROUP_AUTHORIZATION_FAILED);
-                let mut decided = vec![(Right::read_group(group), !group_denied)];
-                if !group_denied {
-                    for topic in topics {
-                        let denied = codes
-                            .iter()
-                            .any(|(t, c)| t == topic && *c == TOPIC_AUTHORIZATION_FAILED);
-                        decided.push((Right::read_topic(topic), !denied));
-                    }
-                }
-                decided
-            }
-            (Probe::Describe { group }, Ok(codes)) => {
-                let denied = codes.iter().any(|(_, c)| *c == GROUP_AUTHORIZATION_FAILED);
-                vec![(Right::describe_group(group), !denied)]
-            }
-            (Probe::Delete { group }, Ok(codes)) => {
-                let denied = codes.iter().any(|(_, c)| *c == GROUP_AUTHORIZATION_FAILED);
-                vec![(Right::delete_group(group), !denied)]
-            }
-            (Probe::DescribeTopics { topics }, Ok(codes)) => topics
-                .iter()
-                .map(|t| {
-                    let denied = codes
-                        .iter()
-                        .any(|(name, c)| name == t && *c == TOPIC_AUTHORIZATION_FAILED);
-                    (Right::describe_topic(t), !denied)
-                })
-                .collect(),
-            (probe, Err(error)) => {
-                tracing::warn!(%error, ?probe, "an authorization probe's answer could not be read: denied");
-                match probe {
+        let codes = match read {
+            Ok(codes) => codes,
+            Err(error) => {
+                tracing::warn!(%error, probe = ?self, "an authorization probe's answer could not be read: denied");
+                return match self {
                     Probe::Read { group, .. } => vec![(Right::read_group(group), false)],
-                    Probe::Describe { group } => vec![(Right::describe_group(group), false)],
+                    Probe::Describe { groups } => groups
+                        .iter()
+                        .map(|g| (Right::describe_group(g), false))
+                        .collect(),
                     Probe::Delete { group } => vec![(Right::delete_group(group), false)],
                     Probe::DescribeTopics { topics } => topics
                         .iter()
                         .map(|t| (Right::describe_topic(t), false))
                         .collect(),
+                    // Nothing listed: every topic stays undecided, so refused.
+                    Probe::DescribableTopics => Vec::new(),
+                    Probe::DescribeCluster => vec![(Right::describe_cluster(), false)],
+                };
+            }
+        };
+        let denied = |name: &str, code: i32| codes.iter().any(|(n, c)| n == name && *c == code);
+        match self {
+            Probe::Read { group, topics } => {
+                let group_denied = codes.iter().any(|(_, c)| *c == GROUP_AUTHORIZATION_FAILED);
+                let mut decided = vec![(Right::read_group(group), !group_denied)];
+                if !group_denied {
+                    for topic in topics {
+                        let allowed = !denied(topic, TOPIC_AUTHORIZATION_FAILED);
+                        decided.push((Right::read_topic(topic), allowed));
+                    }
                 }
+                decided
+            }
+            Probe::Describe { groups } => groups
+                .iter()
+                .map(|g| {
+                    // A key the answer leaves out is not allowed (fail closed).
+                    let answered = codes.iter().any(|(key, _)| key == g);
+                    let allowed = answered && !denied(g, GROUP_AUTHORIZATION_FAILED);
+                    (Right::describe_group(g), allowed)
+                })
+                .collect(),
+            Probe::Delete { group } => {
+                let denied = codes.iter().any(|(_, c)| *c == GROUP_AUTHORIZATION_FAILED);
+                vec![(Right::delete_group(group), !denied)]
+            }
+            Probe::DescribeTopics { topics } => topics
+                .iter()
+                .map(|t| {
+                    (
+                        Right::describe_topic(t),
+                        !denied(t, TOPIC_AUTHORIZATION_FAILED),
+                    )
+                })
+                .collect(),
+            Probe::DescribableTopics => codes
+                .iter()
+                .filter(|(_, c)| *c != TOPIC_AUTHORIZATION_FAILED)
+                .map(|(t, _)| (Right::describe_topic(t), true))
+                .collect(),
+            Probe::DescribeCluster => {
+                let operations = codes.first().map_or(0, |(_, bits)| *bits);
+                vec![(Right::describe_cluster(), operations & DESCRIBE_BIT != 0)]
             }
         }
     }
 
-    /// The error codes of an answer, by topic where it has topics.
-    fn codes(&self, mut frame: Bytes) -> Result<Vec<(String, i16)>, String> {
+    /// The error codes of an answer, by topic or group where it has several; for
+    /// DescribeCluster, the authorized operations (its error code is never set by the
+    /// authorizer: it answers a refusal with the bits unset).
+    fn codes(&self, mut frame: Bytes) -> Result<Vec<(String, i32)>, String> {
         use assignor_wire::guard;
         let (key, version) = self.api();
         guard::decode_from::<ResponseHeader>(&mut frame, key.response_header_version(version))
@@ -395,30 +557,41 @@ impl Probe {
                     .flat_map(|t| {
                         t.partitions
                             .iter()
-                            .map(|p| (t.name.to_string(), p.error_code))
+                            .map(|p| (t.name.to_string(), p.error_code.into()))
                     })
                     .collect()
             }
             Probe::Describe { .. } => {
                 let r: FindCoordinatorResponse =
                     guard::decode(&frame, version).map_err(|e| e.to_string())?;
-                vec![(String::new(), r.error_code)]
+                r.coordinators
+                    .iter()
+                    .map(|c| (c.key.to_string(), c.error_code.into()))
+                    .collect()
             }
             Probe::Delete { .. } => {
                 let r: OffsetDeleteResponse =
                     guard::decode(&frame, version).map_err(|e| e.to_string())?;
-                vec![(String::new(), r.error_code)]
+                vec![(String::new(), r.error_code.into())]
             }
-            Probe::DescribeTopics { .. } => {
+            Probe::DescribeTopics { .. } | Probe::DescribableTopics => {
                 let r: MetadataResponse =
                     guard::decode(&frame, version).map_err(|e| e.to_string())?;
                 r.topics
                     .iter()
                     .map(|t| {
                         let name = t.name.as_ref().map(|n| n.to_string()).unwrap_or_default();
-                        (name, t.error_code)
+                        (name, t.error_code.into())
                     })
                     .collect()
+            }
+            Probe::DescribeCluster => {
+                let r: DescribeClusterResponse =
+                    guard::decode(&frame, version).map_err(|e| e.to_string())?;
+                if r.error_code != 0 {
+                    return Err(format!("DescribeCluster answered error {}", r.error_code));
+                }
+                vec![(String::new(), r.cluster_authorized_operations)]
             }
         })
     }
@@ -429,7 +602,8 @@ impl Probe {
             Probe::Read { .. } => (ApiKey::OffsetCommit, OFFSET_COMMIT),
             Probe::Describe { .. } => (ApiKey::FindCoordinator, FIND_COORDINATOR),
             Probe::Delete { .. } => (ApiKey::OffsetDelete, OFFSET_DELETE),
-            Probe::DescribeTopics { .. } => (ApiKey::Metadata, METADATA),
+            Probe::DescribeTopics { .. } | Probe::DescribableTopics => (ApiKey::Metadata, METADATA),
+            Probe::DescribeCluster => (ApiKey::DescribeCluster, DESCRIBE_CLUSTER),
         }
     }
 }
@@ -466,7 +640,7 @@ mod tests {
                 ]),
         );
         let rights = needs(&request, 8);
-        assert_eq!(rights.len(), 3);
+        assert_eq!(rights.rights.len(), 3);
         let probes = Probe::plan(&rights, |_| false);
         // The group decided already (a heartbeat's probe): the topics ask it again.
         let group_known = Probe::plan(&rights, |r| *r == Right::read_group("g"));
@@ -568,6 +742,94 @@ mod tests {
                 (Right::describe_topic("a"), true),
                 (Right::describe_topic("b"), false)
             ]
+        );
+    }
+
+    #[test]
+    fn list_groups_asks_the_cluster_and_every_listed_group_in_one_probe_each() {
+        use kafka_protocol::messages::ListGroupsRequest;
+        use kafka_protocol::messages::describe_cluster_response::DescribeClusterResponse;
+        use kafka_protocol::messages::find_coordinator_response::Coordinator;
+        let mut needed = needs(&RequestKind::ListGroups(ListGroupsRequest::default()), 4);
+        assert_eq!(needed.rights, vec![Right::describe_cluster()]);
+        needed.groups(["b", "a"]);
+        let probes = Probe::plan(&needed, |_| false);
+        assert_eq!(
+            probes,
+            vec![
+                Probe::Describe {
+                    groups: vec!["a".into(), "b".into()]
+                },
+                Probe::DescribeCluster
+            ]
+        );
+        // FindCoordinator v4: `a` allowed (any code but 30), `b` refused; a key the answer
+        // leaves out is refused.
+        let key = |k: &'static str, code| {
+            Coordinator::default()
+                .with_key(StrBytes::from_static_str(k))
+                .with_error_code(code)
+        };
+        let r =
+            FindCoordinatorResponse::default().with_coordinators(vec![key("a", 15), key("b", 30)]);
+        let frame = answer(&r, ApiKey::FindCoordinator, 4);
+        assert_eq!(
+            probes[0].decide(Ok(frame)),
+            vec![
+                (Right::describe_group("a"), true),
+                (Right::describe_group("b"), false)
+            ]
+        );
+        let r = FindCoordinatorResponse::default().with_coordinators(vec![key("a", 0)]);
+        let decided = probes[0].decide(Ok(answer(&r, ApiKey::FindCoordinator, 4)));
+        assert_eq!(decided[1], (Right::describe_group("b"), false));
+        // DescribeCluster: the DESCRIBE bit decides.
+        for (operations, allowed) in [(DESCRIBE_BIT | (1 << 7), true), (1 << 7, false)] {
+            let r =
+                DescribeClusterResponse::default().with_cluster_authorized_operations(operations);
+            let frame = answer(&r, ApiKey::DescribeCluster, 0);
+            assert_eq!(
+                Probe::DescribeCluster.decide(Ok(frame)),
+                vec![(Right::describe_cluster(), allowed)]
+            );
+        }
+    }
+
+    #[test]
+    fn offset_fetch_of_every_offset_learns_the_describable_topics_from_kafkas_list() {
+        use kafka_protocol::messages::OffsetFetchRequest;
+        use kafka_protocol::messages::metadata_response::MetadataResponseTopic;
+        let every = RequestKind::OffsetFetch(
+            OffsetFetchRequest::default()
+                .with_group_id(GroupId(StrBytes::from_static_str("g")))
+                .with_topics(None),
+        );
+        let needed = needs(&every, 7);
+        assert!(needed.every_topic);
+        assert_eq!(
+            Probe::plan(&needed, |_| true),
+            vec![Probe::DescribableTopics],
+            "asked at every such fetch: the list is not kept"
+        );
+        let listed = |name: &'static str| {
+            MetadataResponseTopic::default()
+                .with_name(Some(TopicName(StrBytes::from_static_str(name))))
+        };
+        let r = MetadataResponse::default().with_topics(vec![listed("a"), listed("b")]);
+        let frame = answer(&r, ApiKey::Metadata, 9);
+        let mut rights = Rights::default();
+        for (right, allowed) in Probe::DescribableTopics.decide(Ok(frame)) {
+            rights.insert(right, allowed);
+        }
+        assert!(rights.allows(&Right::describe_topic("a")));
+        assert!(
+            !rights.allows(&Right::describe_topic("c")),
+            "not listed: left out"
+        );
+        assert!(
+            Probe::DescribableTopics
+                .decide(Err("broken".into()))
+                .is_empty()
         );
     }
 

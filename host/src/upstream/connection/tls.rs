@@ -137,7 +137,7 @@ fn client_config(
         (None, None) => builder.with_no_client_auth(),
         (Some(_), Some(_)) if !with_certificate => builder.with_no_client_auth(),
         (Some(cert), Some(key)) => {
-            let chain = certificates(cert, "ssl_certificate_location")?;
+            let chain = certificates(cert, "upstream.ssl_certificate_location")?;
             let key = PrivateKeyDer::from_pem_file(key).map_err(|e| {
                 format!(
                     "upstream.ssl_key_location {}: no PEM private key: {e}",
@@ -165,7 +165,7 @@ fn roots(ca: Option<&Path>) -> Result<RootCertStore, String> {
     let mut roots = RootCertStore::empty();
     match ca {
         Some(path) => {
-            for cert in certificates(path, "ssl_ca_location")? {
+            for cert in certificates(path, "upstream.ssl_ca_location")? {
                 roots
                     .add(cert)
                     .map_err(|e| format!("upstream.ssl_ca_location {}: {e}", path.display()))?;
@@ -189,13 +189,16 @@ fn roots(ca: Option<&Path>) -> Result<RootCertStore, String> {
     Ok(roots)
 }
 
-fn certificates(path: &Path, setting: &str) -> Result<Vec<CertificateDer<'static>>, String> {
+/// The certificates of the PEM file `path`, named by its setting (`upstream.ssl_ca_location`,
+/// `kafka.tls_certificate_location`) in every error. The one PEM reader of the host: the
+/// Kafka ports' server side (`kafka/tls.rs`) reads its files with it too.
+pub fn certificates(path: &Path, setting: &str) -> Result<Vec<CertificateDer<'static>>, String> {
     let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(path)
         .and_then(|iter| iter.collect())
-        .map_err(|e| format!("upstream.{setting} {}: {e}", path.display()))?;
+        .map_err(|e| format!("{setting} {}: {e}", path.display()))?;
     if certs.is_empty() {
         return Err(format!(
-            "upstream.{setting} {}: no PEM certificate in it",
+            "{setting} {}: no PEM certificate in it",
             path.display()
         ));
     }
