@@ -77,12 +77,18 @@ def parse_args():
     parser.add_argument("--commit-on-revoke", action="store_true",
                         help="commit the consumed positions of revoked partitions in the "
                              "revoke callback, as at-least-once applications do")
-    parser.add_argument("--sasl", default=None, metavar="MECHANISM:USER:PASSWORD",
-                        help="log in with SASL (SASL_PLAINTEXT, or SASL_SSL with --ssl-ca)")
+    parser.add_argument("--sasl", default=None, metavar="MECHANISM:USER",
+                        help="log in with SASL (SASL_PLAINTEXT, or SASL_SSL with --ssl-ca), "
+                             "with the password in the environment's AGENT_SASL_PASSWORD")
     parser.add_argument("--ssl-ca", default=None, help="speak TLS, trusting this PEM CA")
     args = parser.parse_args()
     args.topics = args.topics.split(",")
-    args.sasl = tuple(args.sasl.split(":", 2)) if args.sasl else None
+    if args.sasl:
+        mechanism, user = args.sasl.split(":", 1)
+        password = os.environ.get("AGENT_SASL_PASSWORD")
+        if password is None:
+            parser.error("--sasl needs the password in AGENT_SASL_PASSWORD")
+        args.sasl = (mechanism, user, password)
     return args
 
 

@@ -62,7 +62,7 @@ class Agent:
     """One consumer process. `events` grows as the client reports; `current` is the
     assignment it holds now (last `assigned`, minus anything revoked after it)."""
 
-    def __init__(self, name, client, argv):
+    def __init__(self, name, client, argv, env=None):
         self.name = name
         self.client = client
         self.argv = argv
@@ -76,7 +76,8 @@ class Agent:
         self._cond = threading.Condition()
         self.proc = subprocess.Popen(
             argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            text=True, bufsize=1, cwd=CLIENTS_DIR)
+            text=True, bufsize=1, cwd=CLIENTS_DIR,
+            env=None if env is None else {**os.environ, **env})
         threading.Thread(target=self._read_stdout, daemon=True).start()
         threading.Thread(target=self._read_stderr, daemon=True).start()
 
@@ -285,7 +286,8 @@ def spawn(client, name, bootstrap, group, topics, strategies=(), client_id=None,
     expression instead of `topics` (java: matched by the client under the classic protocol,
     by the coordinator under the consumer protocol); `sasl` a `(mechanism, user, password)`
     to log in with over SASL_PLAINTEXT, `ssl_ca` a CA to speak TLS with (confluent-kafka and
-    kafka-python)."""
+    kafka-python; the password reaches the agent in its environment)."""
+    env = None
     if client == "kcat":
         argv = ["kcat", "-b", bootstrap, "-G", group,
                 "-X", "session.timeout.ms=6000", "-X", "heartbeat.interval.ms=500"]
@@ -336,7 +338,10 @@ def spawn(client, name, bootstrap, group, topics, strategies=(), client_id=None,
     if sasl is not None:
         if client not in ("confluent-kafka", "kafka-python"):
             raise ValueError(f"{client}: SASL is tested with confluent-kafka and kafka-python")
-        common += ["--sasl", ":".join(sasl)]
+        # The password goes in the environment, not the command line (which `ps` shows).
+        mechanism, user, password = sasl
+        common += ["--sasl", f"{mechanism}:{user}"]
+        env = {"AGENT_SASL_PASSWORD": password}
     if ssl_ca is not None:
         if client not in ("confluent-kafka", "kafka-python"):
             raise ValueError(f"{client}: TLS is tested with confluent-kafka and kafka-python")
@@ -352,4 +357,4 @@ def spawn(client, name, bootstrap, group, topics, strategies=(), client_id=None,
             raise AssertionError(f"{JAVA_AGENT_JAR} is missing: tests/clients/run builds it")
         return Agent(name, client, ["java", *JAVA_OPTIONS, "-jar", str(JAVA_AGENT_JAR)] + common)
     script = AGENTS / PYTHON_AGENTS[client]
-    return Agent(name, client, [sys.executable, "-u", str(script)] + common)
+    return Agent(name, client, [sys.executable, "-u", str(script)] + common, env=env)
