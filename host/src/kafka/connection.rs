@@ -356,8 +356,22 @@ impl Reader {
             match route {
                 Route::Local => self.local(frame).await?,
                 Route::Up { rewrite } => {
-                    self.up(frame, api_key, api_version, correlation_id, rewrite)
-                        .await?
+                    match super::proxy::reserved::refusal(&frame, api_key, api_version) {
+                        None => {
+                            self.up(frame, api_key, api_version, correlation_id, rewrite)
+                                .await?
+                        }
+                        Some(refused) => {
+                            self.refuse_reserved(
+                                refused,
+                                &frame,
+                                api_key,
+                                api_version,
+                                correlation_id,
+                            )
+                            .await?
+                        }
+                    }
                 }
                 Route::Refuse => {
                     let mode = match self.broker.proxy {
@@ -511,6 +525,52 @@ impl Reader {
             probes.push((probe, receiver));
         }
         Ok((known, probes))
+    }
+
+    /// Answers a relayed request that names the host's own topics (`proxy::reserved`) with
+    /// its refusal, and tells each refused right. A Produce with `acks=0` expects no answer:
+    /// the connection closes instead, as Kafka closes it on such a Produce's error.
+    async fn refuse_reserved(
+        &mut self,
+        refused: Result<(ResponseKind, Vec<super::proxy::authorize::Right>), String>,
+        frame: &Bytes,
+        api_key: i16,
+        api_version: i16,
+        correlation_id: i32,
+    ) -> Result<(), Stop> {
+        let (body, rights) = match refused {
+            Ok(refused) => refused,
+            Err(reason) => return self.close(format!("undecodable request: {reason}")).await,
+        };
+        let principal = self
+            .session
+            .as_ref()
+            .and_then(|s| s.lock().principal().map(str::to_owned));
+        for right in &rights {
+            super::proxy::authorize::denied(
+                api_key,
+                principal.as_deref(),
+                right,
+                self.broker.metrics.as_deref(),
+            );
+        }
+        if api_key == ApiKey::Produce as i16 && answer::acks_zero(frame, api_version) {
+            return self
+                .close("a Produce with acks=0 to a topic of the host's own".into())
+                .await;
+        }
+        let mut out = BytesMut::new();
+        let encoded = FrameCodec::encoder().encode(
+            Response {
+                correlation_id,
+                api_version,
+                body,
+            },
+            &mut out,
+        );
+        let (sender, receiver) = oneshot::channel();
+        let _ = sender.send(encoded.map(|()| Some(out)).map_err(|e| e.to_string()));
+        self.slot(Slot::Local(receiver)).await
     }
 
     /// Writes the host's refusal of a SASL request, then closes.

@@ -27,6 +27,7 @@ mod proxy_faults;
 mod proxy_kafka;
 mod proxy_own;
 mod proxy_pipelining;
+mod proxy_reserved;
 mod proxy_retention;
 mod proxy_sasl;
 mod proxy_tls;

@@ -5,9 +5,8 @@
 
 use bytes::{Bytes, BytesMut};
 use kafka_protocol::messages::{
-    ApiKey, ApiVersionsResponse, DescribeClusterResponse, FetchResponse, FindCoordinatorResponse,
-    MetadataRequest, MetadataResponse, ProduceRequest, ProduceResponse, RequestHeader,
-    ResponseHeader, TopicName,
+    ApiKey, ApiVersionsResponse, DescribeClusterResponse, FindCoordinatorResponse, MetadataRequest,
+    MetadataResponse, ProduceRequest, ProduceResponse, RequestHeader, ResponseHeader, TopicName,
 };
 use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
 
@@ -97,14 +96,6 @@ pub fn rewrite(proxy: &Proxy, api: ApiKey, version: i16, frame: Bytes) -> Result
         ApiKey::Produce => {
             let mut r: ProduceResponse = decode(&mut body, api, version)?;
             if rewrite::produce(&mut r, proxy) {
-                Some(encode(&header, header_version, &r, version)?)
-            } else {
-                None
-            }
-        }
-        ApiKey::Fetch => {
-            let mut r: FetchResponse = decode(&mut body, api, version)?;
-            if rewrite::fetch(&mut r, proxy) {
                 Some(encode(&header, header_version, &r, version)?)
             } else {
                 None

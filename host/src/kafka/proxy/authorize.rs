@@ -65,8 +65,12 @@ const METADATA: i16 = 9;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Operation {
     Read,
-    Describe,
+    Write,
+    Create,
     Delete,
+    Alter,
+    Describe,
+    AlterConfigs,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -125,6 +129,30 @@ impl Right {
             operation: Operation::Read,
             resource: Resource::Topic(t.to_owned()),
         }
+    }
+    fn on(operation: Operation, resource: Resource) -> Right {
+        Right {
+            operation,
+            resource,
+        }
+    }
+    pub fn write_topic(t: &str) -> Right {
+        Right::on(Operation::Write, Resource::Topic(t.to_owned()))
+    }
+    pub fn create_topic(t: &str) -> Right {
+        Right::on(Operation::Create, Resource::Topic(t.to_owned()))
+    }
+    pub fn delete_topic(t: &str) -> Right {
+        Right::on(Operation::Delete, Resource::Topic(t.to_owned()))
+    }
+    pub fn alter_topic(t: &str) -> Right {
+        Right::on(Operation::Alter, Resource::Topic(t.to_owned()))
+    }
+    pub fn alter_configs_topic(t: &str) -> Right {
+        Right::on(Operation::AlterConfigs, Resource::Topic(t.to_owned()))
+    }
+    pub fn alter_configs_group(g: &str) -> Right {
+        Right::on(Operation::AlterConfigs, Resource::Group(g.to_owned()))
     }
     pub fn describe_cluster() -> Right {
         Right {

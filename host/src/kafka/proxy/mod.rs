@@ -13,6 +13,7 @@
 pub mod answer;
 pub mod authorize;
 pub mod link;
+pub mod reserved;
 pub mod rewrite;
 pub mod sasl;
 pub mod topology;
@@ -144,8 +145,12 @@ impl Proxy {
             ApiKey::SaslAuthenticate if self.authenticate_clients => {
                 Route::Up { rewrite: Some(key) }
             }
+            // Above these the topics are named by id, which `reserved` cannot read and the
+            // host never advertises (`versions::merge`): a client that sends one anyway is
+            // refused as for any API the host does not offer.
+            ApiKey::Produce if api_version > versions::PRODUCE_MAX => Route::Refuse,
+            ApiKey::Fetch if api_version > versions::FETCH_MAX => Route::Refuse,
             ApiKey::Produce if api_version >= 10 => Route::Up { rewrite: Some(key) },
-            ApiKey::Fetch if api_version >= 16 => Route::Up { rewrite: Some(key) },
             ApiKey::Produce | ApiKey::Fetch => Route::Up { rewrite: None },
             _ if versions::REWRITTEN.contains(&key) => Route::Up { rewrite: Some(key) },
             _ => Route::Up { rewrite: None },

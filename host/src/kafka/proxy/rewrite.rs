@@ -1,8 +1,9 @@
 //! The upstream answers that name brokers, rewritten so clients only ever see this host:
 //! Metadata and DescribeCluster (every broker at its port here, plus the host's coordinator
 //! node, which leads no partition), FindCoordinator for transactions, and the KIP-951 leader
-//! hints of Produce v10+ and Fetch v16+ (`node_endpoints`). Node ids stay as they are (clients
-//! route by them); only hosts and ports change. ApiVersions is merged with the host's own
+//! hints of Produce v10+ (`node_endpoints`; Fetch's come from v16, above the Fetch versions
+//! the host passes up, `versions::FETCH_MAX`). Node ids stay as they are (clients route by
+//! them); only hosts and ports change. ApiVersions is merged with the host's own
 //! table (`api_versions.rs` in this folder).
 //!
 //! [`Addresses`] says where each upstream node is served here; a node seen for the first time
@@ -14,8 +15,7 @@ use kafka_protocol::messages::metadata_response::MetadataResponseBroker;
 
 use crate::coordinator::view::Topics;
 use kafka_protocol::messages::{
-    BrokerId, DescribeClusterResponse, FetchResponse, FindCoordinatorResponse, MetadataResponse,
-    ProduceResponse,
+    BrokerId, DescribeClusterResponse, FindCoordinatorResponse, MetadataResponse, ProduceResponse,
 };
 use kafka_protocol::protocol::StrBytes;
 
@@ -138,23 +138,6 @@ pub type FindCoordinator = FindCoordinatorResponse;
 /// Produce v10+: the leader hints' endpoints here. Returns whether anything changed (most
 /// answers carry no hint, and are then passed on as the upstream sent them).
 pub fn produce(response: &mut ProduceResponse, addresses: &impl Addresses) -> bool {
-    let mut changed = false;
-    response.node_endpoints.retain_mut(|e| {
-        changed = true;
-        match addresses.node(e.node_id.0, (e.host.as_str(), e.port)) {
-            Some((host, port)) => {
-                e.host = host;
-                e.port = port;
-                true
-            }
-            None => false,
-        }
-    });
-    changed
-}
-
-/// Fetch v16+: as [`produce`].
-pub fn fetch(response: &mut FetchResponse, addresses: &impl Addresses) -> bool {
     let mut changed = false;
     response.node_endpoints.retain_mut(|e| {
         changed = true;
