@@ -20,9 +20,9 @@ use kafka_protocol::messages::offset_fetch_request::{
     OffsetFetchRequestGroup, OffsetFetchRequestTopic, OffsetFetchRequestTopics,
 };
 use kafka_protocol::messages::{
-    ConsumerGroupHeartbeatRequest, CreateAclsRequest, DeleteGroupsRequest, DescribeGroupsRequest,
-    FindCoordinatorRequest, GroupId, HeartbeatRequest, JoinGroupRequest, ListGroupsRequest,
-    OffsetCommitRequest, OffsetFetchRequest,
+    ConsumerGroupDescribeRequest, ConsumerGroupHeartbeatRequest, CreateAclsRequest,
+    DeleteGroupsRequest, DescribeGroupsRequest, FindCoordinatorRequest, GroupId, HeartbeatRequest,
+    JoinGroupRequest, ListGroupsRequest, OffsetCommitRequest, OffsetFetchRequest,
 };
 
 use super::admin_support::{Admin, sample};
@@ -317,7 +317,9 @@ async fn listings_leave_out_what_kafka_leaves_out() {
     create_on_kafka(kafka, "hidden", 1, 1).await;
     let acls = CreateAclsRequest::default().with_creations(vec![
         acl_for("User:alice", 3, "books-1", 3), // GROUP books-1 LITERAL
-        acl_for("User:alice", 2, "ledger", 3),  // TOPIC ledger LITERAL
+        acl_for("User:alice", 3, "books-c", 3),
+        acl_for("User:alice", 3, "books-d", 3),
+        acl_for("User:alice", 2, "ledger", 3), // TOPIC ledger LITERAL
     ]);
     let created = direct.call(&acls, 3).await.unwrap();
     assert!(
@@ -442,6 +444,63 @@ async fn listings_leave_out_what_kafka_leaves_out() {
         "{through_host:?}"
     );
 
+    // ConsumerGroupDescribe (Kafka 4's rule): a consumer group with a member subscribed to
+    // `hidden` is refused to alice whole, with no details; one on `ledger` alone is described.
+    // The same groups formed on Kafka itself give alice the same answers.
+    for (group, topics) in [
+        ("books-c", &["ledger", "hidden"][..]),
+        ("books-d", &["ledger"][..]),
+    ] {
+        let join = ConsumerGroupHeartbeatRequest::default()
+            .with_group_id(GroupId(str(group)))
+            .with_member_id(str(&format!("{group}-member-0000000")))
+            .with_member_epoch(0)
+            .with_rebalance_timeout_ms(30_000)
+            .with_subscribed_topic_names(Some(topics.iter().map(|t| topic_name(t)).collect()))
+            .with_topic_partitions(Some(Vec::new()));
+        let on_host = admin.call(&join, 1).await.unwrap();
+        assert_eq!(
+            on_host.error_code, 0,
+            "{group} through the host: {on_host:?}"
+        );
+        let on_kafka = direct.call(&join, 1).await.unwrap();
+        assert_eq!(on_kafka.error_code, 0, "{group} on Kafka: {on_kafka:?}");
+    }
+    let describe = ConsumerGroupDescribeRequest::default()
+        .with_group_ids(vec![GroupId(str("books-c")), GroupId(str("books-d"))]);
+    let shape = |r: kafka_protocol::messages::ConsumerGroupDescribeResponse| {
+        let mut groups: Vec<(String, i16, Option<String>, usize)> = r
+            .groups
+            .iter()
+            .map(|g| {
+                let message = g.error_message.as_ref().map(|m| m.to_string());
+                (
+                    g.group_id.to_string(),
+                    g.error_code,
+                    message,
+                    g.members.len(),
+                )
+            })
+            .collect();
+        groups.sort();
+        groups
+    };
+    let through_host = shape(alice.call(&describe, 1).await.unwrap());
+    let from_kafka = shape(alice_on_kafka.call(&describe, 1).await.unwrap());
+    assert_eq!(
+        through_host, from_kafka,
+        "ConsumerGroupDescribe, host and Kafka"
+    );
+    assert_eq!(
+        through_host[0].1, TOPIC_AUTHORIZATION_FAILED,
+        "{through_host:?}"
+    );
+    assert_eq!(
+        (through_host[1].1, through_host[1].3),
+        (0, 1),
+        "{through_host:?}"
+    );
+
     // ListGroups: admin (a super user: DESCRIBE CLUSTER) sees both, alice only hers, bob none.
     let listed = |r: kafka_protocol::messages::ListGroupsResponse| {
         assert_eq!(r.error_code, 0, "{r:?}");
@@ -452,9 +511,12 @@ async fn listings_leave_out_what_kafka_leaves_out() {
     let list = ListGroupsRequest::default();
     assert_eq!(
         listed(admin.call(&list, 4).await.unwrap()),
-        ["books-1", "books-2"]
+        ["books-1", "books-2", "books-c", "books-d"]
     );
-    assert_eq!(listed(alice.call(&list, 4).await.unwrap()), ["books-1"]);
+    assert_eq!(
+        listed(alice.call(&list, 4).await.unwrap()),
+        ["books-1", "books-c", "books-d"]
+    );
     let mut bob = as_user(&host, "bob").await;
     assert!(listed(bob.call(&list, 4).await.unwrap()).is_empty());
 
@@ -466,7 +528,10 @@ async fn listings_leave_out_what_kafka_leaves_out() {
         .collect();
     assert_eq!(
         denials,
-        ["assignor_host_client_denials_total{api=\"OffsetFetch\",resource=\"topic\"} 2"],
+        [
+            "assignor_host_client_denials_total{api=\"OffsetFetch\",resource=\"topic\"} 2",
+            "assignor_host_client_denials_total{api=\"ConsumerGroupDescribe\",resource=\"topic\"} 1"
+        ],
         "{metrics}"
     );
     host.stop().await;

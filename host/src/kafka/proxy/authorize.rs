@@ -12,7 +12,7 @@
 //! | DESCRIBE GROUP g | FindCoordinator, OffsetFetch, DescribeGroups, ConsumerGroupDescribe, ListGroups' filter | FindCoordinator v4 for every such group of the request in one | g's key answers GROUP_AUTHORIZATION_FAILED |
 //! | DELETE GROUP g | DeleteGroups, OffsetDelete | OffsetDelete v0 of g with no topics | GROUP_AUTHORIZATION_FAILED |
 //! | DESCRIBE TOPIC t | ConsumerGroupHeartbeat's subscribed names (Kafka 4.0+), OffsetFetch's named topics | Metadata v9 of the topics, no auto-creation | t answers TOPIC_AUTHORIZATION_FAILED |
-//! | DESCRIBE TOPIC, every topic | OffsetFetch of every committed offset (its silent filter) | Metadata v9 of every topic (Kafka lists only those the principal may describe) | t is not listed |
+//! | DESCRIBE TOPIC, every topic | OffsetFetch of every committed offset (its silent filter), ConsumerGroupDescribe (a group with a topic the principal may not describe is refused) | Metadata v9 of every topic (Kafka lists only those the principal may describe) | t is not listed |
 //! | DESCRIBE CLUSTER | ListGroups (allowed: every group; else only those with DESCRIBE GROUP) | DescribeCluster v0 with the cluster's authorized operations | bit 8 (DESCRIBE) unset |
 //!
 //! Kafka checks these before it routes to a coordinator, so any broker answers them, and
@@ -300,6 +300,8 @@ pub fn needs(request: &RequestKind, version: i16) -> Needs {
         }
         RequestKind::ConsumerGroupDescribe(r) => {
             rights.extend(r.group_ids.iter().map(|g| Right::describe_group(g)));
+            // Its groups' topics (Kafka 4's rule), known only once described.
+            every_topic = true;
         }
         RequestKind::DeleteGroups(r) => {
             rights.extend(r.groups_names.iter().map(|g| Right::delete_group(g)));
