@@ -52,7 +52,6 @@ use crate::registry::Registry;
 use crate::driver::Driver;
 use crate::upstream::UpstreamConfig;
 use crate::upstream::client::UpstreamClient;
-use crate::upstream::connection::SecurityProtocol;
 
 /// The `[cluster]` section. Without `name` the node is alone (standalone or proxy mode).
 ///
@@ -185,17 +184,9 @@ impl ClusterSettings {
                     .into(),
             );
         }
-        if upstream.security_protocol != SecurityProtocol::Plaintext {
-            // The node group and the module log are librdkafka's, built without TLS and SASL
-            // (docs/proxy.md, "A secured upstream").
-            return Err(format!(
-                "cluster.name is set and upstream.security_protocol is {:?}: a cluster of host \
-                 nodes speaks only PLAINTEXT to its upstream so far (its node group and module \
-                 log run on librdkafka, built without TLS and SASL); run one node, or reach \
-                 the upstream on a PLAINTEXT listener",
-                upstream.security_protocol
-            ));
-        }
+        // The node group and the module log reach the upstream through librdkafka, secured
+        // as the host's own connections are; what it cannot do (OAUTHBEARER) stops the start.
+        crate::upstream::connection::security::librdkafka_config(&upstream.security())?;
         if !(1..=10_000).contains(&self.shards) {
             return Err(format!(
                 "cluster.shards {} not within 1..=10000",
@@ -304,6 +295,11 @@ impl Cluster {
             .set("heartbeat.interval.ms", millis(settings.heartbeat_interval))
             .set("max.poll.interval.ms", millis(settings.rebalance_timeout))
             .set("reconnect.backoff.max.ms", "1000");
+        for (key, value) in
+            crate::upstream::connection::security::librdkafka_config(&upstream.security())?
+        {
+            config.set(key, value);
+        }
         for (key, value) in &upstream.client {
             config.set(key, value);
         }
@@ -478,7 +474,8 @@ mod settings_tests {
         let (good, upstream) = clustered();
         let standalone = UpstreamConfig::default();
         let secured = UpstreamConfig {
-            security_protocol: SecurityProtocol::SaslSsl,
+            security_protocol: crate::upstream::connection::SecurityProtocol::SaslSsl,
+            sasl_mechanism: Some(crate::upstream::connection::security::SaslMechanism::OauthBearer),
             ..upstream.clone()
         };
         let cases: Vec<(ClusterSettings, &UpstreamConfig, &str)> = vec![
@@ -494,7 +491,7 @@ mod settings_tests {
             (
                 good.clone(),
                 &secured,
-                "speaks only PLAINTEXT to its upstream",
+                "does not give OAUTHBEARER tokens yet",
             ),
             (
                 ClusterSettings {

@@ -126,6 +126,11 @@ impl ModuleLog {
         let timeout = upstream.request_timeout.max(Duration::from_secs(10));
         let mut common = ClientConfig::new();
         common.set("bootstrap.servers", upstream.bootstrap.join(","));
+        for (key, value) in
+            crate::upstream::connection::security::librdkafka_config(&upstream.security())?
+        {
+            common.set(key, value);
+        }
         for (key, value) in &upstream.client {
             common.set(key, value);
         }

@@ -62,6 +62,22 @@ async fn signed_node(
     topic: &str,
     secret: Option<Secret>,
 ) -> (Arc<Registry>, ModuleLog) {
+    let upstream = UpstreamConfig {
+        bootstrap: vec![kafka.bootstrap()],
+        request_timeout: Duration::from_secs(3),
+        ..UpstreamConfig::default()
+    };
+    node_with(kafka, topic, secret, upstream).await
+}
+
+/// A node whose log's librdkafka clients reach Kafka as `upstream` says (the topic is made by
+/// `kafka`'s own client).
+async fn node_with(
+    kafka: &Kafka,
+    topic: &str,
+    secret: Option<Secret>,
+    upstream: UpstreamConfig,
+) -> (Arc<Registry>, ModuleLog) {
     let config = RegistryConfig {
         builtins: BuiltinSource::embedded()
             .into_iter()
@@ -85,11 +101,6 @@ async fn signed_node(
         None,
     )
     .unwrap();
-    let upstream = UpstreamConfig {
-        bootstrap: vec![kafka.bootstrap()],
-        request_timeout: Duration::from_secs(3),
-        ..UpstreamConfig::default()
-    };
     let log = ModuleLog::start(
         topic.into(),
         -1,
@@ -255,6 +266,34 @@ async fn every_change_on_either_node_is_applied_on_both_with_the_same_numbers() 
     );
     converged(&a, &c).await;
     converged(&b, &c).await;
+}
+
+/// The log's producer and reader (librdkafka) over SASL_SSL, logged in as Kafka's `admin`
+/// with SCRAM-SHA-512: an upload on one node reaches the other.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_log_runs_over_sasl_ssl() {
+    use crate::upstream::connection::security::SaslMechanism;
+    use crate::upstream::connection::{Secret as Password, SecurityProtocol};
+    let (kafka, topic) = (Kafka::shared().await, topic());
+    let upstream = UpstreamConfig {
+        bootstrap: vec![kafka.cluster().sasl_ssl_bootstrap().to_owned()],
+        request_timeout: Duration::from_secs(3),
+        security_protocol: SecurityProtocol::SaslSsl,
+        sasl_mechanism: Some(SaslMechanism::ScramSha512),
+        sasl_username: Some("admin".into()),
+        sasl_password: Some(Password::new("admin-secret".into())),
+        ssl_ca_location: Some(kafka.cluster().state().tls.ca.clone()),
+        ..UpstreamConfig::default()
+    };
+    let (a, log_a) = node_with(&kafka, &topic, None, upstream.clone()).await;
+    let (b, _log_b) = node_with(&kafka, &topic, None, upstream).await;
+    let range = wasm("range");
+    log_a
+        .upload("spread".into(), range.clone(), UploadOptions::default())
+        .await
+        .expect("an upload on a, written over SASL_SSL");
+    let state = converged(&a, &b).await;
+    assert!(state.contains(&("spread".into(), 1, vec![(1, sha256_hex(&range))])));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -48,6 +48,16 @@ async fn node(kafka: &Kafka, name: &str, data: &tempfile::TempDir) -> Server {
 
 /// A node of the cluster `name` whose upstream is `bootstrap`.
 async fn node_at(bootstrap: String, name: &str, data: &tempfile::TempDir) -> Server {
+    node_with(bootstrap, name, data, |_| {}).await
+}
+
+/// [`node_at`], its configuration edited by `edit` last.
+async fn node_with(
+    bootstrap: String,
+    name: &str,
+    data: &tempfile::TempDir,
+    edit: impl FnOnce(&mut Config),
+) -> Server {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .with_test_writer()
@@ -73,6 +83,7 @@ async fn node_at(bootstrap: String, name: &str, data: &tempfile::TempDir) -> Ser
     if let Ok(debug) = std::env::var("CLUSTER_DEBUG") {
         config.upstream.client.insert("debug".into(), debug);
     }
+    edit(&mut config);
     Server::start(config).await.expect("a cluster node starts")
 }
 
@@ -202,6 +213,49 @@ async fn two_nodes_split_the_groups_and_one_takes_them_all_when_the_other_leaves
         assert_eq!(served, ResponseError::MemberIdRequired.code(), "{group}");
     }
     a.shutdown().await.unwrap();
+}
+
+/// The node group and the module log (librdkafka) reach a SASL_SSL upstream as the host's own
+/// connections do: two nodes logged in as Kafka's `admin` over SCRAM-SHA-512, trusting the
+/// harness's CA, split the shards and each serves its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_nodes_over_sasl_ssl_split_the_groups() {
+    use crate::upstream::connection::security::SaslMechanism;
+    use crate::upstream::connection::{Secret, SecurityProtocol};
+    let (kafka, name) = (Kafka::shared().await, unique("sasl"));
+    let bootstrap = kafka.cluster().sasl_ssl_bootstrap().to_owned();
+    let ca = kafka.cluster().state().tls.ca.clone();
+    let secured = |config: &mut Config| {
+        let upstream = &mut config.upstream;
+        upstream.security_protocol = SecurityProtocol::SaslSsl;
+        upstream.sasl_mechanism = Some(SaslMechanism::ScramSha512);
+        upstream.sasl_username = Some("admin".into());
+        upstream.sasl_password = Some(Secret::new("admin-secret".into()));
+        upstream.ssl_ca_location = Some(ca.clone());
+        // This test's raw requests do not log in: the node group is under test, not the
+        // clients' SASL (`proxy_client_sasl.rs`).
+        config.kafka.authentication = Some(crate::kafka::Authentication::None);
+    };
+    let (dir_a, dir_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let a = node_with(bootstrap.clone(), &name, &dir_a, secured).await;
+    let b = node_with(bootstrap, &name, &dir_b, secured).await;
+    wait_until("the two nodes split the shards over SASL_SSL", || {
+        split(&[&a, &b])
+    })
+    .await;
+    let group = "orders-app";
+    let found = find_coordinator(a.kafka_addr(), group).await;
+    let owner = if found.node_id.0 == node_id(&a) {
+        &a
+    } else {
+        &b
+    };
+    assert_eq!(
+        join(owner.kafka_addr(), group).await,
+        ResponseError::MemberIdRequired.code()
+    );
+    a.shutdown().await.unwrap();
+    b.shutdown().await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

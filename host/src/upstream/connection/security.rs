@@ -247,6 +247,68 @@ impl Security {
     }
 }
 
+/// The same settings as librdkafka's configuration, for the clients of a cluster of hosts
+/// that run on it (the node group and the module log, `cluster`): `security.protocol`,
+/// `sasl.*` and `ssl.*`, so they reach the upstream as the host's own connections do. The
+/// password goes into librdkafka's configuration in memory, never into a log.
+///
+/// Two differences from the host's own connections, said where they apply: librdkafka reads
+/// the TLS files when its client starts (a rotated certificate reaches those clients at the
+/// node's next start), and OAUTHBEARER is refused here (librdkafka would need the token file
+/// read in a refresh callback; not written yet).
+pub fn librdkafka_config(
+    settings: &SecuritySettings,
+) -> Result<Vec<(&'static str, String)>, String> {
+    let protocol = settings.security_protocol;
+    let mut config = vec![(
+        "security.protocol",
+        match protocol {
+            SecurityProtocol::Plaintext => "plaintext",
+            SecurityProtocol::Ssl => "ssl",
+            SecurityProtocol::SaslPlaintext => "sasl_plaintext",
+            SecurityProtocol::SaslSsl => "sasl_ssl",
+        }
+        .to_owned(),
+    )];
+    if protocol.sasl() {
+        if settings.sasl_mechanism == Some(SaslMechanism::OauthBearer) {
+            return Err(
+                "upstream.sasl_mechanism is OAUTHBEARER and cluster.name is set: a cluster of \
+                 hosts' node group and module log run on librdkafka, which the host does not \
+                 give OAUTHBEARER tokens yet; use PLAIN or SCRAM for the host's own user, or \
+                 run one node"
+                    .to_owned(),
+            );
+        }
+        let credentials = credentials(settings)?;
+        config.push(("sasl.mechanism", credentials.mechanism.name().to_owned()));
+        config.push(("sasl.username", credentials.username.clone()));
+        config.push(("sasl.password", credentials.password.expose().to_owned()));
+    }
+    if protocol.tls() {
+        let path = |p: &std::path::Path| p.display().to_string();
+        if let Some(ca) = &settings.ssl_ca_location {
+            config.push(("ssl.ca.location", path(ca)));
+        }
+        if let Some(certificate) = &settings.ssl_certificate_location {
+            config.push(("ssl.certificate.location", path(certificate)));
+        }
+        if let Some(key) = &settings.ssl_key_location {
+            config.push(("ssl.key.location", path(key)));
+        }
+        let algorithm = if settings.ssl_endpoint_identification {
+            "https"
+        } else {
+            "none"
+        };
+        config.push((
+            "ssl.endpoint.identification.algorithm",
+            algorithm.to_owned(),
+        ));
+    }
+    Ok(config)
+}
+
 fn credentials(settings: &SecuritySettings) -> Result<Credentials, String> {
     let protocol = settings.security_protocol;
     let mechanism = settings.sasl_mechanism.ok_or_else(|| {
