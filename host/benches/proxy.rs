@@ -15,14 +15,15 @@
 //!   (see `consume_rate` for why); the time to its first record (connection set-up) is
 //!   reported beside it. Each round and path has a topic of its own.
 //!
-//! `PROXY_TLS=1` runs the latency part over TLS: Kafka's SSL listener (the harness's test CA)
+//! `PROXY_TLS=1` runs it over TLS: Kafka's SSL listener (the harness's test CA)
 //! reached directly by a client speaking TLS, against the same client speaking TLS to the host
 //! (`kafka.tls_certificate_location`, the same test certificate), whose own connections and
 //! glued links speak TLS upstream (`upstream.security_protocol = "SSL"`): TLS on both hops,
 //! as a deployment in front of a TLS cluster runs. It also times connection set-up, the
 //! handshake's cost: TCP connect, TLS handshake and one ApiVersions, direct and through the
 //! host (which opens its TLS link upstream at that first request), `PROXY_CONNECTIONS` of each
-//! (200). The throughput part is left out there: the bench's librdkafka is built without TLS.
+//! (200). The throughput part runs over TLS too: librdkafka speaking TLS to Kafka's SSL
+//! listener, against the same to the host's TLS ports.
 //!
 //! `cargo bench -p assignor-host --bench proxy` (`PROXY_RECORDS`, `PROXY_ROUNDS`,
 //! `PROXY_SAMPLES`, `PROXY_RECORD_BYTES` override the sizes). Results also go to
@@ -420,10 +421,27 @@ async fn set_up(
     times.report("Connect+TLS+ApiVersions", out);
 }
 
+/// The client settings for `bootstrap`, speaking TLS and trusting `tls_ca` when given.
+fn client_config(bootstrap: &str, tls_ca: Option<&PathBuf>) -> ClientConfig {
+    let mut config = ClientConfig::new();
+    config.set("bootstrap.servers", bootstrap);
+    if let Some(ca) = tls_ca {
+        config
+            .set("security.protocol", "ssl")
+            .set("ssl.ca.location", ca.display().to_string());
+    }
+    config
+}
+
 /// Records per second producing `records` to `bootstrap`.
-fn produce_rate(bootstrap: &str, topic: &str, records: usize, record_bytes: usize) -> f64 {
-    let producer: BaseProducer = ClientConfig::new()
-        .set("bootstrap.servers", bootstrap)
+fn produce_rate(
+    bootstrap: &str,
+    tls_ca: Option<&PathBuf>,
+    topic: &str,
+    records: usize,
+    record_bytes: usize,
+) -> f64 {
+    let producer: BaseProducer = client_config(bootstrap, tls_ca)
         .set("linger.ms", "5")
         .set("acks", "1")
         .set("queue.buffering.max.messages", "1000000")
@@ -460,9 +478,13 @@ fn produce_rate(bootstrap: &str, topic: &str, records: usize, record_bytes: usiz
 /// first record the rate is the client queue's drain), and the same with the prefetch bounded,
 /// which turned bimodal on both paths (about 90,000 or about 1,000,000 records per second from
 /// one round to the next, with `fetch.wait.max.ms` pacing the fetches).
-fn consume_rate(bootstrap: &str, topic: &str, records: usize) -> (f64, Duration) {
-    let consumer: BaseConsumer = ClientConfig::new()
-        .set("bootstrap.servers", bootstrap)
+fn consume_rate(
+    bootstrap: &str,
+    tls_ca: Option<&PathBuf>,
+    topic: &str,
+    records: usize,
+) -> (f64, Duration) {
+    let consumer: BaseConsumer = client_config(bootstrap, tls_ca)
         .set("group.id", "proxy-bench-unused")
         .set("enable.auto.commit", "false")
         .set("fetch.wait.max.ms", "10")
@@ -594,12 +616,6 @@ fn main() {
             connections,
             &mut out,
         ));
-        println!("throughput: left out over TLS (the bench's librdkafka is built without TLS)");
-        if let Err(e) = std::fs::write(dir.join("proxy-tls.jsonl"), out.join("\n") + "\n") {
-            eprintln!("cannot write target/bench/proxy-tls.jsonl: {e}");
-        }
-        runtime.block_on(server.shutdown()).unwrap();
-        return;
     }
 
     let (mut produce_direct, mut produce_through) = (Vec::new(), Vec::new());
@@ -617,8 +633,9 @@ fn main() {
                 "{TOPIC}-{round}-{}",
                 if via_host { "host" } else { "direct" }
             );
-            let produced = produce_rate(bootstrap, &topic, records, record_bytes);
-            let (consumed, first) = consume_rate(bootstrap, &topic, records);
+            let ca = upstream.tls_ca.as_ref();
+            let produced = produce_rate(bootstrap, ca, &topic, records, record_bytes);
+            let (consumed, first) = consume_rate(bootstrap, ca, &topic, records);
             let first = first.as_secs_f64() * 1e3;
             let path = if via_host {
                 "through the host"
@@ -659,8 +676,13 @@ fn main() {
     out.push(format!(
         "{{\"bench\":\"proxy\",\"kind\":\"first_record\",\"rounds\":{rounds},\"direct_ms\":{first_direct:.1},\"through_ms\":{first_through:.1}}}"
     ));
-    if let Err(e) = std::fs::write(dir.join("proxy.jsonl"), out.join("\n") + "\n") {
-        eprintln!("cannot write target/bench/proxy.jsonl: {e}");
+    let file = if tls {
+        "proxy-tls.jsonl"
+    } else {
+        "proxy.jsonl"
+    };
+    if let Err(e) = std::fs::write(dir.join(file), out.join("\n") + "\n") {
+        eprintln!("cannot write target/bench/{file}: {e}");
     }
     runtime.block_on(server.shutdown()).unwrap();
 }
