@@ -40,7 +40,9 @@ use tokio::net::TcpListener;
 
 pub use error::{ApiError, ErrorBody};
 pub use lag::PartitionLag;
-pub use state::{AdminConfig, AdminConfigError, AdminState, AdminUpstream, check_listen};
+pub use state::{
+    AdminConfig, AdminConfigError, AdminState, AdminUpstream, check_listen, load_token,
+};
 
 use crate::metrics;
 

@@ -13,8 +13,8 @@ use crate::metrics::Metrics;
 use crate::registry::Registry;
 use crate::upstream::client::UpstreamClient;
 
-/// The `[admin]` section of the config file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// The `[admin]` section of the config file. Its `Debug` leaves the token out.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct AdminConfig {
     /// Address of the admin HTTP listener (default `127.0.0.1:9644`; env
@@ -23,6 +23,10 @@ pub struct AdminConfig {
     /// Bearer token every request but `/healthz` must carry (env `ASSIGNOR_HOST_TOKEN`, flag
     /// `--token`). Required when `listen` is not a loopback address. Default: none.
     pub token: Option<String>,
+    /// A file holding the token (its first line; surrounding white space ignored), read at
+    /// start: a secrets mount instead of the token in a config file or the environment. Not
+    /// both with `token`.
+    pub token_file: Option<std::path::PathBuf>,
     /// Largest JSON request body, in bytes (default 1 MiB; a simulation scenario of a few
     /// thousand members fits).
     pub max_json_bytes: usize,
@@ -33,8 +37,20 @@ impl Default for AdminConfig {
         AdminConfig {
             listen: SocketAddr::from(([127, 0, 0, 1], 9644)),
             token: None,
+            token_file: None,
             max_json_bytes: 1 << 20,
         }
+    }
+}
+
+impl std::fmt::Debug for AdminConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AdminConfig")
+            .field("listen", &self.listen)
+            .field("token", &self.token.as_ref().map(|_| "<redacted>"))
+            .field("token_file", &self.token_file)
+            .field("max_json_bytes", &self.max_json_bytes)
+            .finish()
     }
 }
 
@@ -49,6 +65,32 @@ pub enum AdminConfigError {
     TokenRequired { listen: SocketAddr },
     #[error("admin.token is empty; set a non-empty token or remove the setting")]
     EmptyToken,
+    #[error("admin.token and admin.token_file are both set: keep one")]
+    TwoTokens,
+    #[error("admin.token_file {path}: {reason}")]
+    TokenFile { path: String, reason: String },
+}
+
+/// Reads `admin.token_file` into `token` (its first line, trimmed); an unreadable or empty
+/// file stops the start naming the setting.
+pub fn load_token(config: &mut AdminConfig) -> Result<(), AdminConfigError> {
+    let Some(path) = &config.token_file else {
+        return Ok(());
+    };
+    if config.token.is_some() {
+        return Err(AdminConfigError::TwoTokens);
+    }
+    let failed = |reason: String| AdminConfigError::TokenFile {
+        path: path.display().to_string(),
+        reason,
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| failed(e.to_string()))?;
+    let token = text.lines().next().unwrap_or("").trim();
+    if token.is_empty() {
+        return Err(failed("empty: write the token on its first line".into()));
+    }
+    config.token = Some(token.to_owned());
+    Ok(())
 }
 
 /// Refuses a configuration that would expose the API without a token.

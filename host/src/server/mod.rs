@@ -91,8 +91,9 @@ impl Server {
     /// Opens the store, the catalog and binds the Kafka listener, then serves in the
     /// background. Returns once the listener is bound, so `kafka_addr()` is connectable (in
     /// proxy mode, also after a first read of the upstream's topics, or its failure).
-    pub async fn start(config: Config) -> Result<Server, ServerError> {
+    pub async fn start(mut config: Config) -> Result<Server, ServerError> {
         // Refuse an exposed admin API before touching anything.
+        admin::load_token(&mut config.admin)?;
         admin::check_listen(&config.admin)?;
         config
             .cluster

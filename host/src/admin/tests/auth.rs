@@ -90,3 +90,38 @@ async fn oversized_bodies_are_refused_naming_the_cap() {
     let message = answer.1["error"]["message"].as_str().unwrap();
     assert!(message.contains("1024 bytes") && message.contains("registry.max_module_bytes"));
 }
+
+#[test]
+fn the_token_may_come_from_a_file_and_never_shows_in_debug() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("admin-token");
+    std::fs::write(&file, "  from-a-file \nsecond line ignored\n").unwrap();
+    let mut config = AdminConfig {
+        listen: "0.0.0.0:9644".parse().unwrap(),
+        token_file: Some(file.clone()),
+        ..AdminConfig::default()
+    };
+    load_token(&mut config).unwrap();
+    assert_eq!(config.token.as_deref(), Some("from-a-file"));
+    assert_eq!(check_listen(&config), Ok(()), "a token from a file counts");
+    assert!(!format!("{config:?}").contains("from-a-file"), "{config:?}");
+
+    // Both, an empty file, a missing file: the start stops naming the setting.
+    assert_eq!(load_token(&mut config), Err(AdminConfigError::TwoTokens));
+    std::fs::write(&file, "\n").unwrap();
+    let mut empty = AdminConfig {
+        token_file: Some(file),
+        ..AdminConfig::default()
+    };
+    let error = load_token(&mut empty).unwrap_err().to_string();
+    assert!(
+        error.starts_with("admin.token_file") && error.contains("empty"),
+        "{error}"
+    );
+    let mut missing = AdminConfig {
+        token_file: Some(dir.path().join("nowhere")),
+        ..AdminConfig::default()
+    };
+    let error = load_token(&mut missing).unwrap_err().to_string();
+    assert!(error.contains("nowhere"), "{error}");
+}
