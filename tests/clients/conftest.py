@@ -5,7 +5,9 @@ Proxy mode (`proxy`, `proxy_consumers`): each test gets a host of its own in fro
 upstream, stopped at the test's end. The upstream is Apache Kafka 4.4, one single-node cluster
 per pytest worker (`kafka`), shared by that worker's tests (each uses topic and group names of
 its own); with `UPSTREAM=noida` or `UPSTREAM=tansu` each test gets its own noida-db or Tansu
-instead (harness/upstream.py)."""
+instead (harness/upstream.py). `UPSTREAM_SECURITY=sasl_ssl` or `mtls` puts every proxy-mode
+host in front of Kafka's secured listeners with only its documented ACLs, and has every
+client log in through it where that needs it (harness/security.py)."""
 
 import os
 
@@ -17,6 +19,7 @@ import pytest
 from harness.agents import PYTHON_AGENTS, spawn
 from harness.host import free_port, start_host
 from harness.kafka import Kafka
+from harness import security
 from harness.upstream import start_upstream
 from harness.wait import Timeout, wait_until
 
@@ -28,14 +31,38 @@ def precompiled_cache(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def kafka(tmp_path_factory):
-    """This worker's Apache Kafka: one node, started on first use, stopped at the end."""
+    """This worker's Apache Kafka: one node, started on first use, stopped at the end; in a
+    secured run (`UPSTREAM_SECURITY`) with the host's ACLs granted (harness/security.py)."""
     cluster = Kafka(tmp_path_factory.mktemp("kafka")).start()
+    security.grant_host_acls(cluster)
     yield cluster
     cluster.stop()
 
 
 def upstream_kind():
-    return os.environ.get("UPSTREAM", "kafka")
+    kind = os.environ.get("UPSTREAM", "kafka")
+    if kind != "kafka" and security.mode() != "plaintext":
+        raise AssertionError(f"UPSTREAM_SECURITY={security.mode()} is for Apache Kafka, "
+                             f"not UPSTREAM={kind}")
+    return kind
+
+
+def start_proxy_host(workdir, upstream, shared, **options):
+    """A host in proxy mode in front of `upstream`: over the listener and with the login
+    `UPSTREAM_SECURITY` says when it is the worker's Kafka (`shared`), and then with its
+    clients logging in where that mode wants them to (harness/security.py)."""
+    bootstrap, settings, env = (security.host_upstream(upstream) if shared
+                                else (upstream.bootstrap, {}, {}))
+    options["upstream_settings"] = {**settings, **options.get("upstream_settings", {})}
+    host = start_host(workdir, upstream=bootstrap, env=env, **options)
+    if shared and security.mode() != "plaintext":
+        # The run is what it says: the host's own connections are secured as asked.
+        status = host.upstream_status()
+        assert (status["security_protocol"], status["sasl_username"]) == \
+            (settings["security_protocol"], settings.get("sasl_username")), status
+        if security.mode() == "sasl_ssl":
+            security.logs_in(host.bootstrap)
+    return host
 
 
 @pytest.fixture(scope="module")
@@ -43,6 +70,14 @@ def host(tmp_path_factory, precompiled_cache):
     h = start_host(tmp_path_factory.mktemp("host"), shared_cache=precompiled_cache)
     yield h
     h.stop()
+
+
+def pytest_collection_modifyitems(items):
+    """Marks `upstream` every test whose host stands in front of the upstream (the `proxy` or
+    `cluster` fixture), so a run can take them alone (`-m upstream`)."""
+    for item in items:
+        if {"proxy", "cluster"} & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.upstream)
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -143,8 +178,8 @@ def proxy(tmp_path, precompiled_cache, request):
         # The broker's port here is broker_ports_from + its node id.
         settings["broker_ports_from"] = free_port() - upstream.node_id
     try:
-        host = start_host(tmp_path / "host", shared_cache=precompiled_cache,
-                          upstream=upstream.bootstrap, upstream_settings=settings)
+        host = start_proxy_host(tmp_path / "host", upstream, shared,
+                                shared_cache=precompiled_cache, upstream_settings=settings)
     except BaseException:
         if not shared:
             upstream.stop()

@@ -38,6 +38,7 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, Producer, To
 
 from conftest import unique, upstream_kind
 from harness.host import ROOT
+from harness.security import librdkafka_login, login_for
 from harness.wait import wait_until
 
 # Transactions, the streams internal topics' configs and Streams' admin calls are Kafka's:
@@ -62,14 +63,15 @@ SLOW_S = 180
 class StreamsApp:
     """One instance of the application: a JVM whose JSON lines (CountApp.java) are kept."""
 
-    def __init__(self, name, argv):
+    def __init__(self, name, argv, env=None):
         self.name = name
         self.argv = argv
         self.events = []
         self.stderr = []
         self._lock = threading.Lock()
         self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     stdin=subprocess.DEVNULL, text=True, bufsize=1)
+                                     stdin=subprocess.DEVNULL, text=True, bufsize=1,
+                                     env=None if env is None else {**os.environ, **env})
         threading.Thread(target=self._read, args=(self.proc.stdout, True), daemon=True).start()
         threading.Thread(target=self._read, args=(self.proc.stderr, False), daemon=True).start()
 
@@ -142,7 +144,13 @@ class Apps:
                 "--bootstrap", self.bootstrap, "--application-id", app_id,
                 "--input", source, "--output", sink, "--guarantee", guarantee,
                 "--state-dir", str(self.tmp_path / f"state-{name}"), "--name", name, *extra]
-        app = StreamsApp(name, argv)
+        env = None
+        login = login_for(self.bootstrap, "java")
+        if login is not None:  # a secured run (harness/security.py): log in through the host
+            mechanism, user, password = login
+            argv += ["--sasl", f"{mechanism}:{user}"]
+            env = {"AGENT_SASL_PASSWORD": password}
+        app = StreamsApp(name, argv, env)
         self.started.append(app)
         return app
 
@@ -315,7 +323,8 @@ def test_a_stateful_streams_application_through_the_host(proxy, apps, guarantee)
 
 def produce_words(bootstrap, topic, words, start):
     """One record per word, keyed r-<n>, through the host (acks=all, each acknowledged)."""
-    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5})
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5,
+                         **librdkafka_login(bootstrap)})
     failed = []
     for i, word in enumerate(words, start):
         producer.produce(topic, key=f"r-{i:05d}", value=word,

@@ -18,12 +18,14 @@
 //! exist for what their answer says about the membership.
 
 use std::collections::{HashSet, VecDeque};
+use std::error::Error;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
+use rdkafka::client::OAuthToken;
 use rdkafka::config::RDKafkaLogLevel;
 use rdkafka::consumer::{BaseConsumer, Consumer, ConsumerContext, Rebalance};
 use rdkafka::error::KafkaError;
@@ -34,6 +36,7 @@ use tokio::runtime::Handle;
 use super::commits::{self, CommitQueue};
 use super::ownership::Ownership;
 use super::shards::shard_of;
+use super::token::Tokens;
 use crate::driver::{Driver, Releasing};
 
 /// What the callbacks reach.
@@ -48,15 +51,24 @@ pub(super) struct Member {
     renew_now: AtomicBool,
     /// The last renewal failed (so the next failure is not logged again).
     failing: AtomicBool,
+    /// OAUTHBEARER tokens, when librdkafka asks.
+    tokens: Tokens,
 }
 
 impl Member {
-    pub fn new(ownership: Arc<Ownership>, driver: Driver, runtime: Handle, topic: String) -> Self {
+    pub fn new(
+        ownership: Arc<Ownership>,
+        driver: Driver,
+        runtime: Handle,
+        topic: String,
+        tokens: Tokens,
+    ) -> Self {
         Member {
             ownership,
             driver,
             runtime,
             topic,
+            tokens,
             sent: Mutex::new(VecDeque::new()),
             renew_now: AtomicBool::new(false),
             failing: AtomicBool::new(false),
@@ -142,6 +154,12 @@ impl ClientContext for Member {
 
     fn error(&self, error: KafkaError, reason: &str) {
         tracing::warn!(%error, reason, "node group client");
+    }
+
+    const ENABLE_REFRESH_OAUTH_TOKEN: bool = true;
+
+    fn generate_oauth_token(&self, _config: Option<&str>) -> Result<OAuthToken, Box<dyn Error>> {
+        self.tokens.token()
     }
 }
 
@@ -263,6 +281,9 @@ fn check_partitions(
 ) -> Result<(), String> {
     let deadline = Instant::now() + timeout;
     loop {
+        // A poll serves librdkafka's events, among them the OAUTHBEARER token refresh its
+        // first connection waits for; the consumer has no subscription yet, so nothing else.
+        let _ = consumer.poll(Duration::ZERO);
         let found = consumer
             .fetch_metadata(Some(topic), Duration::from_secs(2))
             .map_err(|e| e.to_string())
@@ -274,7 +295,7 @@ fn check_partitions(
             });
         match found {
             Ok(0) | Err(_) if Instant::now() < deadline => {
-                std::thread::sleep(Duration::from_millis(200));
+                let _ = consumer.poll(Duration::from_millis(200));
             }
             Ok(count) if count == shards as usize => return Ok(()),
             Ok(0) => {

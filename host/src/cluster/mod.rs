@@ -34,6 +34,7 @@ mod peers;
 pub mod shards;
 #[cfg(test)]
 mod tests;
+mod token;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -309,6 +310,7 @@ impl Cluster {
             driver.clone(),
             tokio::runtime::Handle::current(),
             topic.clone(),
+            token::Tokens::new(&upstream.security()),
         );
         let member_settings = membership::MemberSettings {
             config,
@@ -473,11 +475,6 @@ mod settings_tests {
     fn settings_that_cannot_work_are_refused_saying_why() {
         let (good, upstream) = clustered();
         let standalone = UpstreamConfig::default();
-        let secured = UpstreamConfig {
-            security_protocol: crate::upstream::connection::SecurityProtocol::SaslSsl,
-            sasl_mechanism: Some(crate::upstream::connection::security::SaslMechanism::OauthBearer),
-            ..upstream.clone()
-        };
         let cases: Vec<(ClusterSettings, &UpstreamConfig, &str)> = vec![
             (
                 ClusterSettings {
@@ -488,11 +485,6 @@ mod settings_tests {
                 "letters, digits",
             ),
             (good.clone(), &standalone, "upstream.bootstrap is empty"),
-            (
-                good.clone(),
-                &secured,
-                "does not give OAUTHBEARER tokens yet",
-            ),
             (
                 ClusterSettings {
                     shards: 0,

@@ -63,6 +63,10 @@ async def run(args):
     strategies = tuple(BUILT_IN.get(name) or host_assigned(name)
                        for name in (args.strategy or ["roundrobin"]))
     extra = {"client_id": args.client_id} if args.client_id else {}
+    if args.sasl:
+        mechanism, user, password = args.sasl
+        extra.update(security_protocol="SASL_PLAINTEXT", sasl_mechanism=mechanism,
+                     sasl_plain_username=user, sasl_plain_password=password)
     consumer = AIOKafkaConsumer(
         bootstrap_servers=args.bootstrap,
         group_id=args.group,

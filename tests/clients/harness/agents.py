@@ -21,10 +21,12 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 from pathlib import Path
 
 from .go_agents import GO_AGENTS, go_argv
+from .security import login_for
 from .wait import wait_until
 
 CLIENTS_DIR = Path(__file__).resolve().parents[1]
@@ -269,6 +271,17 @@ class KcatAgent(Agent):
             self._record({"event": "closed"})
 
 
+def kcat_login_file(sasl):
+    """A librdkafka properties file (`kcat -F`) with the login: the password stays off kcat's
+    command line."""
+    mechanism, user, password = sasl
+    fd, path = tempfile.mkstemp(prefix="kcat-login-", suffix=".conf")
+    with os.fdopen(fd, "w") as f:
+        f.write(f"security.protocol=SASL_PLAINTEXT\nsasl.mechanism={mechanism}\n"
+                f"sasl.username={user}\nsasl.password={password}\n")
+    return path
+
+
 def spawn(client, name, bootstrap, group, topics, strategies=(), client_id=None,
           records=False, commit_on_revoke=False, group_protocol=None, remote_assignor=None,
           instance_id=None, rebalance_timeout_ms=None, rack=None, topic_pattern=None,
@@ -285,12 +298,18 @@ def spawn(client, name, bootstrap, group, topics, strategies=(), client_id=None,
     `client_rack` never reaches its Subscription); `topic_pattern` a subscription by regular
     expression instead of `topics` (java: matched by the client under the classic protocol,
     by the coordinator under the consumer protocol); `sasl` a `(mechanism, user, password)`
-    to log in with over SASL_PLAINTEXT, `ssl_ca` a CA to speak TLS with (confluent-kafka and
-    kafka-python; the password reaches the agent in its environment)."""
+    to log in with over SASL_PLAINTEXT (every client, the password in its environment; by
+    default the login the host at `bootstrap` wants, harness/security.py), `ssl_ca` a CA to
+    speak TLS with (confluent-kafka and kafka-python)."""
     env = None
+    if sasl is None:
+        # A host whose clients log in (a proxy in an UPSTREAM_SECURITY=sasl_ssl run).
+        sasl = login_for(bootstrap, client)
     if client == "kcat":
         argv = ["kcat", "-b", bootstrap, "-G", group,
                 "-X", "session.timeout.ms=6000", "-X", "heartbeat.interval.ms=500"]
+        if sasl is not None:
+            argv += ["-F", str(kcat_login_file(sasl))]
         if strategies:
             argv += ["-X", "partition.assignment.strategy=" + ",".join(strategies)]
         if client_id:
@@ -298,12 +317,19 @@ def spawn(client, name, bootstrap, group, topics, strategies=(), client_id=None,
         if records:
             argv += ["-u", "-X", "auto.offset.reset=earliest", "-f", KcatAgent.RECORD_FORMAT]
         return KcatAgent(name, client, argv + list(topics))
+    if sasl is not None:
+        # The password goes in the environment, not the command line (which `ps` shows).
+        mechanism, user, password = sasl
+        env = {"AGENT_SASL_PASSWORD": password}
     if client in GO_AGENTS:
-        return Agent(name, client, go_argv(
+        argv = go_argv(
             client, bootstrap, group, topics, strategies, client_id, records,
             commit_on_revoke=commit_on_revoke, group_protocol=group_protocol,
             remote_assignor=remote_assignor, instance_id=instance_id,
-            rebalance_timeout_ms=rebalance_timeout_ms, rack=rack))
+            rebalance_timeout_ms=rebalance_timeout_ms, rack=rack)
+        if sasl is not None:
+            argv += ["--sasl", f"{mechanism}:{user}"]
+        return Agent(name, client, argv, env=env)
     if commit_on_revoke and client not in PYTHON_AGENTS and client != "java":
         raise ValueError(f"{client} has no revoke callback to commit in")
     common = ["--bootstrap", bootstrap, "--group", group, "--topics", ",".join(topics)]
@@ -336,12 +362,7 @@ def spawn(client, name, bootstrap, group, topics, strategies=(), client_id=None,
             raise ValueError(f"{client}: a topic pattern is tested with java, without topics")
         common += ["--topic-pattern", topic_pattern]
     if sasl is not None:
-        if client not in ("confluent-kafka", "kafka-python"):
-            raise ValueError(f"{client}: SASL is tested with confluent-kafka and kafka-python")
-        # The password goes in the environment, not the command line (which `ps` shows).
-        mechanism, user, password = sasl
         common += ["--sasl", f"{mechanism}:{user}"]
-        env = {"AGENT_SASL_PASSWORD": password}
     if ssl_ca is not None:
         if client not in ("confluent-kafka", "kafka-python"):
             raise ValueError(f"{client}: TLS is tested with confluent-kafka and kafka-python")
@@ -351,10 +372,11 @@ def spawn(client, name, bootstrap, group, topics, strategies=(), client_id=None,
             raise ValueError(f"{client}: client.rack is tested with confluent-kafka and java")
         common += ["--rack", rack]
     if client == "kafkajs":
-        return Agent(name, client, ["node", str(NODE / "agent.js")] + common)
+        return Agent(name, client, ["node", str(NODE / "agent.js")] + common, env=env)
     if client == "java":
         if not JAVA_AGENT_JAR.is_file():
             raise AssertionError(f"{JAVA_AGENT_JAR} is missing: tests/clients/run builds it")
-        return Agent(name, client, ["java", *JAVA_OPTIONS, "-jar", str(JAVA_AGENT_JAR)] + common)
+        return Agent(name, client, ["java", *JAVA_OPTIONS, "-jar", str(JAVA_AGENT_JAR)] + common,
+                     env=env)
     script = AGENTS / PYTHON_AGENTS[client]
     return Agent(name, client, [sys.executable, "-u", str(script)] + common, env=env)

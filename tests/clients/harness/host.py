@@ -28,6 +28,7 @@ from pathlib import Path
 from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
 from kafka.admin import KafkaAdminClient
 
+from .security import kafka_python_login, librdkafka_login
 from .wait import wait_until
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -73,9 +74,11 @@ def toml_value(value):
 class Host:
     def __init__(self, workdir: Path, coordinator=None, shared_cache: Path = None,
                  upstream: str = None, upstream_settings=None, cluster_settings=None,
-                 kafka_settings=None):
+                 kafka_settings=None, env=None):
         self.workdir = workdir
         self.upstream = upstream
+        # More environment for the process (the upstream's SASL password: harness/security.py).
+        self.env = env or {}
         if shared_cache is not None:
             # The registry keeps precompiled modules in <data_dir>/cache, keyed by content hash
             # and engine: hosts started one after another share it, so only the first compiles
@@ -112,7 +115,8 @@ class Host:
 
     def start(self):
         log = open(self.log_path, "ab")  # a restarted host appends to the same log
-        env = dict(os.environ, RUST_LOG=os.environ.get("RUST_LOG", "info"), NO_COLOR="1")
+        env = dict(os.environ, RUST_LOG=os.environ.get("RUST_LOG", "info"), NO_COLOR="1",
+                   **self.env)
         argv = [str(BINARY), "serve", "--config", str(self.config)]
         if self.upstream is not None:
             argv += ["--upstream", self.upstream]
@@ -163,7 +167,8 @@ class Host:
     @property
     def admin(self):
         if self._confluent is None:
-            self._confluent = AdminClient({"bootstrap.servers": self.bootstrap})
+            self._confluent = AdminClient({"bootstrap.servers": self.bootstrap,
+                                           **librdkafka_login(self.bootstrap)})
         return self._confluent
 
     def create_topics(self, topics):
@@ -224,6 +229,12 @@ class Host:
         with urllib.request.urlopen(f"{self.admin_url}/v1/cluster", timeout=30) as r:
             return json.loads(r.read())
 
+    def upstream_status(self):
+        """`GET /v1/upstream` (proxy mode): the bootstrap, how the host's own connections are
+        secured, and whether the cluster accepts them."""
+        with urllib.request.urlopen(f"{self.admin_url}/v1/upstream", timeout=30) as r:
+            return json.loads(r.read())
+
     def group_detail(self, group):
         """The admin API's view of a group (`GET /v1/groups/{group}`): strategy, module
         version, and the history of rebalances with their reasons."""
@@ -247,7 +258,8 @@ class Host:
         "client_id"}}}."""
         if self._kafka_python is None:
             self._kafka_python = KafkaAdminClient(bootstrap_servers=self.bootstrap,
-                                                  request_timeout_ms=30000)
+                                                  request_timeout_ms=30000,
+                                                  **kafka_python_login(self.bootstrap))
         g = self._kafka_python.describe_groups([group])[group]
         if g["error"]:
             raise AssertionError(f"DescribeGroups {group}: {g['error']}")
@@ -310,6 +322,7 @@ def lag_table(text):
 
 def start_host(workdir: Path, coordinator=None, shared_cache: Path = None, **proxy) -> Host:
     """A started host; `proxy`: `upstream=` and `upstream_settings=` for proxy mode,
-    `cluster_settings=` for a node of a cluster of hosts, `kafka_settings=` more of `[kafka]`."""
+    `cluster_settings=` for a node of a cluster of hosts, `kafka_settings=` more of `[kafka]`,
+    `env=` more of the process's environment."""
     host = Host(workdir, coordinator, shared_cache, **proxy)
     return host.start()

@@ -3,11 +3,12 @@ harness the Rust tests use), driven from Python.
 
 `Kafka(workdir, nodes).start()` formats KRaft storage and starts `nodes` nodes (each broker
 and controller, racks `rack-<id>`) on ports of this worker's block, with a PLAINTEXT listener
-(trusted: its principal is a super user; what the tests use unless they are about security)
-and a SASL_SSL one (a test CA made at start; PLAIN and SCRAM-SHA-512 users `admin`, a super
-user, `alice` and `bob`; `StandardAuthorizer`). It returns once every node answers Metadata
-listing all of them. The nodes stop with `stop()`, and also when this pytest process exits
-however it exits (the harness's watchdog waits on it).
+(trusted: its principal is a super user; what the tests use unless they are about security),
+a SASL_SSL one (a test CA made at start; PLAIN and SCRAM-SHA-512 users `admin`, a super
+user, `alice`, `bob` and `assignor-host`; `StandardAuthorizer`) and an SSL one that asks for
+a client certificate (the host's own is `tls/assignor-host.pem`; harness/security.py). It
+returns once every node answers Metadata listing all of them. The nodes stop with `stop()`,
+and also when this pytest process exits however it exits (the harness's watchdog waits on it).
 
 The binary is `KAFKA_CLUSTER_BIN`, by default target/debug/kafka-cluster (built by
 tests/clients/run); Kafka's jars are fetched by Maven on first use (tests/run does it first).
@@ -56,6 +57,7 @@ class Kafka(Upstream):
         self.state = json.loads(kafka_cluster(*args))
         self.bootstrap = self.state["bootstrap"]
         self.sasl_ssl_bootstrap = self.state["sasl_ssl_bootstrap"]
+        self.ssl_bootstrap = self.state["ssl_bootstrap"]
         return self
 
     @property

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from confluent_kafka import Producer
 
+from .security import librdkafka_login, login_for
 from .wait import wait_until
 
 
@@ -38,9 +39,11 @@ def produce(bootstrap, topic, record_keys, partitions=None, config=None):
     """Produces one record per key to `topic` with confluent-kafka, through `bootstrap`;
     `partitions`: the number of partitions to spread them over in turn (else librdkafka's
     key hash); `config`: more producer settings (a login). Returns the records as
-    acknowledged (each delivery report checked)."""
+    acknowledged (each delivery report checked). It logs in where the host wants it
+    (harness/security.py)."""
     producer = Producer({"bootstrap.servers": bootstrap, "acks": "all",
-                         "linger.ms": 5, "enable.idempotence": False, **(config or {})})
+                         "linger.ms": 5, "enable.idempotence": False,
+                         **librdkafka_login(bootstrap), **(config or {})})
     acked, failed = [], []
 
     def delivered(err, msg):
@@ -67,6 +70,10 @@ def produce_kcat(bootstrap, topic, record_keys, partition=None):
     argv = ["kcat", "-P", "-b", bootstrap, "-t", topic, "-K", ":", "-X", "acks=all"]
     if partition is not None:
         argv += ["-p", str(partition)]
+    login = login_for(bootstrap, "kcat")
+    if login is not None:
+        from .agents import kcat_login_file
+        argv += ["-F", str(kcat_login_file(login))]
     lines = "".join(f"{key}:value of {key}\n" for key in record_keys)
     out = subprocess.run(argv, input=lines, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, f"kcat -P exited {out.returncode}: {out.stderr}"
@@ -149,7 +156,8 @@ class SteadyProducer:
 
     def __init__(self, bootstrap, topic, partitions, prefix, rate=200):
         self.topic, self.partitions, self.prefix, self.rate = topic, partitions, prefix, rate
-        self._producer = Producer({"bootstrap.servers": bootstrap, "acks": "all",
+        self._producer = Producer({"bootstrap.servers": bootstrap, **librdkafka_login(bootstrap),
+                                   "acks": "all",
                                    "linger.ms": 5, "message.timeout.ms": 60000})
         self._acked, self._failed = [], []
         self._lock = threading.Lock()

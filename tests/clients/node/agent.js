@@ -72,9 +72,18 @@ const hostAssigned = name => () => ({
 async function main () {
   const args = parseArgs(process.argv.slice(2))
   const strategies = args.strategy.length ? args.strategy : ['RoundRobinAssigner']
+  // --sasl MECHANISM:USER, the password in AGENT_SASL_PASSWORD (never on the command line).
+  let sasl
+  if (args.sasl) {
+    const [mechanism, username] = args.sasl.split(/:(.*)/s)
+    const password = process.env.AGENT_SASL_PASSWORD
+    if (!username || !password) throw new Error('--sasl MECHANISM:USER needs AGENT_SASL_PASSWORD')
+    sasl = { mechanism: mechanism.toLowerCase(), username, password }
+  }
   const kafka = new Kafka({
     clientId: args.client_id || 'kafkajs',
     brokers: args.bootstrap.split(','),
+    sasl,
     logLevel: logLevel.ERROR,
     logCreator: () => ({ namespace, label, log }) => process.stderr.write(
       `[kafkajs ${label} ${namespace}] ${log.message} ${JSON.stringify(log)}\n`)

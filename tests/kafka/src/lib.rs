@@ -12,7 +12,8 @@
 //!   `OAUTHBEARER` with Kafka's default validator, which takes unsigned tokens (test only).
 //! - `CONTROLLER`: the KRaft quorum (every node is a voter).
 //! - `SSL`: TLS with the same certificate, no SASL; a client certificate (alice's, in `tls/`)
-//!   is asked for and makes the principal its subject, `User:CN=alice,O=assignor-host tests`;
+//!   is asked for and makes the principal its subject in RFC 2253 form (most specific name
+//!   first), `User:CN=alice,O=assignor-host tests` (the host's: `CN=assignor-host,...`);
 //!   without one the principal is `User:ANONYMOUS`, a super user as on `PLAINTEXT`.
 //!
 //! `StandardAuthorizer` checks every request, so a SASL_SSL client is held to Kafka's ACLs.
@@ -64,10 +65,13 @@ pub struct User {
 }
 
 /// The users every test cluster has: `(name, password, super user)`.
-pub const USERS: [(&str, &str, bool); 3] = [
+/// `assignor-host` is for a host under test that should hold only the ACLs
+/// docs/operating.md lists for the host's user (the proxy-mode suites' secured runs).
+pub const USERS: [(&str, &str, bool); 4] = [
     ("admin", "admin-secret", true),
     ("alice", "alice-secret", false),
     ("bob", "bob-secret", false),
+    ("assignor-host", "assignor-host-secret", false),
 ];
 
 /// Listener ports per node: PLAINTEXT, SASL_SSL, CONTROLLER, SSL.
@@ -455,6 +459,37 @@ fn free_ports(count: usize) -> Result<Vec<u16>> {
         .iter()
         .map(|l| l.local_addr().map(|a| a.port()))
         .collect::<std::io::Result<_>>()?)
+}
+
+/// An unsigned JWT (`alg: none`) naming `subject`, expiring `expires_in` seconds from now
+/// (negative: already expired), as the test cluster's OAUTHBEARER validator (Kafka's default,
+/// for tests only) takes them.
+pub fn unsigned_token(subject: &str, expires_in: i64) -> String {
+    fn base64url(bytes: &[u8]) -> String {
+        const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+        let mut out = String::new();
+        for chunk in bytes.chunks(3) {
+            let n = chunk
+                .iter()
+                .enumerate()
+                .fold(0u32, |n, (i, &b)| n | u32::from(b) << (16 - 8 * i));
+            for i in 0..=chunk.len() {
+                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
+            }
+        }
+        out
+    }
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    let header = base64url(br#"{"alg":"none"}"#);
+    let claims = format!(
+        r#"{{"sub":"{subject}","iat":{},"exp":{}}}"#,
+        now - 60,
+        now + expires_in
+    );
+    format!("{header}.{}.", base64url(claims.as_bytes()))
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! The test cluster's certificates, made at start with the `openssl` command (no crypto of
 //! ours): a CA, a certificate for the brokers (valid for `127.0.0.1` and `localhost`) and a
-//! client certificate for `alice` (for mutual TLS), RSA 2048, valid for 30 days.
+//! client certificate each for `alice` and for `assignor-host` (the host under test, for
+//! mutual TLS), RSA 2048, valid for 30 days.
 //!
 //! Kafka reads PEM directly (`ssl.keystore.type=PEM`: the private key and its certificate
 //! chain in one file; KIP-651), and so do librdkafka, the Python clients and rustls, so
@@ -23,6 +24,10 @@ pub struct Tls {
     /// `alice`'s client certificate and its key, for mutual TLS.
     pub client_cert: PathBuf,
     pub client_key: PathBuf,
+    /// The host's client certificate (`User:CN=assignor-host,O=assignor-host tests`) and key,
+    /// for a host that logs in to the SSL listener by mutual TLS.
+    pub host_cert: PathBuf,
+    pub host_key: PathBuf,
 }
 
 impl Tls {
@@ -61,7 +66,13 @@ impl Tls {
         signed(
             dir,
             "alice",
-            "/CN=alice/O=assignor-host tests",
+            "/O=assignor-host tests/CN=alice",
+            "extendedKeyUsage=clientAuth\n",
+        )?;
+        signed(
+            dir,
+            "assignor-host",
+            "/O=assignor-host tests/CN=assignor-host",
             "extendedKeyUsage=clientAuth\n",
         )?;
         let keystore = [
@@ -76,13 +87,40 @@ impl Tls {
             broker_keystore: file("broker-keystore.pem"),
             client_cert: file("alice.pem"),
             client_key: file("alice.key"),
+            host_cert: file("assignor-host.pem"),
+            host_key: file("assignor-host.key"),
         })
     }
 }
 
+impl Tls {
+    /// One more certificate signed by this CA, next to the others: `<name>.pem` and
+    /// `<name>.key` for `subject` with `extensions` (`openssl x509 -extfile` syntax), valid for
+    /// `days` (0: it expires the second it is made, for tests of an expired certificate).
+    /// Returns the certificate's and the key's paths.
+    pub fn sign(
+        &self,
+        name: &str,
+        subject: &str,
+        extensions: &str,
+        days: u32,
+    ) -> Result<(PathBuf, PathBuf)> {
+        let dir = self.ca.parent().context("the CA file's folder")?;
+        signed_for(dir, name, subject, extensions, days)?;
+        Ok((
+            dir.join(format!("{name}.pem")),
+            dir.join(format!("{name}.key")),
+        ))
+    }
+}
+
 /// A key `<name>.key` and a certificate `<name>.pem` for `subject`, signed by the CA, with
-/// the X.509 extensions `extensions` (`openssl x509 -extfile` syntax).
+/// the X.509 extensions `extensions` (`openssl x509 -extfile` syntax), valid for 30 days.
 fn signed(dir: &Path, name: &str, subject: &str, extensions: &str) -> Result<()> {
+    signed_for(dir, name, subject, extensions, 30)
+}
+
+fn signed_for(dir: &Path, name: &str, subject: &str, extensions: &str, days: u32) -> Result<()> {
     let (key, csr, pem, ext) = (
         format!("{name}.key"),
         format!("{name}.csr"),
@@ -109,7 +147,7 @@ fn signed(dir: &Path, name: &str, subject: &str, extensions: &str) -> Result<()>
             "ca.key",
             "-CAcreateserial",
             "-days",
-            "30",
+            &days.to_string(),
             "-extfile",
             &ext,
             "-out",

@@ -39,6 +39,7 @@ use tokio::sync::watch;
 
 use self::apply::{Applier, Pending};
 use self::record::Record;
+use super::token::{TokenContext, Tokens};
 use crate::coordinator::GroupConfig;
 use crate::driver::Driver;
 use crate::registry::{
@@ -71,7 +72,7 @@ pub enum ModuleLogError {
 /// This node's reader and writer of the module log.
 pub struct ModuleLog {
     registry: Arc<Registry>,
-    producer: FutureProducer,
+    producer: FutureProducer<TokenContext>,
     /// The host's own client, for the log's end.
     client: UpstreamClient,
     /// `cluster.secret_file`: each record written carries its MAC, and only records whose MAC
@@ -134,23 +135,24 @@ impl ModuleLog {
         for (key, value) in &upstream.client {
             common.set(key, value);
         }
-        let producer: FutureProducer = common
+        let tokens = Tokens::new(&upstream.security());
+        let producer: FutureProducer<TokenContext> = common
             .clone()
             .set("message.max.bytes", max_bytes.to_string())
             .set("acks", "all")
             .set("max.in.flight.requests.per.connection", "1")
             .set("linger.ms", "0")
             .set("message.timeout.ms", timeout.as_millis().to_string())
-            .create()
+            .create_with_context(TokenContext(tokens.clone()))
             .map_err(|e| format!("the module log's producer: {e}"))?;
-        let consumer: BaseConsumer = common
+        let consumer: BaseConsumer<TokenContext> = common
             .clone()
             // librdkafka's assign() wants a group id; the reader never joins or commits.
             .set("group.id", format!("{topic}.reader"))
             .set("enable.auto.commit", "false")
             .set("fetch.message.max.bytes", max_bytes.to_string())
             .set("fetch.wait.max.ms", "100")
-            .create()
+            .create_with_context(TokenContext(tokens))
             .map_err(|e| format!("the module log's reader: {e}"))?;
         let mut list = TopicPartitionList::new();
         list.add_partition_offset(&topic, 0, Offset::Beginning)
@@ -607,7 +609,7 @@ impl Check {
 
 /// The reader thread: applies every record in order and publishes the next offset to apply.
 fn read(
-    consumer: BaseConsumer,
+    consumer: BaseConsumer<TokenContext>,
     topic: String,
     mut applier: Applier,
     applied: watch::Sender<i64>,

@@ -268,10 +268,11 @@ async fn every_change_on_either_node_is_applied_on_both_with_the_same_numbers() 
     converged(&b, &c).await;
 }
 
-/// The log's producer and reader (librdkafka) over SASL_SSL, logged in as Kafka's `admin`
-/// with SCRAM-SHA-512: an upload on one node reaches the other.
+/// The log's producer and reader (librdkafka) over SASL_SSL, logged in as Kafka's `admin`,
+/// on one node with SCRAM-SHA-512 and on the other with OAUTHBEARER: an upload on the second
+/// reaches both.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_log_runs_over_sasl_ssl() {
+async fn the_log_runs_over_sasl_ssl_by_scram_and_by_oauthbearer() {
     use crate::upstream::connection::security::SaslMechanism;
     use crate::upstream::connection::{Secret as Password, SecurityProtocol};
     let (kafka, topic) = (Kafka::shared().await, topic());
@@ -285,13 +286,25 @@ async fn the_log_runs_over_sasl_ssl() {
         ssl_ca_location: Some(kafka.cluster().state().tls.ca.clone()),
         ..UpstreamConfig::default()
     };
-    let (a, log_a) = node_with(&kafka, &topic, None, upstream.clone()).await;
-    let (b, _log_b) = node_with(&kafka, &topic, None, upstream).await;
+    // b logs in by OAUTHBEARER: its producer and reader get the token file's token through
+    // librdkafka's refresh callback.
+    let dir = tempfile::tempdir().unwrap();
+    let token = dir.path().join("token");
+    std::fs::write(&token, kafka_harness::unsigned_token("admin", 3600) + "\n").unwrap();
+    let oauth = UpstreamConfig {
+        sasl_mechanism: Some(SaslMechanism::OauthBearer),
+        sasl_username: None,
+        sasl_password: None,
+        sasl_oauthbearer_token_file: Some(token),
+        ..upstream.clone()
+    };
+    let (a, _log_a) = node_with(&kafka, &topic, None, upstream).await;
+    let (b, log_b) = node_with(&kafka, &topic, None, oauth).await;
     let range = wasm("range");
-    log_a
+    log_b
         .upload("spread".into(), range.clone(), UploadOptions::default())
         .await
-        .expect("an upload on a, written over SASL_SSL");
+        .expect("an upload on b, written over SASL_SSL by OAUTHBEARER");
     let state = converged(&a, &b).await;
     assert!(state.contains(&("spread".into(), 1, vec![(1, sha256_hex(&range))])));
 }

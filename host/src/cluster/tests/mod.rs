@@ -216,7 +216,8 @@ async fn two_nodes_split_the_groups_and_one_takes_them_all_when_the_other_leaves
 }
 
 /// The node group and the module log (librdkafka) reach a SASL_SSL upstream as the host's own
-/// connections do: two nodes logged in as Kafka's `admin` over SCRAM-SHA-512, trusting the
+/// connections do: two nodes logged in as Kafka's `admin`, one by SCRAM-SHA-512 and one by
+/// OAUTHBEARER (a token file librdkafka is handed through its refresh callback), trusting the
 /// harness's CA, split the shards and each serves its own.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_nodes_over_sasl_ssl_split_the_groups() {
@@ -228,17 +229,28 @@ async fn two_nodes_over_sasl_ssl_split_the_groups() {
     let secured = |config: &mut Config| {
         let upstream = &mut config.upstream;
         upstream.security_protocol = SecurityProtocol::SaslSsl;
-        upstream.sasl_mechanism = Some(SaslMechanism::ScramSha512);
-        upstream.sasl_username = Some("admin".into());
-        upstream.sasl_password = Some(Secret::new("admin-secret".into()));
         upstream.ssl_ca_location = Some(ca.clone());
         // This test's raw requests do not log in: the node group is under test, not the
         // clients' SASL (`proxy_client_sasl.rs`).
         config.kafka.authentication = Some(crate::kafka::Authentication::None);
     };
     let (dir_a, dir_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let a = node_with(bootstrap.clone(), &name, &dir_a, secured).await;
-    let b = node_with(bootstrap, &name, &dir_b, secured).await;
+    let a = node_with(bootstrap.clone(), &name, &dir_a, |config| {
+        secured(config);
+        let upstream = &mut config.upstream;
+        upstream.sasl_mechanism = Some(SaslMechanism::ScramSha512);
+        upstream.sasl_username = Some("admin".into());
+        upstream.sasl_password = Some(Secret::new("admin-secret".into()));
+    })
+    .await;
+    let token = dir_b.path().join("token");
+    std::fs::write(&token, kafka_harness::unsigned_token("admin", 3600) + "\n").unwrap();
+    let b = node_with(bootstrap, &name, &dir_b, |config| {
+        secured(config);
+        config.upstream.sasl_mechanism = Some(SaslMechanism::OauthBearer);
+        config.upstream.sasl_oauthbearer_token_file = Some(token.clone());
+    })
+    .await;
     wait_until("the two nodes split the shards over SASL_SSL", || {
         split(&[&a, &b])
     })

@@ -133,10 +133,13 @@ pub fn merge(upstream: &mut ApiVersionsResponse) {
                     merged.push(entry.with_min_version(min).with_max_version(max));
                 }
             }
-            // v0 is followed by unframed SASL tokens, which cannot be relayed (`sasl.rs`).
-            Some(ApiKey::SaslHandshake) if entry.max_version >= 1 => {
-                merged.push(entry.with_min_version(1));
-            }
+            // Advertised as the upstream advertises it (Kafka: 0-1) although a v0 request is
+            // refused (its unframed tokens cannot be relayed, `sasl.rs`): librdkafka gates all
+            // of SASL on v0 being in the range (`RD_KAFKA_FEATURE_SASL_HANDSHAKE` depends on
+            // SaslHandshake 0-0; kcat's 2.0.2 says "SASL Handshake not supported by broker"
+            // without it) and then sends v1, as SaslAuthenticate is advertised. An upstream
+            // with v0 only has nothing the host can relay.
+            Some(ApiKey::SaslHandshake) if entry.max_version >= 1 => merged.push(entry),
             Some(ApiKey::SaslHandshake) => {}
             _ => merged.push(entry),
         }
@@ -219,6 +222,21 @@ mod tests {
         // A key newer than the host knows passes through.
         assert!(r.api_keys.iter().any(|v| v.api_key == 9_999));
         assert!(r.api_keys.is_sorted_by_key(|v| v.api_key));
+    }
+
+    #[test]
+    fn sasl_handshake_is_offered_as_the_upstream_offers_it_when_v1_is_there() {
+        // Kafka's 0-1 stays 0-1 (librdkafka needs v0 in the range to log in; a v0 request
+        // is refused when sent); an upstream with v0 only offers nothing the host relays.
+        for (upstream, offered) in [((0, 1), Some((0, 1))), ((0, 0), None)] {
+            let mut r = ApiVersionsResponse::default().with_api_keys(vec![entry(
+                ApiKey::SaslHandshake as i16,
+                upstream.0,
+                upstream.1,
+            )]);
+            merge(&mut r);
+            assert_eq!(range(&r, ApiKey::SaslHandshake), offered, "{upstream:?}");
+        }
     }
 
     #[test]

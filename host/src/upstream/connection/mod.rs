@@ -235,6 +235,20 @@ impl Connection {
         }
     }
 
+    /// A failed read or write: a TLS alert from the broker is a refusal that names the
+    /// setting to change (under TLS 1.3 a broker that refuses the host's client certificate
+    /// says so only after the handshake, on the first request), anything else breaks the
+    /// connection.
+    fn io_failed(&self, what: &str, error: io::Error) -> ConnectionError {
+        if tls::is_alert(&error) {
+            return ConnectionError::Tls {
+                addr: self.addr.clone(),
+                reason: tls::explain(&error),
+            };
+        }
+        self.broken(format!("{what}: {error}"))
+    }
+
     /// Writes `request` at `version` and reads its answer. A failure leaves the connection
     /// unusable: drop it.
     pub async fn call<R: Request>(
@@ -263,7 +277,7 @@ impl Connection {
             Ok(()) => self.stream.flush().await,
             Err(e) => Err(e),
         };
-        flushed.map_err(|e| self.broken(format!("write: {e}")))?;
+        flushed.map_err(|e| self.io_failed("write", e))?;
 
         let size = self.stream.read_u32().await.map_err(|e| {
             if e.kind() == io::ErrorKind::UnexpectedEof {
@@ -271,7 +285,7 @@ impl Connection {
                     "closed the connection instead of answering {key:?} v{version}"
                 ))
             } else {
-                self.broken(format!("read: {e}"))
+                self.io_failed("read", e)
             }
         })? as usize;
         if size > MAX_ANSWER_BYTES {
@@ -281,7 +295,7 @@ impl Connection {
         self.stream
             .read_exact(&mut body)
             .await
-            .map_err(|e| self.broken(format!("read: {e}")))?;
+            .map_err(|e| self.io_failed("read", e))?;
         let mut body = body.freeze();
         let header_version = <R::Response as HeaderVersion>::header_version(version);
         let header: ResponseHeader =

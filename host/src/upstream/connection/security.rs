@@ -252,10 +252,10 @@ impl Security {
 /// `sasl.*` and `ssl.*`, so they reach the upstream as the host's own connections do. The
 /// password goes into librdkafka's configuration in memory, never into a log.
 ///
-/// Two differences from the host's own connections, said where they apply: librdkafka reads
-/// the TLS files when its client starts (a rotated certificate reaches those clients at the
-/// node's next start), and OAUTHBEARER is refused here (librdkafka would need the token file
-/// read in a refresh callback; not written yet).
+/// librdkafka reads the TLS files when its client starts (a rotated certificate reaches those
+/// clients at the node's next start: the one difference from the host's own connections).
+/// With OAUTHBEARER only the mechanism is set: the clients' context hands librdkafka the
+/// token of `sasl_oauthbearer_token_file` when it asks (`cluster::token`).
 pub fn librdkafka_config(
     settings: &SecuritySettings,
 ) -> Result<Vec<(&'static str, String)>, String> {
@@ -271,19 +271,12 @@ pub fn librdkafka_config(
         .to_owned(),
     )];
     if protocol.sasl() {
-        if settings.sasl_mechanism == Some(SaslMechanism::OauthBearer) {
-            return Err(
-                "upstream.sasl_mechanism is OAUTHBEARER and cluster.name is set: a cluster of \
-                 hosts' node group and module log run on librdkafka, which the host does not \
-                 give OAUTHBEARER tokens yet; use PLAIN or SCRAM for the host's own user, or \
-                 run one node"
-                    .to_owned(),
-            );
-        }
         let credentials = credentials(settings)?;
         config.push(("sasl.mechanism", credentials.mechanism.name().to_owned()));
-        config.push(("sasl.username", credentials.username.clone()));
-        config.push(("sasl.password", credentials.password.expose().to_owned()));
+        if credentials.mechanism != SaslMechanism::OauthBearer {
+            config.push(("sasl.username", credentials.username.clone()));
+            config.push(("sasl.password", credentials.password.expose().to_owned()));
+        }
     }
     if protocol.tls() {
         let path = |p: &std::path::Path| p.display().to_string();

@@ -121,6 +121,115 @@ async fn a_client_certificate_and_key_load_as_a_pair_and_the_login_goes_on_with_
 }
 
 #[tokio::test]
+async fn an_expired_client_certificate_is_refused_naming_ssl_certificate_location() {
+    let kafka = kafka().await;
+    let tls = &kafka.state().tls;
+    // Signed by the cluster's own CA, valid for 0 days: expired once its second has passed.
+    let (cert, key) = tls
+        .sign(
+            "expired-client",
+            "/O=assignor-host tests/CN=expired-client",
+            "extendedKeyUsage=clientAuth\n",
+            0,
+        )
+        .expect("openssl signs a certificate");
+    let expired = || {
+        std::process::Command::new("openssl")
+            .args(["x509", "-checkend", "0", "-noout", "-in"])
+            .arg(&cert)
+            .stdout(std::process::Stdio::null())
+            .status()
+            .map(|s| !s.success())
+            .unwrap_or(false)
+    };
+    let until = std::time::Instant::now() + Duration::from_secs(10);
+    while !expired() {
+        assert!(
+            std::time::Instant::now() < until,
+            "{} never expired",
+            cert.display()
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let settings = SecuritySettings {
+        security_protocol: SecurityProtocol::Ssl,
+        ssl_ca_location: Some(tls.ca.clone()),
+        ssl_certificate_location: Some(cert),
+        ssl_key_location: Some(key),
+        ssl_endpoint_identification: true,
+        ..SecuritySettings::default()
+    };
+    // Kafka's SSL listener asks for a client certificate and checks the one it is given.
+    let error = open(kafka, &settings, kafka.nodes()[0].ssl)
+        .await
+        .err()
+        .expect("an expired client certificate was accepted");
+    // Under TLS 1.3 Kafka's refusal (an alert) comes after the handshake, on the first
+    // request: still a refusal naming the setting, not a broken connection.
+    let text = error.to_string();
+    assert!(matches!(error, ConnectionError::Tls { .. }), "{error:?}");
+    assert!(
+        text.contains("upstream.ssl_certificate_location"),
+        "{error:?}: {text}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_broker_certificate_without_the_address_is_refused_naming_endpoint_identification() {
+    // A CA of the test's own, and a broker certificate from it naming only kafka.invalid, on
+    // the SSL listener of a Kafka node of the test's own.
+    let dir = tempfile::tempdir().unwrap();
+    let own = kafka_harness::Tls::make(dir.path()).expect("openssl makes a CA");
+    let (cert, key) = own
+        .sign(
+            "elsewhere",
+            "/CN=kafka.invalid",
+            "subjectAltName=DNS:kafka.invalid\nextendedKeyUsage=serverAuth\n",
+            30,
+        )
+        .expect("openssl signs a certificate");
+    let keystore = dir.path().join("elsewhere-keystore.pem");
+    let parts = [&key, &cert, &own.ca].map(|p| std::fs::read_to_string(p).unwrap());
+    std::fs::write(&keystore, parts.concat()).unwrap();
+    let setup = kafka_harness::Setup {
+        config: [(
+            "listener.name.ssl.ssl.keystore.location".to_owned(),
+            keystore.display().to_string(),
+        )]
+        .into(),
+        ..kafka_harness::Setup::default()
+    };
+    let kafka = tokio::task::spawn_blocking(move || kafka_harness::KafkaCluster::start(setup))
+        .await
+        .unwrap()
+        .unwrap_or_else(|e| panic!("starting a Kafka node: {e:#}"));
+    let mut settings = SecuritySettings {
+        security_protocol: SecurityProtocol::Ssl,
+        ssl_ca_location: Some(own.ca.clone()),
+        ssl_endpoint_identification: true,
+        ..SecuritySettings::default()
+    };
+    let listener = kafka.nodes()[0].ssl;
+    let error = open(&kafka, &settings, listener)
+        .await
+        .err()
+        .expect("a certificate for kafka.invalid was taken for 127.0.0.1");
+    let text = error.to_string();
+    assert!(matches!(error, ConnectionError::Tls { .. }), "{text}");
+    assert!(
+        text.contains("does not name the address")
+            && text.contains("upstream.ssl_endpoint_identification"),
+        "{text}"
+    );
+    // With the name unchecked (the chain and the dates still are) the same broker answers.
+    settings.ssl_endpoint_identification = false;
+    let mut connection = open(&kafka, &settings, listener)
+        .await
+        .unwrap_or_else(|e| panic!("without endpoint identification: {e}"));
+    assert_eq!(brokers(&mut connection).await, [1]);
+}
+
+#[tokio::test]
 async fn a_wrong_password_is_refused_with_kafkas_error_and_the_settings_to_check() {
     let kafka = kafka().await;
     for mechanism in [SaslMechanism::ScramSha512, SaslMechanism::Plain] {
@@ -250,42 +359,12 @@ async fn sasl_to_a_listener_without_sasl_is_refused_naming_security_protocol() {
     assert!(text.contains("upstream.security_protocol"), "{text}");
 }
 
-/// An unsigned JWT (`alg: none`) naming `subject`, expiring `expires_in` seconds from now
-/// (negative: already expired), as Kafka's default OAUTHBEARER validator takes them.
-fn unsigned_token(subject: &str, expires_in: i64) -> String {
-    fn base64url(bytes: &[u8]) -> String {
-        const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-        let mut out = String::new();
-        for chunk in bytes.chunks(3) {
-            let n = chunk
-                .iter()
-                .enumerate()
-                .fold(0u32, |n, (i, &b)| n | u32::from(b) << (16 - 8 * i));
-            for i in 0..=chunk.len() {
-                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
-            }
-        }
-        out
-    }
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs() as i64;
-    let header = base64url(br#"{"alg":"none"}"#);
-    let claims = format!(
-        r#"{{"sub":"{subject}","iat":{},"exp":{}}}"#,
-        now - 60,
-        now + expires_in
-    );
-    format!("{header}.{}.", base64url(claims.as_bytes()))
-}
-
 #[tokio::test]
 async fn oauthbearer_logs_in_with_the_token_its_file_holds_at_each_login() {
     let kafka = kafka().await;
     let dir = tempfile::tempdir().unwrap();
     let token = dir.path().join("token");
-    std::fs::write(&token, unsigned_token("admin", 3600) + "\n").unwrap();
+    std::fs::write(&token, kafka_harness::unsigned_token("admin", 3600) + "\n").unwrap();
     let settings = SecuritySettings {
         security_protocol: SecurityProtocol::SaslSsl,
         sasl_mechanism: Some(SaslMechanism::OauthBearer),
@@ -303,7 +382,7 @@ async fn oauthbearer_logs_in_with_the_token_its_file_holds_at_each_login() {
 
     // The file now holds an expired token: the next login presents it, and Kafka's refusal
     // comes back with its reason and the setting to look at.
-    let expired = unsigned_token("admin", -600);
+    let expired = kafka_harness::unsigned_token("admin", -600);
     std::fs::write(&token, &expired).unwrap();
     let error = Connection::open(&addr, &security, TIMEOUT)
         .await

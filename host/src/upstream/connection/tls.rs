@@ -205,6 +205,14 @@ pub fn certificates(path: &Path, setting: &str) -> Result<Vec<CertificateDer<'st
     Ok(certs)
 }
 
+/// Whether `error` is a TLS alert the broker sent (a refusal, not a broken connection).
+pub fn is_alert(error: &std::io::Error) -> bool {
+    error
+        .get_ref()
+        .and_then(|e| e.downcast_ref::<Error>())
+        .is_some_and(|e| matches!(e, Error::AlertReceived(_)))
+}
+
 /// What a failed TLS handshake means for the operator, naming the setting to change.
 pub fn explain(error: &std::io::Error) -> String {
     let Some(tls) = error.get_ref().and_then(|e| e.downcast_ref::<Error>()) else {

@@ -40,6 +40,11 @@ type Args struct {
 	RemoteAssignor     string
 	ReportRecords      bool
 	CommitOnRevoke     bool
+	// SASL login (`--sasl MECHANISM:USER`, the password in AGENT_SASL_PASSWORD, never on the
+	// command line); empty when the agent does not log in. The Go agents log in with PLAIN.
+	SaslMechanism string
+	SaslUser      string
+	SaslPassword  string
 }
 
 type repeated []string
@@ -65,7 +70,20 @@ func ParseArgs() Args {
 	flag.StringVar(&a.RemoteAssignor, "remote-assignor", "", "server-side assignor (consumer protocol)")
 	flag.BoolVar(&a.ReportRecords, "report-records", false, "emit a records event for what each poll returned")
 	flag.BoolVar(&a.CommitOnRevoke, "commit-on-revoke", false, "commit the consumed positions of revoked partitions in the revoke callback")
+	var sasl string
+	flag.StringVar(&sasl, "sasl", "", "MECHANISM:USER to log in with over SASL_PLAINTEXT (PLAIN), the password in AGENT_SASL_PASSWORD")
 	flag.Parse()
+	if sasl != "" {
+		mechanism, user, ok := strings.Cut(sasl, ":")
+		a.SaslPassword = os.Getenv("AGENT_SASL_PASSWORD")
+		if !ok || a.SaslPassword == "" {
+			Fatal("--sasl is MECHANISM:USER, with the password in AGENT_SASL_PASSWORD")
+		}
+		if mechanism != "PLAIN" {
+			Fatal("the Go agents log in with PLAIN, not " + mechanism)
+		}
+		a.SaslMechanism, a.SaslUser = mechanism, user
+	}
 	if bootstrap == "" || a.Group == "" || topics == "" {
 		Fatal("--bootstrap, --group and --topics are required")
 	}

@@ -32,6 +32,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
 )
 
 func balancer(name string) kgo.GroupBalancer {
@@ -152,6 +153,9 @@ func main() {
 	}
 	if args.ClientID != "" {
 		opts = append(opts, kgo.ClientID(args.ClientID))
+	}
+	if args.SaslMechanism != "" {
+		opts = append(opts, kgo.SASL(plain.Auth{User: args.SaslUser, Pass: args.SaslPassword}.AsMechanism()))
 	}
 	if args.Rack != "" {
 		opts = append(opts, kgo.Rack(args.Rack))

@@ -27,6 +27,7 @@ import (
 	"assignor-host/tests/clients/go/agent"
 
 	"github.com/segmentio/kafka-go"
+	"github.com/segmentio/kafka-go/sasl/plain"
 )
 
 func balancer(name string) kafka.GroupBalancer {
@@ -160,6 +161,9 @@ func main() {
 		clientID = "kafka-go"
 	}
 	dialer := &kafka.Dialer{ClientID: clientID, Timeout: 10 * time.Second, DualStack: true}
+	if args.SaslMechanism != "" {
+		dialer.SASLMechanism = plain.Mechanism{Username: args.SaslUser, Password: args.SaslPassword}
+	}
 	strategies := args.Strategies
 	if len(strategies) == 0 {
 		strategies = []string{"range"}
@@ -209,6 +213,10 @@ func main() {
 	}()
 
 	kc := &kafka.Client{Addr: kafka.TCP(args.Bootstrap...), Timeout: 30 * time.Second}
+	if dialer.SASLMechanism != nil {
+		// The Client (committed offsets) dials through its Transport, not the group's Dialer.
+		kc.Transport = &kafka.Transport{SASL: dialer.SASLMechanism, ClientID: clientID}
+	}
 	for cmd := range agent.Commands() {
 		switch cmd.Cmd {
 		case "commit":

@@ -149,6 +149,14 @@ func main() {
 	if args.ClientID != "" {
 		cfg.ClientID = args.ClientID
 	}
+	if args.SaslMechanism != "" {
+		cfg.Net.SASL.Enable = true
+		cfg.Net.SASL.Mechanism = sarama.SASLTypePlaintext
+		cfg.Net.SASL.User, cfg.Net.SASL.Password = args.SaslUser, args.SaslPassword
+		// SaslHandshake v1 then SaslAuthenticate (KIP-152): Kafka's and the host's way; v0
+		// sends the tokens unframed, which the host refuses.
+		cfg.Net.SASL.Version = sarama.SASLHandshakeV1
+	}
 	strategies := args.Strategies
 	if len(strategies) == 0 {
 		strategies = []string{"range"}

@@ -83,6 +83,9 @@ public final class Agent {
         conf.put(ConsumerConfig.GROUP_ID_CONFIG, args.group);
         conf.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
         conf.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        if (args.sasl != null) {
+            Args.login(conf, args.sasl);
+        }
         if (args.consumerProtocol()) {
             // KIP-848: the coordinator assigns and sets the session and heartbeat timing; the
             // client refuses partition.assignment.strategy, session.timeout.ms and

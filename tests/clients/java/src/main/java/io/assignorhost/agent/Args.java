@@ -9,6 +9,7 @@ import java.util.List;
  * {@code --strategy} repeats; {@code --report-records} and {@code --commit-on-revoke} are
  * switches; the rest take one value. One more, the Java client's own: {@code --topic-pattern
  * REGEX} subscribes by regular expression instead of {@code --topics} (then empty).
+ * {@code --sasl MECHANISM:USER} logs in (the password in {@code AGENT_SASL_PASSWORD}).
  */
 final class Args {
     String bootstrap;
@@ -25,6 +26,8 @@ final class Args {
     String rack;
     boolean reportRecords;
     boolean commitOnRevoke;
+    /** {@code MECHANISM:USER}, or null: no login. */
+    String sasl;
 
     boolean consumerProtocol() {
         return groupProtocol.equals("consumer");
@@ -62,6 +65,7 @@ final class Args {
                         case "--rebalance-timeout-ms" ->
                                 args.rebalanceTimeoutMs = Integer.valueOf(value);
                         case "--rack" -> args.rack = value;
+                        case "--sasl" -> args.sasl = value;
                         default -> throw new IllegalArgumentException("unknown flag " + flag);
                     }
                 }
@@ -73,5 +77,27 @@ final class Args {
                     "--bootstrap, --group and either --topics or --topic-pattern are required");
         }
         return args;
+    }
+
+    /**
+     * Settings that log in with SASL over SASL_PLAINTEXT: {@code spec} is {@code --sasl}'s
+     * {@code MECHANISM:USER}, the password comes from the environment's
+     * {@code AGENT_SASL_PASSWORD} (never the command line, which {@code ps} shows).
+     */
+    static void login(java.util.Properties conf, String spec) {
+        int colon = spec.indexOf(':');
+        String password = System.getenv("AGENT_SASL_PASSWORD");
+        if (colon < 0 || password == null) {
+            throw new IllegalArgumentException(
+                    "--sasl is MECHANISM:USER, with the password in AGENT_SASL_PASSWORD");
+        }
+        String mechanism = spec.substring(0, colon);
+        String module = mechanism.equals("PLAIN")
+                ? "org.apache.kafka.common.security.plain.PlainLoginModule"
+                : "org.apache.kafka.common.security.scram.ScramLoginModule";
+        conf.put("security.protocol", "SASL_PLAINTEXT");
+        conf.put("sasl.mechanism", mechanism);
+        conf.put("sasl.jaas.config", module + " required username=\"" + spec.substring(colon + 1)
+                + "\" password=\"" + password + "\";");
     }
 }

@@ -36,7 +36,8 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * <p>Flags: {@code --bootstrap}, {@code --application-id}, {@code --input}, {@code --output},
  * {@code --guarantee} ({@code at_least_once} or {@code exactly_once_v2}), {@code --state-dir},
  * {@code --name} (its client id and its lines' name), and optionally {@code --group-protocol}
- * ({@code classic}, the default, or {@code streams}). It prints JSON lines on stdout:
+ * ({@code classic}, the default, or {@code streams}) and {@code --sasl MECHANISM:USER} (a
+ * login, the password in {@code AGENT_SASL_PASSWORD}). It prints JSON lines on stdout:
  * {@code started} (its topology's internal topics), {@code state} (every state change),
  * {@code tasks} (its active tasks, each time it is RUNNING), {@code error} (an uncaught
  * exception, after which it shuts down), and {@code closed}. SIGTERM closes it cleanly (its
@@ -62,6 +63,9 @@ public final class CountApp {
         props.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 0);
         props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 200);
         props.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, 1);
+        if (flags.containsKey("sasl")) {
+            login(props, flags.get("sasl"));
+        }
         props.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, 1);
         // A crashed instance's member leaves the group after 6 s (the host's minimum), not
         // the default 45 s.
@@ -123,6 +127,28 @@ public final class CountApp {
             }
         }
         return flags;
+    }
+
+    /**
+     * Settings that log in with SASL over SASL_PLAINTEXT: {@code spec} is {@code --sasl}'s
+     * {@code MECHANISM:USER}, the password comes from the environment's
+     * {@code AGENT_SASL_PASSWORD} (never the command line, which {@code ps} shows).
+     */
+    static void login(Properties conf, String spec) {
+        int colon = spec.indexOf(':');
+        String password = System.getenv("AGENT_SASL_PASSWORD");
+        if (colon < 0 || password == null) {
+            throw new IllegalArgumentException(
+                    "--sasl is MECHANISM:USER, with the password in AGENT_SASL_PASSWORD");
+        }
+        String mechanism = spec.substring(0, colon);
+        String module = mechanism.equals("PLAIN")
+                ? "org.apache.kafka.common.security.plain.PlainLoginModule"
+                : "org.apache.kafka.common.security.scram.ScramLoginModule";
+        conf.put("security.protocol", "SASL_PLAINTEXT");
+        conf.put("sasl.mechanism", mechanism);
+        conf.put("sasl.jaas.config", module + " required username=\"" + spec.substring(colon + 1)
+                + "\" password=\"" + password + "\";");
     }
 
     /** One JSON line; stdout is shared by the threads, so one write per line. */
