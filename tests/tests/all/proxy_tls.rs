@@ -255,3 +255,117 @@ async fn the_cluster_restarting_with_tls_on_is_survived_by_the_hosts_calls_and_l
     }
     host.stop().await;
 }
+
+/// A broker's certificate rotated under a running host, as operators rotate them: the new CA
+/// is added to the host's trust first (`ssl_ca_location` rewritten as a bundle), then the
+/// broker's SSL keystore is replaced while it runs (Kafka's per-broker dynamic
+/// `listener.name.ssl.ssl.keystore.location`, which Kafka accepts for a certificate of the
+/// same subject and names). Kafka serves the new certificate (a client trusting only the old
+/// CA is refused now), and the host goes on with no restart: its next commit, and a client's
+/// glued link opened after the rotation (a new handshake, checked against the bundle).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_brokers_certificate_rotated_under_the_host_is_taken_without_a_restart() {
+    use assignor_host::upstream::connection::Connection;
+    use assignor_host::upstream::connection::security::{Security, SecuritySettings};
+    use kafka_protocol::messages::IncrementalAlterConfigsRequest;
+    use kafka_protocol::messages::incremental_alter_configs_request::{
+        AlterConfigsResource, AlterableConfig,
+    };
+
+    let kafka = one_node().await;
+    orders(&kafka).await;
+    let dir = tempfile::tempdir().unwrap();
+    let old_ca = std::fs::read_to_string(&kafka.state().tls.ca).unwrap();
+    let bundle = dir.path().join("trusted.pem");
+    std::fs::write(&bundle, &old_ca).unwrap();
+    let host = host_over_tls(&kafka, bundle.clone()).await;
+    host.wait_for_topic("orders", 2).await;
+    let mut member = Member::new(&host, "rotated-group", "range").await;
+    let joined = member.send_join().await;
+    member.joined(joined).await;
+    member.sync().await;
+    let mut client = host.client().await;
+    let first = commit("rotated-group", &member.id, member.generation, &[(0, 1)]);
+    assert_eq!(commit_codes(&mut client, &first).await, [0]);
+
+    // A new CA, and a broker certificate from it with the harness's subject and names.
+    let new = kafka_harness::Tls::make(&dir.path().join("new")).expect("openssl makes a CA");
+    let (cert, key) = new
+        .sign(
+            "rotated",
+            "/CN=localhost",
+            "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n",
+            30,
+        )
+        .expect("openssl signs the new broker certificate");
+    let keystore = dir.path().join("rotated-keystore.pem");
+    let parts = [&key, &cert, &new.ca].map(|p| std::fs::read_to_string(p).unwrap());
+    std::fs::write(&keystore, parts.concat()).unwrap();
+    // Trust first: the bundle holds both CAs (the host reads it again for new connections).
+    let new_ca = std::fs::read_to_string(&new.ca).unwrap();
+    std::fs::write(&bundle, format!("{old_ca}{new_ca}")).unwrap();
+    // Then the broker's keystore, while it runs.
+    let mut direct = KafkaClient::connect(kafka.nodes()[0].plaintext)
+        .await
+        .unwrap();
+    let rotate = IncrementalAlterConfigsRequest::default().with_resources(vec![
+        AlterConfigsResource::default()
+            .with_resource_type(4) // BROKER
+            .with_resource_name(StrBytes::from_static_str("1"))
+            .with_configs(vec![
+                AlterableConfig::default()
+                    .with_name(StrBytes::from_static_str(
+                        "listener.name.ssl.ssl.keystore.location",
+                    ))
+                    .with_config_operation(0) // SET
+                    .with_value(Some(StrBytes::from_string(keystore.display().to_string()))),
+            ]),
+    ]);
+    let answer = direct.call(&rotate, 1).await.unwrap();
+    assert_eq!(
+        answer.responses[0].error_code, 0,
+        "Kafka refused the new keystore: {:?}",
+        answer.responses[0].error_message
+    );
+
+    // Kafka serves the new certificate: a client trusting only the old CA is refused.
+    let only_old = SecuritySettings {
+        security_protocol: SecurityProtocol::Ssl,
+        ssl_ca_location: Some(kafka.state().tls.ca.clone()),
+        ssl_endpoint_identification: true,
+        ..SecuritySettings::default()
+    };
+    let security = Security::load(&only_old).unwrap();
+    let deadline = Instant::now() + DEADLINE;
+    let ssl = kafka.nodes()[0].ssl.to_string();
+    while Connection::open(&ssl, &security, std::time::Duration::from_secs(10))
+        .await
+        .is_ok()
+    {
+        assert!(
+            Instant::now() < deadline,
+            "Kafka still serves the old certificate"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+
+    // The host goes on: a commit (on whichever connection its pool holds), and a new client
+    // connection's glued link (a new TLS handshake, with the new certificate).
+    assert_eq!(member.heartbeat().await, 0);
+    let second = commit("rotated-group", &member.id, member.generation, &[(0, 2)]);
+    assert_eq!(commit_codes(&mut client, &second).await, [0]);
+    let mut on_1 = host.broker_client(1).await;
+    let produced = on_1
+        .call(&produce("orders", 1, batch(&["after the rotation"])), 11)
+        .await
+        .unwrap();
+    assert_eq!(
+        produced.responses[0].partition_responses[0].error_code, 0,
+        "Produce through a glued link opened after the rotation"
+    );
+    assert_eq!(
+        fetched_offsets(&mut direct, "rotated-group", &[0]).await,
+        [(0, 2, 0)]
+    );
+    host.stop().await;
+}
