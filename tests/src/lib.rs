@@ -15,6 +15,7 @@
 pub mod conformance;
 pub mod fake_cluster;
 pub mod proxy;
+pub mod secured;
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -148,14 +149,50 @@ pub struct KafkaClient {
 }
 
 impl KafkaClient {
+    /// A connection to `addr`; logged in first when `addr` is a port of a host whose clients
+    /// log in (a proxy in an `UPSTREAM_SECURITY=sasl_ssl` run, [`secured`]).
     pub async fn connect(addr: SocketAddr) -> anyhow::Result<KafkaClient> {
         let stream = TcpStream::connect(addr).await?;
         stream.set_nodelay(true)?;
-        Ok(KafkaClient {
+        let mut client = KafkaClient {
             stream,
             next_correlation_id: 1,
             client_id: "assignor-host-tests".to_owned(),
-        })
+        };
+        if let Some((user, password)) = secured::login_for(addr) {
+            client.login_plain(user, password).await?;
+        }
+        Ok(client)
+    }
+
+    /// SASL PLAIN as clients log in (KIP-152: SaslHandshake v1, then SaslAuthenticate).
+    pub async fn login_plain(&mut self, user: &str, password: &str) -> anyhow::Result<()> {
+        use kafka_protocol::messages::{SaslAuthenticateRequest, SaslHandshakeRequest};
+        let handshake = self
+            .call(
+                &SaslHandshakeRequest::default().with_mechanism(StrBytes::from_static_str("PLAIN")),
+                1,
+            )
+            .await?;
+        ensure!(
+            handshake.error_code == 0,
+            "SaslHandshake PLAIN: error {}",
+            handshake.error_code
+        );
+        let token = format!("\0{user}\0{password}");
+        let answer = self
+            .call(
+                &SaslAuthenticateRequest::default().with_auth_bytes(Bytes::from(token)),
+                1,
+            )
+            .await?;
+        ensure!(
+            answer.error_code == 0,
+            "SaslAuthenticate as {user}: error {} {:?}",
+            answer.error_code,
+            answer.error_message
+        );
+        Ok(())
     }
 
     /// Sends `request` at `version` and returns its answer, checking the correlation id.

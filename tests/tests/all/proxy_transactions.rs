@@ -41,7 +41,7 @@ async fn kafka_and_host() -> (&'static kafka_harness::KafkaCluster, TestHost) {
     let kafka = tokio::task::spawn_blocking(kafka_harness::shared)
         .await
         .unwrap();
-    let host = TestHost::proxy_with(kafka.bootstrap(), |_| {}).await;
+    let host = TestHost::proxy_to(kafka, |_| {}).await;
     (kafka, host)
 }
 
