@@ -364,6 +364,12 @@ impl Metrics {
         self.upstream.authentication(mechanism, result);
     }
 
+    /// Counts a client's successful re-authentication (KIP-368: a new SASL exchange on a
+    /// connection that had authenticated; also counted in `client_authentication`).
+    pub fn client_reauthentication(&self, mechanism: &str) {
+        self.upstream.reauthentication(mechanism);
+    }
+
     /// Counts a client connection closed for its SASL session (`unauthenticated`, `expired`).
     pub fn client_connection_closed(&self, reason: &str) {
         self.upstream.closed(reason);

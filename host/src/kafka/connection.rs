@@ -888,10 +888,14 @@ fn authenticated(
             principal,
             mechanism,
             lifetime,
+            again,
         } => {
-            debug!(%principal, %mechanism, ?lifetime, "client authenticated by the upstream");
+            debug!(%principal, %mechanism, ?lifetime, again, "client authenticated by the upstream");
             if let Some(m) = &broker.metrics {
                 m.client_authentication(&mechanism, "success");
+                if again {
+                    m.client_reauthentication(&mechanism);
+                }
             }
         }
         Step::Failed { mechanism, code } => {

@@ -31,6 +31,11 @@ struct AuthenticationLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct MechanismLabels {
+    mechanism: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct DenialLabels {
     api: String,
     resource: String,
@@ -56,6 +61,7 @@ pub(super) struct UpstreamMetrics {
     conflicts: Family<GroupLabels, Counter>,
     refused: Gauge,
     authentications: Family<AuthenticationLabels, Counter>,
+    reauthentications: Family<MechanismLabels, Counter>,
     closed: Family<ReasonLabels, Counter>,
     denials: Family<DenialLabels, Counter>,
 }
@@ -76,6 +82,7 @@ impl UpstreamMetrics {
             conflicts: Family::default(),
             refused: Gauge::default(),
             authentications: Family::default(),
+            reauthentications: Family::default(),
             closed: Family::default(),
             denials: Family::default(),
         };
@@ -122,6 +129,13 @@ impl UpstreamMetrics {
             m.authentications.clone(),
         );
         registry.register(
+            "client_reauthentications",
+            "Clients' successful re-authentications (KIP-368: a new SASL exchange on a \
+             connection that had authenticated, before the cluster's connections.max.reauth.ms \
+             ran out), by mechanism; also counted in client_authentications",
+            m.reauthentications.clone(),
+        );
+        registry.register(
             "client_connections_closed",
             "Client connections closed: a TLS handshake that failed or stalled \
              (tls_handshake), a request before SASL authentication (unauthenticated) or one \
@@ -153,6 +167,14 @@ impl UpstreamMetrics {
             .get_or_create(&AuthenticationLabels {
                 mechanism: mechanism.to_owned(),
                 result: result.to_owned(),
+            })
+            .inc();
+    }
+
+    pub(super) fn reauthentication(&self, mechanism: &str) {
+        self.reauthentications
+            .get_or_create(&MechanismLabels {
+                mechanism: mechanism.to_owned(),
             })
             .inc();
     }

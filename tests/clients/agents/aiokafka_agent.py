@@ -20,6 +20,7 @@ from aiokafka.coordinator.assignors.range import RangePartitionAssignor
 from aiokafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
 from aiokafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAssignor
 from aiokafka.coordinator.protocol import ConsumerProtocolMemberMetadata
+from aiokafka.helpers import create_ssl_context
 from aiokafka.structs import OffsetAndMetadata, TopicPartition
 
 from common import Positions, emit, parse_args, partitions_of
@@ -65,8 +66,12 @@ async def run(args):
     extra = {"client_id": args.client_id} if args.client_id else {}
     if args.sasl:
         mechanism, user, password = args.sasl
-        extra.update(security_protocol="SASL_PLAINTEXT", sasl_mechanism=mechanism,
-                     sasl_plain_username=user, sasl_plain_password=password)
+        extra.update(security_protocol="SASL_SSL" if args.ssl_ca else "SASL_PLAINTEXT",
+                     sasl_mechanism=mechanism, sasl_plain_username=user,
+                     sasl_plain_password=password)
+    if args.ssl_ca:
+        extra["ssl_context"] = create_ssl_context(cafile=args.ssl_ca)
+        extra.setdefault("security_protocol", "SSL")
     consumer = AIOKafkaConsumer(
         bootstrap_servers=args.bootstrap,
         group_id=args.group,

@@ -81,6 +81,9 @@ def parse_args():
                         help="log in with SASL (SASL_PLAINTEXT, or SASL_SSL with --ssl-ca), "
                              "with the password in the environment's AGENT_SASL_PASSWORD")
     parser.add_argument("--ssl-ca", default=None, help="speak TLS, trusting this PEM CA")
+    parser.add_argument("--ssl-cert", default=None,
+                        help="with --ssl-ca: present this PEM client certificate (mutual TLS)")
+    parser.add_argument("--ssl-key", default=None, help="the key of --ssl-cert (PEM)")
     args = parser.parse_args()
     args.topics = args.topics.split(",")
     if args.sasl:

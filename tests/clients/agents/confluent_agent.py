@@ -57,6 +57,9 @@ def main():
     if args.ssl_ca:
         conf["ssl.ca.location"] = args.ssl_ca
         conf.setdefault("security.protocol", "SSL")
+    if args.ssl_cert:
+        conf["ssl.certificate.location"] = args.ssl_cert
+        conf["ssl.key.location"] = args.ssl_key
     consumer = Consumer(conf)
 
     # librdkafka hands `on_assign` the whole assignment under an eager protocol and only the

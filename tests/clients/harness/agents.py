@@ -271,21 +271,26 @@ class KcatAgent(Agent):
             self._record({"event": "closed"})
 
 
-def kcat_login_file(sasl):
-    """A librdkafka properties file (`kcat -F`) with the login: the password stays off kcat's
-    command line."""
-    mechanism, user, password = sasl
+def kcat_login_file(sasl, ssl_ca=None):
+    """A librdkafka properties file (`kcat -F`) with the login (and TLS, trusting `ssl_ca`):
+    the password stays off kcat's command line."""
+    lines = [f"security.protocol={'SASL_' if sasl else ''}{'SSL' if ssl_ca else 'PLAINTEXT'}"]
+    if sasl is not None:
+        mechanism, user, password = sasl
+        lines += [f"sasl.mechanism={mechanism}", f"sasl.username={user}",
+                  f"sasl.password={password}"]
+    if ssl_ca is not None:
+        lines.append(f"ssl.ca.location={ssl_ca}")
     fd, path = tempfile.mkstemp(prefix="kcat-login-", suffix=".conf")
     with os.fdopen(fd, "w") as f:
-        f.write(f"security.protocol=SASL_PLAINTEXT\nsasl.mechanism={mechanism}\n"
-                f"sasl.username={user}\nsasl.password={password}\n")
+        f.write("\n".join(lines) + "\n")
     return path
 
 
 def spawn(client, name, bootstrap, group, topics, strategies=(), client_id=None,
           records=False, commit_on_revoke=False, group_protocol=None, remote_assignor=None,
           instance_id=None, rebalance_timeout_ms=None, rack=None, topic_pattern=None,
-          sasl=None, ssl_ca=None):
+          sasl=None, ssl_ca=None, ssl_cert=None):
     """Starts one consumer of `client` in `group`, subscribed to `topics`. `records`: report
     every record consumed (proxy mode); `commit_on_revoke`: commit the consumed positions of
     revoked partitions in the revoke callback (the Python agents and java; kcat commits by
@@ -300,7 +305,8 @@ def spawn(client, name, bootstrap, group, topics, strategies=(), client_id=None,
     by the coordinator under the consumer protocol); `sasl` a `(mechanism, user, password)`
     to log in with over SASL_PLAINTEXT (every client, the password in its environment; by
     default the login the host at `bootstrap` wants, harness/security.py), `ssl_ca` a CA to
-    speak TLS with (confluent-kafka and kafka-python)."""
+    speak TLS with (every client), `ssl_cert` a `(certificate, key)` pair of PEM files to
+    present (mutual TLS: confluent-kafka and java)."""
     env = None
     if sasl is None:
         # A host whose clients log in (a proxy in an UPSTREAM_SECURITY=sasl_ssl run).
@@ -308,8 +314,8 @@ def spawn(client, name, bootstrap, group, topics, strategies=(), client_id=None,
     if client == "kcat":
         argv = ["kcat", "-b", bootstrap, "-G", group,
                 "-X", "session.timeout.ms=6000", "-X", "heartbeat.interval.ms=500"]
-        if sasl is not None:
-            argv += ["-F", str(kcat_login_file(sasl))]
+        if sasl is not None or ssl_ca is not None:
+            argv += ["-F", str(kcat_login_file(sasl, ssl_ca))]
         if strategies:
             argv += ["-X", "partition.assignment.strategy=" + ",".join(strategies)]
         if client_id:
@@ -329,6 +335,8 @@ def spawn(client, name, bootstrap, group, topics, strategies=(), client_id=None,
             rebalance_timeout_ms=rebalance_timeout_ms, rack=rack)
         if sasl is not None:
             argv += ["--sasl", f"{mechanism}:{user}"]
+        if ssl_ca is not None:
+            argv += ["--ssl-ca", str(ssl_ca)]
         return Agent(name, client, argv, env=env)
     if commit_on_revoke and client not in PYTHON_AGENTS and client != "java":
         raise ValueError(f"{client} has no revoke callback to commit in")
@@ -364,9 +372,12 @@ def spawn(client, name, bootstrap, group, topics, strategies=(), client_id=None,
     if sasl is not None:
         common += ["--sasl", f"{mechanism}:{user}"]
     if ssl_ca is not None:
-        if client not in ("confluent-kafka", "kafka-python"):
-            raise ValueError(f"{client}: TLS is tested with confluent-kafka and kafka-python")
         common += ["--ssl-ca", str(ssl_ca)]
+    if ssl_cert is not None:
+        if client not in ("confluent-kafka", "java") or ssl_ca is None:
+            raise ValueError(f"{client}: a client certificate is tested with confluent-kafka "
+                             "and java, with ssl_ca")
+        common += ["--ssl-cert", str(ssl_cert[0]), "--ssl-key", str(ssl_cert[1])]
     if rack is not None:
         if client not in ("confluent-kafka", "java"):
             raise ValueError(f"{client}: client.rack is tested with confluent-kafka and java")

@@ -80,10 +80,13 @@ async function main () {
     if (!username || !password) throw new Error('--sasl MECHANISM:USER needs AGENT_SASL_PASSWORD')
     sasl = { mechanism: mechanism.toLowerCase(), username, password }
   }
+  // --ssl-ca FILE: TLS, trusting that CA.
+  const ssl = args.ssl_ca ? { ca: [require('fs').readFileSync(args.ssl_ca, 'utf8')] } : undefined
   const kafka = new Kafka({
     clientId: args.client_id || 'kafkajs',
     brokers: args.bootstrap.split(','),
     sasl,
+    ssl,
     logLevel: logLevel.ERROR,
     logCreator: () => ({ namespace, label, log }) => process.stderr.write(
       `[kafkajs ${label} ${namespace}] ${log.message} ${JSON.stringify(log)}\n`)

@@ -77,6 +77,8 @@ pub enum Step {
         principal: String,
         mechanism: String,
         lifetime: Option<Duration>,
+        /// A re-authentication (KIP-368): the connection had authenticated before.
+        again: bool,
     },
     /// The cluster refused the client (its error code).
     Failed { mechanism: String, code: i16 },
@@ -196,12 +198,13 @@ impl Session {
         );
         let lifetime = (lifetime_ms > 0).then(|| Duration::from_millis(lifetime_ms as u64));
         self.expires = lifetime.map(|l| now + l);
-        self.principal = Some(principal.clone());
+        let again = self.principal.replace(principal.clone()).is_some();
         self.decisions.clear();
         Step::Authenticated {
             principal,
             mechanism,
             lifetime,
+            again,
         }
     }
 }
@@ -281,7 +284,8 @@ mod tests {
             Step::Authenticated {
                 principal: "User:alice".into(),
                 mechanism: "PLAIN".into(),
-                lifetime: None
+                lifetime: None,
+                again: false,
             }
         );
         assert_eq!(s.principal(), Some("User:alice"));
@@ -356,8 +360,11 @@ mod tests {
         s.handshake("PLAIN").unwrap();
         s.request(b"\0alice\0pw");
         match s.answer(0, false, 1_000, start) {
-            Step::Authenticated { lifetime, .. } => {
-                assert_eq!(lifetime, Some(Duration::from_secs(1)))
+            Step::Authenticated {
+                lifetime, again, ..
+            } => {
+                assert_eq!(lifetime, Some(Duration::from_secs(1)));
+                assert!(!again, "a first login is no re-authentication");
             }
             other => panic!("{other:?}"),
         }
@@ -375,7 +382,10 @@ mod tests {
         );
         s.handshake("PLAIN").unwrap();
         s.request(b"\0alice\0pw");
-        s.answer(0, false, 1_000, later);
+        match s.answer(0, false, 1_000, later) {
+            Step::Authenticated { again, .. } => assert!(again, "a re-authentication"),
+            other => panic!("{other:?}"),
+        }
         assert_eq!(s.gate(11, true, later), Gate::Pass);
     }
 }

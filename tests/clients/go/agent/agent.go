@@ -11,6 +11,8 @@ package agent
 
 import (
 	"bufio"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -45,6 +47,8 @@ type Args struct {
 	SaslMechanism string
 	SaslUser      string
 	SaslPassword  string
+	// TLS (`--ssl-ca FILE`: trusting that PEM CA); nil: plaintext.
+	TLS *tls.Config
 }
 
 type repeated []string
@@ -70,17 +74,29 @@ func ParseArgs() Args {
 	flag.StringVar(&a.RemoteAssignor, "remote-assignor", "", "server-side assignor (consumer protocol)")
 	flag.BoolVar(&a.ReportRecords, "report-records", false, "emit a records event for what each poll returned")
 	flag.BoolVar(&a.CommitOnRevoke, "commit-on-revoke", false, "commit the consumed positions of revoked partitions in the revoke callback")
-	var sasl string
-	flag.StringVar(&sasl, "sasl", "", "MECHANISM:USER to log in with over SASL_PLAINTEXT (PLAIN), the password in AGENT_SASL_PASSWORD")
+	var sasl, sslCA string
+	flag.StringVar(&sasl, "sasl", "", "MECHANISM:USER to log in with (PLAIN or SCRAM-SHA-512), the password in AGENT_SASL_PASSWORD")
+	flag.StringVar(&sslCA, "ssl-ca", "", "speak TLS, trusting this PEM CA")
 	flag.Parse()
+	if sslCA != "" {
+		pem, err := os.ReadFile(sslCA)
+		if err != nil {
+			Fatal("--ssl-ca: " + err.Error())
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			Fatal("--ssl-ca " + sslCA + ": no PEM certificate in it")
+		}
+		a.TLS = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	}
 	if sasl != "" {
 		mechanism, user, ok := strings.Cut(sasl, ":")
 		a.SaslPassword = os.Getenv("AGENT_SASL_PASSWORD")
 		if !ok || a.SaslPassword == "" {
 			Fatal("--sasl is MECHANISM:USER, with the password in AGENT_SASL_PASSWORD")
 		}
-		if mechanism != "PLAIN" {
-			Fatal("the Go agents log in with PLAIN, not " + mechanism)
+		if mechanism != "PLAIN" && mechanism != "SCRAM-SHA-512" {
+			Fatal("the Go agents log in with PLAIN or SCRAM-SHA-512, not " + mechanism)
 		}
 		a.SaslMechanism, a.SaslUser = mechanism, user
 	}

@@ -33,6 +33,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
 )
 
 func balancer(name string) kgo.GroupBalancer {
@@ -154,8 +155,14 @@ func main() {
 	if args.ClientID != "" {
 		opts = append(opts, kgo.ClientID(args.ClientID))
 	}
-	if args.SaslMechanism != "" {
+	switch args.SaslMechanism {
+	case "PLAIN":
 		opts = append(opts, kgo.SASL(plain.Auth{User: args.SaslUser, Pass: args.SaslPassword}.AsMechanism()))
+	case "SCRAM-SHA-512":
+		opts = append(opts, kgo.SASL(scram.Auth{User: args.SaslUser, Pass: args.SaslPassword}.AsSha512Mechanism()))
+	}
+	if args.TLS != nil {
+		opts = append(opts, kgo.DialTLSConfig(args.TLS))
 	}
 	if args.Rack != "" {
 		opts = append(opts, kgo.Rack(args.Rack))

@@ -161,9 +161,13 @@ func main() {
 		clientID = "kafka-go"
 	}
 	dialer := &kafka.Dialer{ClientID: clientID, Timeout: 10 * time.Second, DualStack: true}
+	if args.SaslMechanism == "SCRAM-SHA-512" {
+		agent.Fatal("kafka-go: this agent logs in with PLAIN (its SCRAM needs xdg-go/scram)")
+	}
 	if args.SaslMechanism != "" {
 		dialer.SASLMechanism = plain.Mechanism{Username: args.SaslUser, Password: args.SaslPassword}
 	}
+	dialer.TLS = args.TLS
 	strategies := args.Strategies
 	if len(strategies) == 0 {
 		strategies = []string{"range"}
@@ -213,9 +217,9 @@ func main() {
 	}()
 
 	kc := &kafka.Client{Addr: kafka.TCP(args.Bootstrap...), Timeout: 30 * time.Second}
-	if dialer.SASLMechanism != nil {
+	if dialer.SASLMechanism != nil || dialer.TLS != nil {
 		// The Client (committed offsets) dials through its Transport, not the group's Dialer.
-		kc.Transport = &kafka.Transport{SASL: dialer.SASLMechanism, ClientID: clientID}
+		kc.Transport = &kafka.Transport{SASL: dialer.SASLMechanism, TLS: dialer.TLS, ClientID: clientID}
 	}
 	for cmd := range agent.Commands() {
 		switch cmd.Cmd {

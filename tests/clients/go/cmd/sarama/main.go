@@ -149,6 +149,13 @@ func main() {
 	if args.ClientID != "" {
 		cfg.ClientID = args.ClientID
 	}
+	if args.SaslMechanism == "SCRAM-SHA-512" {
+		agent.Fatal("sarama: SCRAM needs a SCRAM client of its own (xdg-go/scram); this agent logs in with PLAIN")
+	}
+	if args.TLS != nil {
+		cfg.Net.TLS.Enable = true
+		cfg.Net.TLS.Config = args.TLS
+	}
 	if args.SaslMechanism != "" {
 		cfg.Net.SASL.Enable = true
 		cfg.Net.SASL.Mechanism = sarama.SASLTypePlaintext

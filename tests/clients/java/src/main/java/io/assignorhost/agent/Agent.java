@@ -86,6 +86,9 @@ public final class Agent {
         if (args.sasl != null) {
             Args.login(conf, args.sasl);
         }
+        if (args.sslCa != null) {
+            Args.tls(conf, args.sslCa, args.sslCert, args.sslKey);
+        }
         if (args.consumerProtocol()) {
             // KIP-848: the coordinator assigns and sets the session and heartbeat timing; the
             // client refuses partition.assignment.strategy, session.timeout.ms and

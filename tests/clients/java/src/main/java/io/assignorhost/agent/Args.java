@@ -9,7 +9,9 @@ import java.util.List;
  * {@code --strategy} repeats; {@code --report-records} and {@code --commit-on-revoke} are
  * switches; the rest take one value. One more, the Java client's own: {@code --topic-pattern
  * REGEX} subscribes by regular expression instead of {@code --topics} (then empty).
- * {@code --sasl MECHANISM:USER} logs in (the password in {@code AGENT_SASL_PASSWORD}).
+ * {@code --sasl MECHANISM:USER} logs in (the password in {@code AGENT_SASL_PASSWORD});
+ * {@code --ssl-ca FILE} speaks TLS, and {@code --ssl-cert}, {@code --ssl-key} present a client
+ * certificate (PEM files).
  */
 final class Args {
     String bootstrap;
@@ -28,6 +30,10 @@ final class Args {
     boolean commitOnRevoke;
     /** {@code MECHANISM:USER}, or null: no login. */
     String sasl;
+    /** TLS: the CA to trust, and for mutual TLS the client's certificate and key (PEM files). */
+    String sslCa;
+    String sslCert;
+    String sslKey;
 
     boolean consumerProtocol() {
         return groupProtocol.equals("consumer");
@@ -66,6 +72,9 @@ final class Args {
                                 args.rebalanceTimeoutMs = Integer.valueOf(value);
                         case "--rack" -> args.rack = value;
                         case "--sasl" -> args.sasl = value;
+                        case "--ssl-ca" -> args.sslCa = value;
+                        case "--ssl-cert" -> args.sslCert = value;
+                        case "--ssl-key" -> args.sslKey = value;
                         default -> throw new IllegalArgumentException("unknown flag " + flag);
                     }
                 }
@@ -99,5 +108,27 @@ final class Args {
         conf.put("sasl.mechanism", mechanism);
         conf.put("sasl.jaas.config", module + " required username=\"" + spec.substring(colon + 1)
                 + "\" password=\"" + password + "\";");
+    }
+
+    /**
+     * Settings that speak TLS trusting the PEM CA {@code ca} (SASL_SSL when {@link #login}
+     * ran first), presenting the PEM certificate {@code cert} and key {@code key} when given.
+     */
+    static void tls(java.util.Properties conf, String ca, String cert, String key) {
+        boolean sasl = "SASL_PLAINTEXT".equals(conf.get("security.protocol"));
+        conf.put("security.protocol", sasl ? "SASL_SSL" : "SSL");
+        conf.put("ssl.truststore.type", "PEM");
+        conf.put("ssl.truststore.location", ca);
+        if (cert != null) {
+            try {
+                conf.put("ssl.keystore.type", "PEM");
+                conf.put("ssl.keystore.certificate.chain",
+                        java.nio.file.Files.readString(java.nio.file.Path.of(cert)));
+                conf.put("ssl.keystore.key",
+                        java.nio.file.Files.readString(java.nio.file.Path.of(key)));
+            } catch (java.io.IOException e) {
+                throw new IllegalArgumentException("--ssl-cert/--ssl-key: " + e, e);
+            }
+        }
     }
 }

@@ -36,8 +36,9 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * <p>Flags: {@code --bootstrap}, {@code --application-id}, {@code --input}, {@code --output},
  * {@code --guarantee} ({@code at_least_once} or {@code exactly_once_v2}), {@code --state-dir},
  * {@code --name} (its client id and its lines' name), and optionally {@code --group-protocol}
- * ({@code classic}, the default, or {@code streams}) and {@code --sasl MECHANISM:USER} (a
- * login, the password in {@code AGENT_SASL_PASSWORD}). It prints JSON lines on stdout:
+ * ({@code classic}, the default, or {@code streams}), {@code --sasl MECHANISM:USER} (a
+ * login, the password in {@code AGENT_SASL_PASSWORD}) and {@code --ssl-ca FILE} (TLS). It
+ * prints JSON lines on stdout:
  * {@code started} (its topology's internal topics), {@code state} (every state change),
  * {@code tasks} (its active tasks, each time it is RUNNING), {@code error} (an uncaught
  * exception, after which it shuts down), and {@code closed}. SIGTERM closes it cleanly (its
@@ -65,6 +66,13 @@ public final class CountApp {
         props.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, 1);
         if (flags.containsKey("sasl")) {
             login(props, flags.get("sasl"));
+        }
+        if (flags.containsKey("ssl-ca")) {
+            // TLS trusting the PEM CA (SASL_SSL after a login).
+            boolean sasl = "SASL_PLAINTEXT".equals(props.get("security.protocol"));
+            props.put("security.protocol", sasl ? "SASL_SSL" : "SSL");
+            props.put("ssl.truststore.type", "PEM");
+            props.put("ssl.truststore.location", flags.get("ssl-ca"));
         }
         props.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, 1);
         // A crashed instance's member leaves the group after 6 s (the host's minimum), not
