@@ -31,6 +31,7 @@
 //!   settings type, every field defaulted.
 //! - [`upstream`]: proxy mode, the host in front of a Kafka-compatible cluster; its
 //!   [`upstream::client`] is the host's own client of that cluster.
+//! - [`users`]: standalone's SCRAM users, which `kafka.authentication = "local"` checks.
 //! - [`server`]: assembles the parts from a [`config::Config`] and runs them until shutdown.
 //!
 //! The arrows between these parts, and the ones that must never exist, are in
@@ -55,3 +56,4 @@ pub mod server;
 pub mod simulate;
 pub mod store;
 pub mod upstream;
+pub mod users;

@@ -10,7 +10,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use anyhow::Context;
-use assignor_host::cli::{GroupArgs, ModuleArgs, SimulateArgs, TopicArgs};
+use assignor_host::cli::{GroupArgs, ModuleArgs, SimulateArgs, TopicArgs, UserArgs};
 use assignor_host::config::Config;
 use clap::{Parser, Subcommand};
 use tracing_subscriber::EnvFilter;
@@ -41,6 +41,8 @@ enum Command {
     Group(GroupArgs),
     /// Manage the topics a running host serves.
     Topic(TopicArgs),
+    /// Manage the users a standalone host authenticates (kafka.authentication = "local").
+    User(UserArgs),
     /// Show what a module would assign, without applying it (locally for a .wasm file).
     Simulate(SimulateArgs),
 }
@@ -127,6 +129,7 @@ async fn main() -> anyhow::Result<()> {
         Command::Module(args) => args.run().await,
         Command::Group(args) => args.run().await,
         Command::Topic(args) => args.run().await,
+        Command::User(args) => args.run().await,
         Command::Simulate(args) => args.run().await,
         Command::Serve(args) => {
             let config = args.into_config()?;

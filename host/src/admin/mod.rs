@@ -28,6 +28,7 @@ mod simulate;
 mod state;
 mod topics;
 mod upstream;
+mod users;
 
 use std::future::Future;
 
@@ -56,6 +57,7 @@ pub fn router(state: AdminState) -> Router {
         .merge(simulate::routes())
         .merge(cluster::routes())
         .merge(upstream::routes())
+        .merge(users::routes())
         .route("/metrics", get(scrape))
         .route_layer(axum::middleware::from_fn_with_state(
             state.clone(),

@@ -108,6 +108,9 @@ pub fn check_listen(config: &AdminConfig) -> Result<(), AdminConfigError> {
 /// What the handlers work with. Cheap to clone.
 #[derive(Clone)]
 pub struct AdminState {
+    /// Standalone: the users the Kafka listener's `local` authentication checks; `None` in
+    /// proxy mode, where the cluster's users are the cluster's.
+    pub users: Option<Arc<crate::users::Users>>,
     pub registry: Arc<Registry>,
     pub driver: Driver,
     pub catalog: Catalog,

@@ -1,4 +1,4 @@
-//! The command line's client side: `module`, `group`, `topic` and `simulate` talk to a running
+//! The command line's client side: `module`, `group`, `topic`, `user` and `simulate` talk to a running
 //! host's admin API (`--admin URL`, env `ASSIGNOR_HOST_ADMIN`, default
 //! `http://127.0.0.1:9644`; `--token`, env `ASSIGNOR_HOST_TOKEN`), print readable tables, or the
 //! API's JSON with `--json`. `simulate --module FILE.wasm --scenario FILE` needs no host: it
@@ -20,12 +20,14 @@ mod module;
 mod simulate;
 pub mod table;
 mod topic;
+mod user;
 
 pub use client::{AdminClient, Body};
 pub use group::{GroupArgs, GroupCommand};
 pub use module::{ModuleArgs, ModuleCommand};
 pub use simulate::SimulateArgs;
 pub use topic::{TopicArgs, TopicCommand};
+pub use user::{UserArgs, UserCommand};
 
 use crate::simulate::SimulateError;
 

@@ -31,8 +31,17 @@ fn entry(key: ApiKey, min: i16, max: i16) -> ApiVersion {
         .with_max_version(max)
 }
 
-/// The answer to an ApiVersions request the host could decode.
-pub fn handle(request: &ApiVersionsRequest, version: i16) -> ApiVersionsResponse {
+/// SaslHandshake and SaslAuthenticate, advertised where the host authenticates clients itself
+/// (`kafka.authentication = "local"`): Kafka's ranges. SaslHandshake v0 is advertised, as
+/// Kafka does (clients gate on the key), and refused when sent (`sasl_handshake.rs`).
+pub const LOCAL_SASL: [(ApiKey, i16, i16); 2] = [
+    (ApiKey::SaslHandshake, 0, 1),
+    (ApiKey::SaslAuthenticate, 0, 2),
+];
+
+/// The answer to an ApiVersions request the host could decode; `sasl`: the host authenticates
+/// its clients itself.
+pub fn handle(request: &ApiVersionsRequest, version: i16, sasl: bool) -> ApiVersionsResponse {
     if version >= 3
         && !(is_valid_software(&request.client_software_name)
             && is_valid_software(&request.client_software_version))
@@ -41,8 +50,13 @@ pub fn handle(request: &ApiVersionsRequest, version: i16) -> ApiVersionsResponse
         return ApiVersionsResponse::default()
             .with_error_code(ResponseError::InvalidRequest.code());
     }
+    let mut keys: Vec<(ApiKey, i16, i16)> = advertised().collect();
+    if sasl {
+        keys.extend(LOCAL_SASL);
+        keys.sort_by_key(|(key, ..)| *key as i16);
+    }
     ApiVersionsResponse::default().with_api_keys(
-        advertised()
+        keys.into_iter()
             .map(|(key, min, max)| entry(key, min, max))
             .collect(),
     )
@@ -93,7 +107,7 @@ mod tests {
 
     #[test]
     fn standalone_advertises_no_proxy_only_api() {
-        let response = handle(&ApiVersionsRequest::default(), 2);
+        let response = handle(&ApiVersionsRequest::default(), 2, false);
         for &(key, ..) in PROXY_ONLY {
             assert!(
                 response.api_keys.iter().all(|k| k.api_key != key as i16),
@@ -105,7 +119,7 @@ mod tests {
 
     #[test]
     fn advertises_the_whole_table() {
-        let response = handle(&ApiVersionsRequest::default(), 2);
+        let response = handle(&ApiVersionsRequest::default(), 2, false);
         assert_eq!(response.error_code, 0);
         assert_eq!(response.api_keys.len(), SUPPORTED.len());
         let fetch = response
@@ -117,21 +131,49 @@ mod tests {
     }
 
     #[test]
+    fn local_authentication_adds_the_sasl_keys_in_order() {
+        let response = handle(&ApiVersionsRequest::default(), 2, true);
+        assert_eq!(response.api_keys.len(), SUPPORTED.len() + 2);
+        let keys: Vec<i16> = response.api_keys.iter().map(|k| k.api_key).collect();
+        assert!(keys.windows(2).all(|w| w[0] < w[1]), "{keys:?}");
+        for (key, min, max) in LOCAL_SASL {
+            let entry = response
+                .api_keys
+                .iter()
+                .find(|k| k.api_key == key as i16)
+                .unwrap();
+            assert_eq!((entry.min_version, entry.max_version), (min, max));
+            let range = key.valid_versions();
+            assert!(range.min <= min && max <= range.max, "{key:?}");
+        }
+        let without = handle(&ApiVersionsRequest::default(), 2, false);
+        assert!(
+            without
+                .api_keys
+                .iter()
+                .all(|k| k.api_key != ApiKey::SaslHandshake as i16)
+        );
+    }
+
+    #[test]
     fn v3_requires_kafkas_software_name_pattern() {
         let ok = ApiVersionsRequest::default()
             .with_client_software_name(StrBytes::from_static_str("librdkafka"))
             .with_client_software_version(StrBytes::from_static_str("2.12.1"));
-        assert_eq!(handle(&ok, 3).error_code, 0);
+        assert_eq!(handle(&ok, 3, false).error_code, 0);
         for (name, version) in [("", "1"), ("x", "1.0-"), ("a b", "1"), ("x", "1+2")] {
             let bad = ApiVersionsRequest::default()
                 .with_client_software_name(StrBytes::from_string(name.into()))
                 .with_client_software_version(StrBytes::from_string(version.into()));
-            let response = handle(&bad, 3);
+            let response = handle(&bad, 3, false);
             assert_eq!(response.error_code, 42, "{name:?} {version:?}");
             assert!(response.api_keys.is_empty());
         }
         // Below v3 the fields do not exist and are not checked.
-        assert_eq!(handle(&ApiVersionsRequest::default(), 2).error_code, 0);
+        assert_eq!(
+            handle(&ApiVersionsRequest::default(), 2, false).error_code,
+            0
+        );
     }
 
     #[test]

@@ -54,12 +54,19 @@ pub struct KafkaConfig {
     /// a request held for weeks would pin its connection for as long.
     #[serde(with = "crate::duration")]
     pub max_fetch_wait: Duration,
-    /// Who authenticates the clients: `none`, or `upstream` (proxy mode in front of a
-    /// `SASL_*` listener: each client's SASL exchange goes up its own glued connection and
-    /// the cluster checks its credentials; until it has, the host answers nothing but
-    /// ApiVersions, SaslHandshake and SaslAuthenticate). Unset: `upstream` in proxy mode when
-    /// `upstream.security_protocol` is `SASL_*`, else `none`.
+    /// Who authenticates the clients: `none`; `upstream` (proxy mode in front of a `SASL_*`
+    /// listener: each client's SASL exchange goes up its own glued connection and the cluster
+    /// checks its credentials); or `local` (standalone: the host's own users, SCRAM-SHA-256
+    /// and -512, and PLAIN over TLS; `assignor-host user add`). Until a client has
+    /// authenticated the host answers nothing but ApiVersions, SaslHandshake and
+    /// SaslAuthenticate. Unset: `upstream` in proxy mode when `upstream.security_protocol` is
+    /// `SASL_*`, else `none`.
     pub authentication: Option<Authentication>,
+    /// `local` authentication's session lifetime (Kafka's `connections.max.reauth.ms`, same
+    /// default 0: none): told to each client in SaslAuthenticate, which re-authenticates before
+    /// it ends (KIP-368); a request after it ended closes the connection.
+    #[serde(with = "crate::duration")]
+    pub connections_max_reauth: Duration,
     /// PEM certificate (chain) every Kafka port presents: set, every port speaks TLS only.
     pub tls_certificate_location: Option<std::path::PathBuf>,
     /// Its PEM private key (may be the same file).
@@ -77,6 +84,7 @@ pub struct KafkaConfig {
 pub enum Authentication {
     None,
     Upstream,
+    Local,
 }
 
 impl KafkaConfig {
@@ -108,13 +116,19 @@ impl KafkaConfig {
         }
     }
 
-    /// Whether the cluster authenticates the clients, for the host's mode (`proxy`) and its
-    /// upstream's listener (`upstream_sasl`); `Err` names the setting that cannot work.
-    pub fn authenticates_upstream(&self, proxy: bool, upstream_sasl: bool) -> Result<bool, String> {
+    /// Who authenticates the clients, for the host's mode (`proxy`) and its upstream's
+    /// listener (`upstream_sasl`); `Err` names the setting that cannot work.
+    pub fn authentication(
+        &self,
+        proxy: bool,
+        upstream_sasl: bool,
+    ) -> Result<Authentication, String> {
         match self.authentication {
-            None => Ok(proxy && upstream_sasl),
-            Some(Authentication::None) => Ok(false),
-            Some(Authentication::Upstream) if proxy && upstream_sasl => Ok(true),
+            None if proxy && upstream_sasl => Ok(Authentication::Upstream),
+            None | Some(Authentication::None) => Ok(Authentication::None),
+            Some(Authentication::Upstream) if proxy && upstream_sasl => {
+                Ok(Authentication::Upstream)
+            }
             Some(Authentication::Upstream) => Err(if proxy {
                 "kafka.authentication = \"upstream\" needs an upstream that authenticates with \
                  SASL: set upstream.security_protocol to SASL_SSL or SASL_PLAINTEXT"
@@ -123,6 +137,12 @@ impl KafkaConfig {
                 "kafka.authentication = \"upstream\" is for proxy mode (set upstream.bootstrap)"
                     .to_owned()
             }),
+            Some(Authentication::Local) if proxy => Err(
+                "kafka.authentication = \"local\" is for standalone: in proxy mode the cluster \
+                 authenticates the clients (\"upstream\")"
+                    .to_owned(),
+            ),
+            Some(Authentication::Local) => Ok(Authentication::Local),
         }
     }
 }
@@ -144,6 +164,7 @@ impl Default for KafkaConfig {
             max_in_flight_requests: 64,
             max_fetch_wait: Duration::from_secs(30),
             authentication: None,
+            connections_max_reauth: Duration::ZERO,
             tls_certificate_location: None,
             tls_key_location: None,
             tls_client_auth: super::tls::ClientAuth::None,

@@ -39,8 +39,8 @@ use super::dispatch::{self, Outcome};
 use super::proxy::answer;
 use super::proxy::authorize::{Probe, Rights};
 use super::proxy::link::{Answers, Link};
-use super::proxy::sasl::{self, Gate, Session, Step};
 use super::proxy::{Proxy, Route, Target};
+use super::sasl::{self, Gate, Session, Step};
 use super::{Broker, Client, KafkaConfig, api_versions};
 use assignor_wire::codec::{FrameCaps, FrameCodec, FrameError, Response};
 use assignor_wire::request::{self, Inbound};
@@ -198,14 +198,16 @@ impl Connection {
         let (slots, queue) = mpsc::channel(self.limits.in_flight);
         let (jobs, work) = mpsc::channel(self.limits.in_flight);
         let in_flight = Arc::new(AtomicUsize::new(0));
-        // The client's SASL session, when the cluster authenticates the clients: the reader
-        // gates requests on it, the writer learns the exchange's outcome from the answers.
-        let session = self
-            .broker
-            .proxy
-            .as_ref()
-            .is_some_and(|p| p.authenticates_clients())
-            .then(|| Arc::new(parking_lot::Mutex::new(Session::default())));
+        // The client's SASL session, when the cluster or the host authenticates the clients:
+        // the reader gates requests on it; in proxy mode the writer learns the exchange's
+        // outcome from the cluster's answers, standalone the reader from the host's own.
+        let session = (self.broker.login.is_some()
+            || self
+                .broker
+                .proxy
+                .as_ref()
+                .is_some_and(|p| p.authenticates_clients()))
+        .then(|| Arc::new(parking_lot::Mutex::new(Session::default())));
         let mut writer = tokio::spawn(
             write_answers(
                 write,
@@ -233,6 +235,7 @@ impl Connection {
                 sasl::MAX_UNAUTHENTICATED_FRAME_BYTES,
             )),
             session,
+            exchange: None,
             next_probe: i32::MIN,
             idle: self.limits.idle,
             frame_timeout: self.limits.frame,
@@ -298,6 +301,8 @@ struct Reader {
     /// The codec of a client that has not authenticated yet: every frame capped small.
     unauthenticated: FrameCodec,
     session: Option<Arc<parking_lot::Mutex<Session>>>,
+    /// Standalone's own authentication: the SASL exchange under way (`login.rs`).
+    exchange: Option<super::login::Exchange>,
     /// The correlation id of the next authorization probe (the host's own, counted from
     /// `i32::MIN`; answers are matched by order, the id only checks them).
     next_probe: i32,
@@ -336,21 +341,31 @@ impl Reader {
                 Some(proxy) => proxy.route(api_key, api_version, &frame),
                 None => standalone_route(api_key),
             };
-            if self.broker.proxy.is_some() {
-                if let Some(refused) = self.sasl(&frame, api_key, api_version, correlation_id)? {
-                    return self.refuse_sasl(refused).await;
-                }
-                if let Some(session) = &self.session {
-                    let local = route == Route::Local;
-                    let gate = session
-                        .lock()
-                        .gate(api_key, local, std::time::Instant::now());
-                    if let Gate::Close(reason, why) = gate {
-                        if let Some(m) = &self.broker.metrics {
-                            m.client_connection_closed(why);
-                        }
-                        return self.close(reason).await;
+            if let Some(login) = self.broker.login.clone()
+                && matches!(
+                    ApiKey::try_from(api_key),
+                    Ok(ApiKey::SaslHandshake | ApiKey::SaslAuthenticate)
+                )
+            {
+                self.login(&login, &frame, api_key, api_version, correlation_id)
+                    .await?;
+                continue;
+            }
+            if self.broker.proxy.is_some()
+                && let Some(refused) = self.sasl(&frame, api_key, api_version, correlation_id)?
+            {
+                return self.refuse_sasl(refused).await;
+            }
+            if let Some(session) = &self.session {
+                let local = route == Route::Local;
+                let gate = session
+                    .lock()
+                    .gate(api_key, local, std::time::Instant::now());
+                if let Gate::Close(reason, why) = gate {
+                    if let Some(m) = &self.broker.metrics {
+                        m.client_connection_closed(why);
                     }
+                    return self.close(reason).await;
                 }
             }
             match route {
@@ -574,6 +589,67 @@ impl Reader {
     }
 
     /// Writes the host's refusal of a SASL request, then closes.
+    /// Standalone's own authentication (`kafka.authentication = "local"`): SaslHandshake and
+    /// SaslAuthenticate answered here, in their turn among the connection's answers, by
+    /// `sasl_handshake.rs` and `sasl_authenticate.rs`; after a refusal the connection closes.
+    async fn login(
+        &mut self,
+        login: &super::login::Login,
+        frame: &Bytes,
+        api_key: i16,
+        api_version: i16,
+        correlation_id: i32,
+    ) -> Result<(), Stop> {
+        use kafka_protocol::messages::{SaslAuthenticateRequest, SaslHandshakeRequest};
+        let Some(session) = self.session.clone() else {
+            return Err(Stop::Now("local authentication without a session".into()));
+        };
+        let metrics = self.broker.metrics.as_deref();
+        let (body, close) = if api_key == ApiKey::SaslHandshake as i16 {
+            let request: SaslHandshakeRequest =
+                sasl_request(frame, ApiKey::SaslHandshake, api_version)?;
+            let (answer, close) = super::sasl_handshake::handle(
+                login,
+                &mut session.lock(),
+                &mut self.exchange,
+                &request,
+                api_version,
+                metrics,
+            );
+            (ResponseKind::SaslHandshake(answer), close)
+        } else {
+            let request: SaslAuthenticateRequest =
+                sasl_request(frame, ApiKey::SaslAuthenticate, api_version)?;
+            let (answer, close) = super::sasl_authenticate::handle(
+                login,
+                &mut session.lock(),
+                &mut self.exchange,
+                &request,
+                std::time::Instant::now(),
+                metrics,
+            );
+            (ResponseKind::SaslAuthenticate(answer), close)
+        };
+        let mut out = BytesMut::new();
+        FrameCodec::encoder()
+            .encode(
+                Response {
+                    correlation_id,
+                    api_version,
+                    body,
+                },
+                &mut out,
+            )
+            .map_err(|e| Stop::Now(e.to_string()))?;
+        let (sender, receiver) = oneshot::channel();
+        let _ = sender.send(Ok(Some(out)));
+        self.slot(Slot::Local(receiver)).await?;
+        match close {
+            Some(reason) => self.close(reason).await,
+            None => Ok(()),
+        }
+    }
+
     async fn refuse_sasl(&mut self, (answer, reason): (BytesMut, String)) -> Result<(), Stop> {
         let (sender, receiver) = oneshot::channel();
         let _ = sender.send(Ok(Some(answer)));
@@ -856,6 +932,23 @@ async fn answer_locally(
         };
         let _ = answer.send(result);
     }
+}
+
+/// A SaslHandshake or SaslAuthenticate request's body, past its header (both decoded through
+/// the guard; a request that does not decode closes the connection).
+fn sasl_request<T: kafka_protocol::protocol::Decodable>(
+    frame: &Bytes,
+    key: ApiKey,
+    version: i16,
+) -> Result<T, Stop> {
+    use kafka_protocol::messages::RequestHeader;
+    let mut body = frame.clone();
+    assignor_wire::guard::decode_from::<RequestHeader>(
+        &mut body,
+        key.request_header_version(version),
+    )
+    .and_then(|_| assignor_wire::guard::decode::<T>(&body, version))
+    .map_err(|e| Stop::Now(format!("{key:?} v{version}: {e}")))
 }
 
 /// Learns the outcome of a SaslAuthenticate step from the cluster's answer (before the client

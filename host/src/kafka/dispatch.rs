@@ -29,7 +29,9 @@ pub async fn handle(broker: &Broker, client: &Client, request: Request) -> Outco
     let header = request.header;
     let driver = &broker.driver;
     let reply = match request.body {
-        RequestKind::ApiVersions(r) => ResponseKind::ApiVersions(api_versions::handle(&r, version)),
+        RequestKind::ApiVersions(r) => {
+            ResponseKind::ApiVersions(api_versions::handle(&r, version, broker.login.is_some()))
+        }
         RequestKind::Metadata(r) => ResponseKind::Metadata(metadata::handle(broker, r, version)),
         RequestKind::FindCoordinator(r) => {
             ResponseKind::FindCoordinator(find_coordinator::handle(broker, client, r, version))

@@ -33,12 +33,16 @@ mod leave_group;
 mod list_groups;
 mod list_offsets;
 pub mod listener;
+pub mod login;
 mod metadata;
 mod offset_commit;
 mod offset_delete;
 mod offset_fetch;
 mod produce;
 pub mod proxy;
+mod sasl;
+mod sasl_authenticate;
+mod sasl_handshake;
 mod sync_group;
 pub mod tls;
 mod txn_offset_commit;
@@ -81,6 +85,8 @@ pub struct Broker {
     pub cluster: Option<Arc<crate::cluster::Ownership>>,
     /// TLS on every Kafka port (`kafka.tls_certificate_location`); `None`: plaintext.
     pub tls: Option<Arc<tls::ServerTls>>,
+    /// `kafka.authentication = "local"`: the host checks its own users' logins; `None`: not.
+    pub login: Option<Arc<login::Login>>,
 }
 
 /// Facts about the connection a request came on.

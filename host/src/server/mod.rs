@@ -26,6 +26,7 @@ use crate::catalog::{Catalog, CatalogError};
 use crate::cluster::{Cluster, Ownership, Peer};
 use crate::config::Config;
 use crate::driver::{Driver, DriverConfig, DriverError};
+use crate::kafka::login::Login;
 use crate::kafka::proxy::{Proxy, Target, topology};
 use crate::kafka::{Broker, Node, listener};
 use crate::metrics::Metrics;
@@ -34,6 +35,7 @@ use crate::sandbox::{Sandbox, SandboxError};
 use crate::store::{Store, StoreError};
 use crate::upstream::client::{ClientSettings, UpstreamClient};
 use crate::upstream::connection::Security;
+use crate::users::Users;
 
 /// The host could not start (or stopped) because of a fault of its own or its configuration.
 #[derive(Debug, thiserror::Error)]
@@ -143,10 +145,30 @@ impl Server {
             )),
             None => None,
         };
-        let authenticate_clients = config
+        let authentication = config
             .kafka
-            .authenticates_upstream(proxy_mode, security.protocol.sasl())
+            .authentication(proxy_mode, security.protocol.sasl())
             .map_err(ServerError::Upstream)?;
+        let authenticate_clients = authentication == crate::kafka::Authentication::Upstream;
+        // Standalone's users live in its store (managed by the admin API whatever the
+        // listener's authentication, so they can be made before it is switched on).
+        let users = if proxy_mode {
+            None
+        } else {
+            let store = store.clone();
+            let users = tokio::task::spawn_blocking(move || Users::open(Some(store)))
+                .await
+                .map_err(|e| ServerError::Task(e.to_string()))??;
+            Some(users)
+        };
+        let login = match (&users, authentication) {
+            (Some(users), crate::kafka::Authentication::Local) => Some(Arc::new(Login::new(
+                users.clone(),
+                tls.is_some(),
+                config.kafka.connections_max_reauth,
+            ))),
+            _ => None,
+        };
         if proxy_mode && security.protocol.sasl() && !authenticate_clients {
             tracing::warn!(
                 "kafka.authentication = \"none\" in front of a SASL listener: the host answers \
@@ -287,6 +309,7 @@ impl Server {
             max_fetch_wait: config.kafka.max_fetch_wait,
             cluster: ownership.clone(),
             tls,
+            login,
         });
         let stop = CancellationToken::new();
         let task = tokio::spawn(listener::run(
@@ -328,6 +351,7 @@ impl Server {
         };
 
         let admin_state = AdminState {
+            users,
             registry: registry.clone(),
             driver: driver.clone(),
             catalog: catalog.clone(),

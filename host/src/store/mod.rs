@@ -1,5 +1,5 @@
 //! Durable state in one embedded transactional store (redb): modules, committed offsets, group
-//! metadata, topics and configuration. Each submodule owns its tables.
+//! metadata, topics, configuration and standalone's users. Each submodule owns its tables.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -9,6 +9,7 @@ mod corrupt_rows;
 pub mod groups;
 pub mod modules;
 pub mod topics;
+pub mod users;
 
 /// A handle on the host's database. Cheap to clone; every clone shares one `redb::Database`.
 #[derive(Clone)]

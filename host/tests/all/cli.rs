@@ -267,6 +267,129 @@ async fn topic_and_group_commands() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn user_commands_add_list_change_and_remove() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = host(dir.path(), None).await;
+    let admin = format!("http://{}", server.admin_addr());
+    let password = dir.path().join("alice.pw");
+    std::fs::write(&password, "alice secret\nignored\n").unwrap();
+    let password = password.display().to_string();
+
+    let added = run(
+        &admin,
+        &["user", "add", "alice", "--password-file", &password],
+        &[],
+    )
+    .await;
+    assert_eq!(
+        stdout(&added),
+        "added alice for SCRAM-SHA-512 (4096 iterations)\n",
+        "{}",
+        stderr(&added)
+    );
+    let changed = run(
+        &admin,
+        &[
+            "user",
+            "add",
+            "alice",
+            "--password-file",
+            &password,
+            "--iterations",
+            "8192",
+        ],
+        &[],
+    )
+    .await;
+    assert_eq!(
+        stdout(&changed),
+        "changed the password of alice for SCRAM-SHA-512 (8192 iterations)\n"
+    );
+    let other = run(
+        &admin,
+        &[
+            "user",
+            "add",
+            "alice",
+            "--mechanism",
+            "SCRAM-SHA-256",
+            "--password-file",
+            &password,
+        ],
+        &[],
+    )
+    .await;
+    assert!(other.status.success(), "{}", stderr(&other));
+    let table = stdout(&run(&admin, &["user", "ls"], &[]).await);
+    assert_eq!(
+        table,
+        "USER   MECHANISMS\nalice  SCRAM-SHA-256 (4096), SCRAM-SHA-512 (8192)\n"
+    );
+    let users = json(&run(&admin, &["user", "ls", "--json"], &[]).await);
+    assert_eq!(users["users"][0]["name"], "alice");
+
+    // Refusals: the host's message, exit 1; a missing or empty file: the file named.
+    let bad = run(
+        &admin,
+        &[
+            "user",
+            "add",
+            "bob",
+            "--mechanism",
+            "SCRAM-SHA-1",
+            "--password-file",
+            &password,
+        ],
+        &[],
+    )
+    .await;
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(
+        stderr(&bad).contains("unknown mechanism \"SCRAM-SHA-1\""),
+        "{}",
+        stderr(&bad)
+    );
+    let empty = dir.path().join("empty.pw");
+    std::fs::write(&empty, "\n").unwrap();
+    let refused = run(
+        &admin,
+        &[
+            "user",
+            "add",
+            "bob",
+            "--password-file",
+            &empty.display().to_string(),
+        ],
+        &[],
+    )
+    .await;
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(
+        stderr(&refused).contains("empty.pw"),
+        "{}",
+        stderr(&refused)
+    );
+
+    let removed = run(
+        &admin,
+        &["user", "rm", "alice", "--mechanism", "SCRAM-SHA-256"],
+        &[],
+    )
+    .await;
+    assert_eq!(stdout(&removed), "removed alice (SCRAM-SHA-256)\n");
+    let removed = run(&admin, &["user", "rm", "alice"], &[]).await;
+    assert_eq!(stdout(&removed), "removed alice (SCRAM-SHA-512)\n");
+    let gone = run(&admin, &["user", "rm", "alice"], &[]).await;
+    assert_eq!(gone.status.code(), Some(1));
+    assert!(
+        stderr(&gone).contains("user_not_found"),
+        "{}",
+        stderr(&gone)
+    );
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_token_comes_from_the_flag_or_the_environment() {
     let dir = tempfile::tempdir().unwrap();
     let server = host(dir.path(), Some("s3cret")).await;

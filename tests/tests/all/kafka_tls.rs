@@ -27,12 +27,12 @@ use super::proxy_support::{create_on_kafka, shared_kafka};
 const TIMEOUT: Duration = Duration::from_secs(20);
 
 /// A CA and its certificates in a folder of their own.
-fn certificates(dir: &Path) -> Tls {
+pub(super) fn certificates(dir: &Path) -> Tls {
     Tls::make(dir).expect("openssl makes the test certificates")
 }
 
 /// The host's certificate and key in `dir` (copies: a test rewrites them).
-fn install(tls: &Tls, dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+pub(super) fn install(tls: &Tls, dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
     let (cert, key) = (dir.join("host.pem"), dir.join("host.key"));
     let pem = |name: &str| tls.ca.with_file_name(name);
     std::fs::copy(pem("broker.pem"), &cert).unwrap();
@@ -40,13 +40,13 @@ fn install(tls: &Tls, dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
     (cert, key)
 }
 
-fn tls_settings(config: &mut Config, cert: &Path, key: &Path) {
+pub(super) fn tls_settings(config: &mut Config, cert: &Path, key: &Path) {
     config.kafka.tls_certificate_location = Some(cert.to_path_buf());
     config.kafka.tls_key_location = Some(key.to_path_buf());
 }
 
 /// A client of `addr` over TLS trusting `ca`, with alice's certificate if `client_cert`.
-async fn connect(
+pub(super) async fn connect(
     addr: &str,
     ca: &Tls,
     client_cert: Option<&Tls>,

@@ -34,6 +34,7 @@ mod proxy_tls;
 mod proxy_topology;
 mod proxy_transactions;
 mod proxy_wire;
+mod standalone_sasl;
 mod wire_admin;
 mod wire_api_versions;
 mod wire_consumer_group;

@@ -91,6 +91,7 @@ fn state_of(edit: impl FnOnce(&mut AdminConfig, &mut usize), builtins: &[&str]) 
     )
     .unwrap();
     AdminState {
+        users: Some(crate::users::Users::open(None).unwrap()),
         registry,
         driver,
         catalog,

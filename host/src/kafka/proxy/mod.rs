@@ -15,7 +15,6 @@ pub mod authorize;
 pub mod link;
 pub mod reserved;
 pub mod rewrite;
-pub mod sasl;
 pub mod topology;
 pub mod versions;
 
@@ -82,7 +81,7 @@ pub struct Proxy {
     /// Wakes the topology reader before its interval (a client asked for an unknown topic).
     pub(crate) refresh: Notify,
     /// `kafka.authentication = "upstream"`: the cluster authenticates each client on its glued
-    /// connection, and the host serves a client only once it has (`sasl.rs`).
+    /// connection, and the host serves a client only once it has (`kafka::sasl`).
     authenticate_clients: bool,
     /// In a cluster of host nodes: the other nodes, listed in Metadata beside this one.
     cluster: Option<std::sync::Arc<crate::cluster::Ownership>>,

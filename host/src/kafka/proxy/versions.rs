@@ -134,7 +134,7 @@ pub fn merge(upstream: &mut ApiVersionsResponse) {
                 }
             }
             // Advertised as the upstream advertises it (Kafka: 0-1) although a v0 request is
-            // refused (its unframed tokens cannot be relayed, `sasl.rs`): librdkafka gates all
+            // refused (its unframed tokens cannot be relayed, `kafka::sasl`): librdkafka gates all
             // of SASL on v0 being in the range (`RD_KAFKA_FEATURE_SASL_HANDSHAKE` depends on
             // SaslHandshake 0-0; kcat's 2.0.2 says "SASL Handshake not supported by broker"
             // without it) and then sends v1, as SaslAuthenticate is advertised. An upstream

@@ -1,4 +1,6 @@
-//! A client's SASL session in proxy mode, as the host sees it relayed (`kafka.authentication
+//! A client's SASL session. Standalone with `kafka.authentication = "local"`, the host checks
+//! the client's credentials itself (`login.rs`) and tells the session its verdict
+//! ([`Session::logged_in`]). In proxy mode the session is seen relayed (`kafka.authentication
 //! = "upstream"`): the cluster checks the client's own credentials on the client's glued
 //! connection, and the host only watches the exchange go by, to know three things Kafka's
 //! broker knows of its own connections: whether the client has authenticated (until then the
@@ -54,7 +56,7 @@ pub struct Session {
     expires: Option<Instant>,
     /// The cluster's authorization decisions for this principal, and when each was made
     /// (`authorize.rs`); forgotten at each authentication.
-    decisions: std::collections::HashMap<super::authorize::Right, (bool, Instant)>,
+    decisions: std::collections::HashMap<super::proxy::authorize::Right, (bool, Instant)>,
 }
 
 /// What the connection does with a request, by the session's state.
@@ -109,8 +111,8 @@ impl Session {
         if !self.authenticated() {
             return Gate::Close(
                 format!(
-                    "{name} before SASL authentication (kafka.authentication = \"upstream\": \
-                     the cluster must accept the client's credentials first)"
+                    "{name} before SASL authentication (kafka.authentication is set: the \
+                     client's credentials must be accepted first)"
                 ),
                 "unauthenticated",
             );
@@ -128,16 +130,48 @@ impl Session {
         }
     }
 
-    /// The decision on `right` made within [`super::authorize::TTL`] of `now`.
-    pub fn decided(&self, right: &super::authorize::Right, now: Instant) -> Option<bool> {
+    /// The host itself authenticated the client as `user` with `mechanism` (standalone), for
+    /// `lifetime` (`None`: no end). A re-authentication must keep the principal (Kafka's
+    /// `SaslServerAuthenticator` refuses "Cannot change principals during re-authentication"):
+    /// `Err` with that refusal's message, and the session unchanged.
+    pub fn logged_in(
+        &mut self,
+        user: &str,
+        mechanism: &str,
+        lifetime: Option<Duration>,
+        now: Instant,
+    ) -> Result<Step, String> {
+        let principal = format!("User:{user}");
+        if let Some(before) = self.principal.as_deref()
+            && before != principal
+        {
+            return Err(format!(
+                "Cannot change principals during re-authentication from {before}: {principal}"
+            ));
+        }
+        self.mechanism = None;
+        self.pending = None;
+        self.expires = lifetime.map(|l| now + l);
+        self.decisions.clear();
+        let again = self.principal.replace(principal.clone()).is_some();
+        Ok(Step::Authenticated {
+            principal,
+            mechanism: mechanism.to_owned(),
+            lifetime,
+            again,
+        })
+    }
+
+    /// The decision on `right` made within [`super::proxy::authorize::TTL`] of `now`.
+    pub fn decided(&self, right: &super::proxy::authorize::Right, now: Instant) -> Option<bool> {
         self.decisions
             .get(right)
-            .filter(|(_, at)| now.duration_since(*at) < super::authorize::TTL)
+            .filter(|(_, at)| now.duration_since(*at) < super::proxy::authorize::TTL)
             .map(|(allowed, _)| *allowed)
     }
 
     /// Keeps the cluster's decision on `right`.
-    pub fn decide(&mut self, right: super::authorize::Right, allowed: bool, now: Instant) {
+    pub fn decide(&mut self, right: super::proxy::authorize::Right, allowed: bool, now: Instant) {
         self.decisions.insert(right, (allowed, now));
     }
 
