@@ -32,11 +32,13 @@
 //! - [`upstream`]: proxy mode, the host in front of a Kafka-compatible cluster; its
 //!   [`upstream::client`] is the host's own client of that cluster.
 //! - [`users`]: standalone's SCRAM users, which `kafka.authentication = "local"` checks.
+//! - [`acls`]: standalone's ACLs, decided by Kafka's `StandardAuthorizer` rules.
 //! - [`server`]: assembles the parts from a [`config::Config`] and runs them until shutdown.
 //!
 //! The arrows between these parts, and the ones that must never exist, are in
 //! `docs/architecture.md`; `tests/all/architecture.rs` checks the code against it.
 
+pub mod acls;
 pub mod admin;
 pub mod builtins;
 pub mod catalog;

@@ -10,7 +10,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use anyhow::Context;
-use assignor_host::cli::{GroupArgs, ModuleArgs, SimulateArgs, TopicArgs, UserArgs};
+use assignor_host::cli::{AclArgs, GroupArgs, ModuleArgs, SimulateArgs, TopicArgs, UserArgs};
 use assignor_host::config::Config;
 use clap::{Parser, Subcommand};
 use tracing_subscriber::EnvFilter;
@@ -43,6 +43,8 @@ enum Command {
     Topic(TopicArgs),
     /// Manage the users a standalone host authenticates (kafka.authentication = "local").
     User(UserArgs),
+    /// Manage the ACLs a standalone host decides by (kafka-acls' flags).
+    Acl(AclArgs),
     /// Show what a module would assign, without applying it (locally for a .wasm file).
     Simulate(SimulateArgs),
 }
@@ -130,6 +132,7 @@ async fn main() -> anyhow::Result<()> {
         Command::Group(args) => args.run().await,
         Command::Topic(args) => args.run().await,
         Command::User(args) => args.run().await,
+        Command::Acl(args) => args.run().await,
         Command::Simulate(args) => args.run().await,
         Command::Serve(args) => {
             let config = args.into_config()?;

@@ -16,6 +16,7 @@
 //! `extract` (bodies, caps), `auth`, one file per resource (`modules`, `groups`, `topics`,
 //! `simulate`, `cluster`), and [`serve`] here.
 
+mod acls;
 mod auth;
 mod cluster;
 pub mod error;
@@ -58,6 +59,7 @@ pub fn router(state: AdminState) -> Router {
         .merge(cluster::routes())
         .merge(upstream::routes())
         .merge(users::routes())
+        .merge(acls::routes())
         .route("/metrics", get(scrape))
         .route_layer(axum::middleware::from_fn_with_state(
             state.clone(),

@@ -111,6 +111,8 @@ pub struct AdminState {
     /// Standalone: the users the Kafka listener's `local` authentication checks; `None` in
     /// proxy mode, where the cluster's users are the cluster's.
     pub users: Option<Arc<crate::users::Users>>,
+    /// Standalone: the ACLs the Kafka listener decides by; `None` in proxy mode.
+    pub acls: Option<Arc<crate::acls::Acls>>,
     pub registry: Arc<Registry>,
     pub driver: Driver,
     pub catalog: Catalog,

@@ -1,4 +1,4 @@
-//! The command line's client side: `module`, `group`, `topic`, `user` and `simulate` talk to a running
+//! The command line's client side: `module`, `group`, `topic`, `user`, `acl` and `simulate` talk to a running
 //! host's admin API (`--admin URL`, env `ASSIGNOR_HOST_ADMIN`, default
 //! `http://127.0.0.1:9644`; `--token`, env `ASSIGNOR_HOST_TOKEN`), print readable tables, or the
 //! API's JSON with `--json`. `simulate --module FILE.wasm --scenario FILE` needs no host: it
@@ -14,6 +14,7 @@
     reason = "the command line's output is what it prints"
 )]
 
+mod acl;
 mod client;
 mod group;
 mod module;
@@ -22,6 +23,7 @@ pub mod table;
 mod topic;
 mod user;
 
+pub use acl::{AclArgs, AclCommand};
 pub use client::{AdminClient, Body};
 pub use group::{GroupArgs, GroupCommand};
 pub use module::{ModuleArgs, ModuleCommand};

@@ -76,6 +76,14 @@ pub struct KafkaConfig {
     pub tls_client_auth: super::tls::ClientAuth,
     /// PEM CA bundle that signs the clients' certificates.
     pub tls_ca_location: Option<std::path::PathBuf>,
+    /// Standalone: what a request on a resource no ACL names is (Kafka's
+    /// `allow.everyone.if.no.acl.found`). `true` by default here, unlike Kafka's `false`, so a
+    /// host with no ACLs serves as before; once an ACL names a resource, only what the ACLs
+    /// allow is allowed on it. Set `false` to deny all that no ACL allows.
+    pub allow_everyone_if_no_acl_found: bool,
+    /// Standalone: principals the ACLs never restrict (Kafka's `super.users`), e.g.
+    /// `["User:admin"]`.
+    pub super_users: Vec<String>,
 }
 
 /// `kafka.authentication`.
@@ -169,6 +177,8 @@ impl Default for KafkaConfig {
             tls_key_location: None,
             tls_client_auth: super::tls::ClientAuth::None,
             tls_ca_location: None,
+            allow_everyone_if_no_acl_found: true,
+            super_users: Vec::new(),
         }
     }
 }

@@ -681,9 +681,13 @@ impl Reader {
             }
             Err(e) => return self.close(e.to_string()).await,
         };
+        // Proxy mode asks the cluster before the worker answers; standalone's ACLs are asked
+        // by the API's file itself (`Client::allows`).
         let authorize = match self.session.clone() {
-            Some(session) => Some(self.probe(&session, &request).await?),
-            None => None,
+            Some(session) if self.broker.proxy.is_some() => {
+                Some(self.probe(&session, &request).await?)
+            }
+            _ => None,
         };
         let (answer, receiver) = oneshot::channel();
         self.slot(Slot::Local(receiver)).await?;
@@ -889,6 +893,9 @@ async fn answer_locally(
             }
             _ => Client {
                 api: request.api_key as i16,
+                principal: session
+                    .as_ref()
+                    .and_then(|s| s.lock().principal().map(Arc::from)),
                 ..client.clone()
             },
         };

@@ -75,6 +75,7 @@ pub async fn run(
                 api: -1,
                 principal: None,
                 metrics: broker.metrics.clone(),
+                acls: broker.acls.clone(),
             };
             let connection = Connection::new(
                 socket,

@@ -87,6 +87,9 @@ pub struct Broker {
     pub tls: Option<Arc<tls::ServerTls>>,
     /// `kafka.authentication = "local"`: the host checks its own users' logins; `None`: not.
     pub login: Option<Arc<login::Login>>,
+    /// Standalone: the ACLs that decide what each principal may do (`crate::acls`); `None` in
+    /// proxy mode, where the cluster's decide.
+    pub acls: Option<Arc<crate::acls::Acls>>,
 }
 
 /// Facts about the connection a request came on.
@@ -103,6 +106,8 @@ pub struct Client {
     pub api: i16,
     pub principal: Option<Arc<str>>,
     pub metrics: Option<Arc<crate::metrics::Metrics>>,
+    /// Standalone: the ACLs, asked for every right ([`Client::allows`]).
+    pub acls: Option<Arc<crate::acls::Acls>>,
 }
 
 impl Client {
@@ -110,7 +115,41 @@ impl Client {
     /// nothing is checked. Silent: for Kafka's filters (ListGroups, OffsetFetch of every
     /// offset), which leave out what may not be seen without logging a denial.
     pub fn allows(&self, right: &proxy::authorize::Right) -> bool {
-        !right.reserved() && self.rights.as_ref().is_none_or(|r| r.allows(right))
+        !right.reserved()
+            && self.rights.as_ref().is_none_or(|r| r.allows(right))
+            && self
+                .acls
+                .as_ref()
+                .is_none_or(|acls| self.acl_allows(acls, right))
+    }
+
+    /// The local ACLs' decision on `right` for this connection's principal (Kafka's
+    /// `User:ANONYMOUS` when the client did not log in) from its address.
+    fn acl_allows(&self, acls: &crate::acls::Acls, right: &proxy::authorize::Right) -> bool {
+        use crate::acls::{AclOperation, CLUSTER_NAME, ResourceType};
+        use proxy::authorize::{Operation, Resource};
+        let operation = match right.operation {
+            Operation::Read => AclOperation::Read,
+            Operation::Write => AclOperation::Write,
+            Operation::Create => AclOperation::Create,
+            Operation::Delete => AclOperation::Delete,
+            Operation::Alter => AclOperation::Alter,
+            Operation::Describe => AclOperation::Describe,
+            Operation::AlterConfigs => AclOperation::AlterConfigs,
+        };
+        let (kind, name) = match &right.resource {
+            Resource::Group(name) => (ResourceType::Group, name.as_str()),
+            Resource::Topic(name) => (ResourceType::Topic, name.as_str()),
+            Resource::Cluster => (ResourceType::Cluster, CLUSTER_NAME),
+        };
+        let principal = self.principal.as_deref().unwrap_or("User:ANONYMOUS");
+        acls.authorize(
+            principal,
+            &self.peer.ip().to_string(),
+            operation,
+            kind,
+            name,
+        )
     }
 
     /// [`Client::allows`], and a refusal told: a debug line, the denials metric, a warning

@@ -21,6 +21,7 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use crate::acls::{AclSettings, Acls};
 use crate::admin::{self, AdminConfigError, AdminState, AdminUpstream};
 use crate::catalog::{Catalog, CatalogError};
 use crate::cluster::{Cluster, Ownership, Peer};
@@ -160,6 +161,21 @@ impl Server {
                 .await
                 .map_err(|e| ServerError::Task(e.to_string()))??;
             Some(users)
+        };
+        // Standalone's ACLs decide every right; in proxy mode the cluster's do.
+        let acls = if proxy_mode {
+            None
+        } else {
+            let store = store.clone();
+            let settings = AclSettings {
+                allow_everyone_if_no_acl_found: config.kafka.allow_everyone_if_no_acl_found,
+                super_users: config.kafka.super_users.clone(),
+            };
+            let acls = tokio::task::spawn_blocking(move || Acls::open(Some(store), settings))
+                .await
+                .map_err(|e| ServerError::Task(e.to_string()))?
+                .map_err(|e| ServerError::Config(e.to_string()))?;
+            Some(acls)
         };
         let login = match (&users, authentication) {
             (Some(users), crate::kafka::Authentication::Local) => Some(Arc::new(Login::new(
@@ -310,6 +326,7 @@ impl Server {
             cluster: ownership.clone(),
             tls,
             login,
+            acls: acls.clone(),
         });
         let stop = CancellationToken::new();
         let task = tokio::spawn(listener::run(
@@ -352,6 +369,7 @@ impl Server {
 
         let admin_state = AdminState {
             users,
+            acls,
             registry: registry.clone(),
             driver: driver.clone(),
             catalog: catalog.clone(),

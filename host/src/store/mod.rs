@@ -1,9 +1,10 @@
 //! Durable state in one embedded transactional store (redb): modules, committed offsets, group
-//! metadata, topics, configuration and standalone's users. Each submodule owns its tables.
+//! metadata, topics, configuration, standalone's users and ACLs. Each submodule owns its tables.
 
 use std::path::Path;
 use std::sync::Arc;
 
+pub mod acls;
 #[cfg(test)]
 mod corrupt_rows;
 pub mod groups;

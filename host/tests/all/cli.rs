@@ -390,6 +390,178 @@ async fn user_commands_add_list_change_and_remove() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acl_commands_take_kafka_acls_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = host(dir.path(), None).await;
+    let admin = format!("http://{}", server.admin_addr());
+
+    // Principals x operations x resources, as kafka-acls crosses them.
+    let added = run(
+        &admin,
+        &[
+            "acl",
+            "add",
+            "--allow-principal",
+            "User:alice",
+            "--operation",
+            "Read",
+            "--operation",
+            "Describe",
+            "--group",
+            "app-",
+            "--topic",
+            "app-",
+            "--resource-pattern-type",
+            "prefixed",
+        ],
+        &[],
+    )
+    .await;
+    assert_eq!(
+        stdout(&added),
+        "added 4 ACLs (0 were there already)\n",
+        "{}",
+        stderr(&added)
+    );
+    let denied = run(
+        &admin,
+        &[
+            "acl",
+            "add",
+            "--deny-principal",
+            "User:bob",
+            "--deny-host",
+            "10.0.0.7",
+            "--operation",
+            "All",
+            "--cluster",
+        ],
+        &[],
+    )
+    .await;
+    assert!(denied.status.success(), "{}", stderr(&denied));
+    let listed = json(&run(&admin, &["acl", "ls", "--json"], &[]).await);
+    let acls = listed["acls"].as_array().unwrap();
+    assert_eq!(acls.len(), 5, "{listed}");
+    assert!(
+        acls.contains(&serde_json::json!({
+            "resource_type": "cluster", "resource_name": "kafka-cluster", "pattern_type": "literal",
+            "principal": "User:bob", "host": "10.0.0.7", "operation": "all", "permission": "deny",
+        })),
+        "{listed}"
+    );
+    let table = stdout(&run(&admin, &["acl", "ls"], &[]).await);
+    assert!(
+        table.starts_with("PRINCIPAL   HOST      PERMISSION  OPERATION  RESOURCE  NAME"),
+        "{table}"
+    );
+
+    // kafka-acls' own refusals: an operation the resource does not have, a principal without
+    // its type; the host's message, exit 1. A flag mistake is a usage error, exit 2.
+    let wrong = run(
+        &admin,
+        &[
+            "acl",
+            "add",
+            "--allow-principal",
+            "User:alice",
+            "--operation",
+            "Write",
+            "--group",
+            "g",
+        ],
+        &[],
+    )
+    .await;
+    assert_eq!(wrong.status.code(), Some(1));
+    assert!(
+        stderr(&wrong).contains("is not an operation on a Group"),
+        "{}",
+        stderr(&wrong)
+    );
+    let untyped = run(
+        &admin,
+        &[
+            "acl",
+            "add",
+            "--allow-principal",
+            "alice",
+            "--operation",
+            "Read",
+            "--topic",
+            "t",
+        ],
+        &[],
+    )
+    .await;
+    assert!(
+        stderr(&untyped).contains("TYPE:NAME"),
+        "{}",
+        stderr(&untyped)
+    );
+    let usage = run(
+        &admin,
+        &[
+            "acl",
+            "add",
+            "--allow-principal",
+            "User:a",
+            "--operation",
+            "Obliterate",
+            "--topic",
+            "t",
+        ],
+        &[],
+    )
+    .await;
+    assert_eq!(usage.status.code(), Some(2));
+
+    let removed = run(
+        &admin,
+        &[
+            "acl",
+            "rm",
+            "--allow-principal",
+            "User:alice",
+            "--operation",
+            "Describe",
+            "--group",
+            "app-",
+            "--resource-pattern-type",
+            "prefixed",
+        ],
+        &[],
+    )
+    .await;
+    assert_eq!(stdout(&removed), "removed 1 ACLs\n", "{}", stderr(&removed));
+    let again = run(
+        &admin,
+        &[
+            "acl",
+            "rm",
+            "--allow-principal",
+            "User:alice",
+            "--operation",
+            "Describe",
+            "--group",
+            "app-",
+            "--resource-pattern-type",
+            "prefixed",
+        ],
+        &[],
+    )
+    .await;
+    assert!(
+        stderr(&again).contains("acl_not_found"),
+        "{}",
+        stderr(&again)
+    );
+    let listed = json(&run(&admin, &["acl", "ls", "--json"], &[]).await);
+    assert_eq!(listed["acls"].as_array().unwrap().len(), 4);
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_token_comes_from_the_flag_or_the_environment() {
     let dir = tempfile::tempdir().unwrap();
     let server = host(dir.path(), Some("s3cret")).await;

@@ -8,6 +8,7 @@ mod admin_support;
 mod proxy_support;
 
 mod abusive_clients;
+mod acl_equivalence;
 mod admin_http;
 mod admin_live;
 mod conformance_admin;

@@ -271,7 +271,7 @@ async fn each_group_api_is_held_to_the_clients_own_acls_on_kafka() {
 
 /// `user`'s own connection to Kafka itself (SASL_SSL, SCRAM-SHA-512), to ask it what it
 /// answers the same principal.
-async fn on_kafka_as(kafka: &kafka_harness::KafkaCluster, user: &str) -> Connection {
+pub(super) async fn on_kafka_as(kafka: &kafka_harness::KafkaCluster, user: &str) -> Connection {
     use assignor_host::upstream::connection::{
         Secret, Security, SecurityProtocol, SecuritySettings,
     };

@@ -92,6 +92,7 @@ fn state_of(edit: impl FnOnce(&mut AdminConfig, &mut usize), builtins: &[&str]) 
     .unwrap();
     AdminState {
         users: Some(crate::users::Users::open(None).unwrap()),
+        acls: Some(crate::acls::Acls::open(None, crate::acls::AclSettings::default()).unwrap()),
         registry,
         driver,
         catalog,

@@ -277,3 +277,76 @@ async fn stabilisation_settings_are_stored_and_bad_ones_refused() {
     assert_eq!(status, StatusCode::OK);
     assert!(set["config"].get("stabilize_ms").is_none(), "{set}");
 }
+
+/// Users and ACLs are standalone's: in proxy mode (no users, no ACLs in the state) every route
+/// says they are the cluster's; standalone, a body Kafka would refuse is a 400 naming why.
+#[tokio::test]
+async fn users_and_acls_are_the_clusters_in_proxy_mode_and_checked_standalone() {
+    let mut proxied = state(|_, _| {});
+    proxied.users = None;
+    proxied.acls = None;
+    let api = Api::new(proxied);
+    for (method, uri, body, expected) in [
+        (Method::GET, "/v1/users", json!(null), "users_are_upstream"),
+        (
+            Method::PUT,
+            "/v1/users/alice",
+            json!({"mechanism": "SCRAM-SHA-512", "password": "x"}),
+            "users_are_upstream",
+        ),
+        (Method::GET, "/v1/acls", json!(null), "acls_are_upstream"),
+        (
+            Method::POST,
+            "/v1/acls",
+            json!({"acls": []}),
+            "acls_are_upstream",
+        ),
+    ] {
+        let answer = if body.is_null() {
+            api.get(uri).await
+        } else {
+            api.json(method, uri, body).await
+        };
+        assert_eq!(answer.0, StatusCode::CONFLICT, "{uri}: {answer:?}");
+        assert_eq!(code(&answer), expected);
+    }
+
+    let api = Api::new(state(|_, _| {}));
+    let binding = json!({"resource_type": "group", "resource_name": "g",
+        "pattern_type": "literal", "principal": "User:alice", "operation": "write",
+        "permission": "allow"});
+    let answer = api
+        .json(Method::POST, "/v1/acls", json!({"acls": [binding]}))
+        .await;
+    assert_eq!(answer.0, StatusCode::BAD_REQUEST, "{answer:?}");
+    assert!(
+        answer
+            .1
+            .to_string()
+            .contains("is not an operation on a Group"),
+        "{answer:?}"
+    );
+    let unknown_field = json!({"acls": [{"resource_type": "group", "resource_name": "g",
+        "pattern_type": "literal", "principal": "User:alice", "operation": "read",
+        "permission": "allow", "colour": "red"}]});
+    let answer = api.json(Method::POST, "/v1/acls", unknown_field).await;
+    assert_eq!(answer.0, StatusCode::BAD_REQUEST, "{answer:?}");
+    let read = json!({"resource_type": "group", "resource_name": "g",
+        "pattern_type": "literal", "principal": "User:alice", "operation": "read",
+        "permission": "allow"});
+    let answer = api
+        .json(
+            Method::POST,
+            "/v1/acls",
+            json!({"acls": [read.clone(), read.clone()]}),
+        )
+        .await;
+    assert_eq!(answer.0, StatusCode::CREATED, "{answer:?}");
+    assert_eq!(answer.1, json!({"added": 1, "present": 1}));
+    let listed = api.get("/v1/acls").await;
+    let mut expected = read.clone();
+    expected["host"] = json!("*");
+    assert_eq!(listed.1, json!({"acls": [expected]}));
+    let answer = api.get("/v1/users").await;
+    assert_eq!(answer.1, json!({"users": []}));
+}

@@ -184,7 +184,7 @@ pub fn denied(
     let why = if right.reserved() {
         "a name of the host's own"
     } else {
-        "the cluster's ACLs"
+        "the ACLs"
     };
     tracing::debug!(api = %api_name, principal, ?right, "refused by {why}");
     if let Some(metrics) = metrics {
@@ -208,7 +208,7 @@ pub fn denied(
             latest_api = %api_name,
             latest_principal = principal,
             latest = ?right,
-            "requests refused by the cluster's ACLs or on the host's own names since the last \
+            "requests refused by the ACLs or on the host's own names since the last \
              such warning (each one at debug)"
         );
     }
