@@ -13,10 +13,12 @@ use kafka_protocol::messages::create_partitions_response::CreatePartitionsTopicR
 use kafka_protocol::messages::{CreatePartitionsRequest, CreatePartitionsResponse, TopicName};
 use kafka_protocol::protocol::StrBytes;
 
-use super::Broker;
+use super::proxy::authorize::Right;
+use super::{Broker, Client};
 
 pub fn handle(
     broker: &Broker,
+    client: &Client,
     request: CreatePartitionsRequest,
     _version: i16,
 ) -> CreatePartitionsResponse {
@@ -33,6 +35,12 @@ pub fn handle(
                 Err((
                     ResponseError::InvalidRequest.code(),
                     "Duplicate topic name.".to_owned(),
+                ))
+            } else if !client.permits(&Right::alter_topic(&name)) {
+                // `KafkaApis.handleCreatePartitionsRequest`: ALTER on the topic.
+                Err((
+                    ResponseError::TopicAuthorizationFailed.code(),
+                    ResponseError::TopicAuthorizationFailed.to_string(),
                 ))
             } else {
                 grow(broker, topic, request.validate_only)

@@ -6,6 +6,10 @@
 //! then the catalog checks the name, collisions and the partition count. `validate_only` runs
 //! every check and changes nothing. Topic configs are accepted and ignored: the host stores no
 //! messages, so retention, compaction and the like have nothing to act on.
+//!
+//! Authorization, as `KafkaApis.handleCreateTopicsRequest`, after the duplicate check: CREATE
+//! on the cluster allows every topic, else CREATE on each topic; refused: TOPIC_AUTHORIZATION_
+//! FAILED, "Authorization failed.".
 
 use std::collections::HashMap;
 
@@ -15,14 +19,20 @@ use kafka_protocol::messages::create_topics_response::CreatableTopicResult;
 use kafka_protocol::messages::{CreateTopicsRequest, CreateTopicsResponse};
 use kafka_protocol::protocol::StrBytes;
 
-use super::Broker;
+use super::proxy::authorize::{Operation, Resource, Right};
+use super::{Broker, Client};
 use crate::catalog::NewTopic;
 
 pub fn handle(
     broker: &Broker,
+    client: &Client,
     request: CreateTopicsRequest,
     _version: i16,
 ) -> CreateTopicsResponse {
+    let cluster_create = client.allows(&Right {
+        operation: Operation::Create,
+        resource: Resource::Cluster,
+    });
     let mut seen: HashMap<String, usize> = HashMap::new();
     for topic in &request.topics {
         *seen.entry(topic.name.to_string()).or_default() += 1;
@@ -38,6 +48,11 @@ pub fn handle(
             Err((
                 ResponseError::InvalidRequest.code(),
                 format!("Create topics request contains multiple entries for the topic {name}"),
+            ))
+        } else if !cluster_create && !client.permits(&Right::create_topic(&name)) {
+            Err((
+                ResponseError::TopicAuthorizationFailed.code(),
+                "Authorization failed.".to_owned(),
             ))
         } else {
             create(broker, topic.clone(), request.validate_only)

@@ -32,24 +32,28 @@ pub async fn handle(broker: &Broker, client: &Client, request: Request) -> Outco
         RequestKind::ApiVersions(r) => {
             ResponseKind::ApiVersions(api_versions::handle(&r, version, broker.login.is_some()))
         }
-        RequestKind::Metadata(r) => ResponseKind::Metadata(metadata::handle(broker, r, version)),
+        RequestKind::Metadata(r) => {
+            ResponseKind::Metadata(metadata::handle(broker, client, r, version))
+        }
         RequestKind::FindCoordinator(r) => {
             ResponseKind::FindCoordinator(find_coordinator::handle(broker, client, r, version))
         }
         RequestKind::CreateTopics(r) => {
-            ResponseKind::CreateTopics(create_topics::handle(broker, r, version))
+            ResponseKind::CreateTopics(create_topics::handle(broker, client, r, version))
         }
         RequestKind::DeleteTopics(r) => {
-            ResponseKind::DeleteTopics(delete_topics::handle(broker, r, version))
+            ResponseKind::DeleteTopics(delete_topics::handle(broker, client, r, version))
         }
         RequestKind::CreatePartitions(r) => {
-            ResponseKind::CreatePartitions(create_partitions::handle(broker, r, version))
+            ResponseKind::CreatePartitions(create_partitions::handle(broker, client, r, version))
         }
         RequestKind::ListOffsets(r) => {
-            ResponseKind::ListOffsets(list_offsets::handle(broker, r, version))
+            ResponseKind::ListOffsets(list_offsets::handle(broker, client, r, version))
         }
-        RequestKind::Fetch(r) => ResponseKind::Fetch(fetch::handle(broker, r, version).await),
-        RequestKind::Produce(r) => match produce::handle(r, version) {
+        RequestKind::Fetch(r) => {
+            ResponseKind::Fetch(fetch::handle(broker, client, r, version).await)
+        }
+        RequestKind::Produce(r) => match produce::handle(client, r, version) {
             Some(response) => ResponseKind::Produce(response),
             None => {
                 if let Some(metrics) = &broker.metrics {

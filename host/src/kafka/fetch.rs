@@ -26,10 +26,16 @@ use kafka_protocol::error::ResponseError;
 use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
 use kafka_protocol::messages::{FetchRequest, FetchResponse};
 
-use super::Broker;
+use super::proxy::authorize::Right;
+use super::{Broker, Client};
 
-pub async fn handle(broker: &Broker, request: FetchRequest, version: i16) -> FetchResponse {
-    let response = answer(broker, &request, version);
+pub async fn handle(
+    broker: &Broker,
+    client: &Client,
+    request: FetchRequest,
+    version: i16,
+) -> FetchResponse {
+    let response = answer(broker, client, &request, version);
     let has_error = response.error_code != 0
         || response
             .responses
@@ -44,7 +50,7 @@ pub async fn handle(broker: &Broker, request: FetchRequest, version: i16) -> Fet
 }
 
 /// The answer, without the hold.
-fn answer(broker: &Broker, request: &FetchRequest, version: i16) -> FetchResponse {
+fn answer(broker: &Broker, client: &Client, request: &FetchRequest, version: i16) -> FetchResponse {
     if version >= 7 {
         let session_error = if request.session_id != 0 {
             Some(ResponseError::FetchSessionIdNotFound)
@@ -62,6 +68,8 @@ fn answer(broker: &Broker, request: &FetchRequest, version: i16) -> FetchRespons
         .iter()
         .map(|topic| {
             let known = broker.catalog.topic(&topic.topic);
+            // A consumer's fetch needs READ on the topic (Kafka's `handleFetchRequest`).
+            let readable = client.permits(&Right::read_topic(&topic.topic));
             let partitions = topic
                 .partitions
                 .iter()
@@ -72,7 +80,10 @@ fn answer(broker: &Broker, request: &FetchRequest, version: i16) -> FetchRespons
                     let data = PartitionData::default()
                         .with_partition_index(p.partition)
                         .with_records(Some(Bytes::new()));
-                    if exists {
+                    if !readable {
+                        data.with_error_code(ResponseError::TopicAuthorizationFailed.code())
+                            .with_high_watermark(-1)
+                    } else if exists {
                         let end = p.fetch_offset.max(0);
                         data.with_high_watermark(end)
                             .with_last_stable_offset(end)

@@ -15,6 +15,12 @@
 //! UNKNOWN_TOPIC_OR_PARTITION, unless `catalog.auto_create_topics` is on and the request allows
 //! auto-creation (always implied below v4, as in Kafka): then it is created with
 //! `catalog.default_partitions` and returned ready, since the host has no leader to elect.
+//!
+//! Authorization, as `KafkaApis.handleTopicMetadataRequest`: the list of every topic leaves
+//! out those the client may not DESCRIBE; a topic named (or asked by id) that it may not
+//! DESCRIBE is TOPIC_AUTHORIZATION_FAILED with no partitions (by id: no name, as Kafka); and an
+//! unknown name is auto-created only with CREATE on the cluster or the topic, else
+//! TOPIC_AUTHORIZATION_FAILED.
 
 use kafka_protocol::error::ResponseError;
 use kafka_protocol::messages::metadata_response::{
@@ -23,7 +29,8 @@ use kafka_protocol::messages::metadata_response::{
 use kafka_protocol::messages::{BrokerId, MetadataRequest, MetadataResponse, TopicName};
 use kafka_protocol::protocol::StrBytes;
 
-use super::{Broker, Node};
+use super::proxy::authorize::{Operation, Resource, Right};
+use super::{Broker, Client, Node};
 use crate::catalog::{CatalogError, NewTopic};
 use assignor_sdk::Topic;
 use uuid::Uuid;
@@ -45,7 +52,12 @@ const CLUSTER_OPERATIONS: i32 = (1 << 5) // CREATE
     | (1 << 11) // ALTER_CONFIGS
     | (1 << 12); // IDEMPOTENT_WRITE
 
-pub fn handle(broker: &Broker, request: MetadataRequest, version: i16) -> MetadataResponse {
+pub fn handle(
+    broker: &Broker,
+    client: &Client,
+    request: MetadataRequest,
+    version: i16,
+) -> MetadataResponse {
     let all = match &request.topics {
         None => true,
         Some(topics) => topics.is_empty() && version == 0,
@@ -59,6 +71,9 @@ pub fn handle(broker: &Broker, request: MetadataRequest, version: i16) -> Metada
     if all {
         let catalog = broker.catalog.topics();
         for topic in catalog.values() {
+            if !client.allows(&Right::describe_topic(&topic.name)) {
+                continue;
+            }
             topics.push(described(
                 &broker.node,
                 topic,
@@ -70,8 +85,8 @@ pub fn handle(broker: &Broker, request: MetadataRequest, version: i16) -> Metada
         for wanted in request.topics.unwrap_or_default() {
             let by_topic_id = version >= 12 && !wanted.topic_id.is_nil();
             let answer = match wanted.name {
-                Some(name) if !by_topic_id => by_name(broker, &name, may_create, shape),
-                _ => by_id(broker, wanted.topic_id, shape),
+                Some(name) if !by_topic_id => by_name(broker, client, &name, may_create, shape),
+                _ => by_id(broker, client, wanted.topic_id, shape),
             };
             topics.push(answer);
         }
@@ -103,13 +118,19 @@ struct Shape {
 
 /// A topic asked for by id (v12+, any name), or with a null name: v12+ resolve the id; before
 /// v12 ids are not looked up.
-fn by_id(broker: &Broker, topic_id: Uuid, shape: Shape) -> MetadataResponseTopic {
+fn by_id(broker: &Broker, client: &Client, topic_id: Uuid, shape: Shape) -> MetadataResponseTopic {
     let catalog = broker.catalog.topics();
     let found = (shape.version >= 12)
         .then(|| catalog.name_of(&topic_id))
         .flatten()
         .and_then(|name| catalog.get(name));
     match found {
+        Some(topic) if !client.permits(&Right::describe_topic(&topic.name)) => {
+            MetadataResponseTopic::default()
+                .with_error_code(ResponseError::TopicAuthorizationFailed.code())
+                .with_topic_id(topic_id)
+                .with_name(None)
+        }
         Some(topic) => described(&broker.node, topic, Some(topic_id), shape),
         None => MetadataResponseTopic::default()
             .with_error_code(ResponseError::UnknownTopicId.code())
@@ -120,21 +141,32 @@ fn by_id(broker: &Broker, topic_id: Uuid, shape: Shape) -> MetadataResponseTopic
 
 fn by_name(
     broker: &Broker,
+    client: &Client,
     name: &TopicName,
     may_create: bool,
     shape: Shape,
 ) -> MetadataResponseTopic {
-    let catalog = broker.catalog.topics();
-    if let Some(topic) = catalog.get(name.as_str()) {
-        return described(&broker.node, topic, catalog.id(name), shape);
-    }
     let unknown = |code: i16| {
         MetadataResponseTopic::default()
             .with_error_code(code)
             .with_name(Some(name.clone()))
     };
+    if !client.permits(&Right::describe_topic(name)) {
+        return unknown(ResponseError::TopicAuthorizationFailed.code());
+    }
+    let catalog = broker.catalog.topics();
+    if let Some(topic) = catalog.get(name.as_str()) {
+        return described(&broker.node, topic, catalog.id(name), shape);
+    }
     if !(may_create && broker.catalog.settings().auto_create_topics) {
         return unknown(ResponseError::UnknownTopicOrPartition.code());
+    }
+    let cluster_create = Right {
+        operation: Operation::Create,
+        resource: Resource::Cluster,
+    };
+    if !(client.allows(&cluster_create) || client.permits(&Right::create_topic(name))) {
+        return unknown(ResponseError::TopicAuthorizationFailed.code());
     }
     let created = broker.catalog.create(
         NewTopic {
