@@ -76,6 +76,9 @@ pub struct KafkaConfig {
     pub tls_client_auth: super::tls::ClientAuth,
     /// PEM CA bundle that signs the clients' certificates.
     pub tls_ca_location: Option<std::path::PathBuf>,
+    /// Kafka's `ssl.principal.mapping.rules`: how a client certificate's subject becomes its
+    /// principal (`User:<name>`) for standalone's ACLs (`kafka::principal`).
+    pub ssl_principal_mapping_rules: String,
     /// Standalone: what a request on a resource no ACL names is (Kafka's
     /// `allow.everyone.if.no.acl.found`). `true` by default here, unlike Kafka's `false`, so a
     /// host with no ACLs serves as before; once an ACL names a resource, only what the ACLs
@@ -177,6 +180,7 @@ impl Default for KafkaConfig {
             tls_key_location: None,
             tls_client_auth: super::tls::ClientAuth::None,
             tls_ca_location: None,
+            ssl_principal_mapping_rules: "DEFAULT".to_owned(),
             allow_everyone_if_no_acl_found: true,
             super_users: Vec::new(),
         }

@@ -161,7 +161,7 @@ impl Connection {
     }
 
     /// Serves the connection until the peer closes it, it breaks the protocol, or shutdown.
-    pub async fn run(self) {
+    pub async fn run(mut self) {
         let peer = self.client.peer;
         let _ = self.socket.set_nodelay(true);
         let (read, write): (ReadHalf, WriteHalf) = match self.tls {
@@ -175,6 +175,29 @@ impl Connection {
                 let handshake = acceptor.accept(self.socket);
                 match tokio::time::timeout(self.limits.frame, handshake).await {
                     Ok(Ok(stream)) => {
+                        // A client certificate names the principal (until a SASL login does).
+                        let certificate = stream
+                            .get_ref()
+                            .1
+                            .peer_certificates()
+                            .and_then(|c| c.first());
+                        if let Some(certificate) = certificate {
+                            let named = super::principal::subject(certificate)
+                                .ok_or_else(|| "its subject cannot be read".to_owned())
+                                .and_then(|dn| self.broker.principals.map(&dn));
+                            match named {
+                                Ok(name) => {
+                                    self.client.principal = Some(Arc::from(format!("User:{name}")))
+                                }
+                                Err(reason) => {
+                                    warn!(%peer, %reason, "closing connection: client certificate refused");
+                                    if let Some(m) = &self.broker.metrics {
+                                        m.client_connection_closed("tls_handshake");
+                                    }
+                                    return;
+                                }
+                            }
+                        }
                         let (read, write) = tokio::io::split(stream);
                         (Box::new(read), Box::new(write))
                     }
@@ -895,7 +918,8 @@ async fn answer_locally(
                 api: request.api_key as i16,
                 principal: session
                     .as_ref()
-                    .and_then(|s| s.lock().principal().map(Arc::from)),
+                    .and_then(|s| s.lock().principal().map(Arc::from))
+                    .or_else(|| client.principal.clone()),
                 ..client.clone()
             },
         };

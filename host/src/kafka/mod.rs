@@ -38,6 +38,7 @@ mod metadata;
 mod offset_commit;
 mod offset_delete;
 mod offset_fetch;
+pub mod principal;
 mod produce;
 pub mod proxy;
 mod sasl;
@@ -85,6 +86,8 @@ pub struct Broker {
     pub cluster: Option<Arc<crate::cluster::Ownership>>,
     /// TLS on every Kafka port (`kafka.tls_certificate_location`); `None`: plaintext.
     pub tls: Option<Arc<tls::ServerTls>>,
+    /// How a client certificate names its principal (`kafka.ssl_principal_mapping_rules`).
+    pub principals: Arc<principal::PrincipalMapper>,
     /// `kafka.authentication = "local"`: the host checks its own users' logins; `None`: not.
     pub login: Option<Arc<login::Login>>,
     /// Standalone: the ACLs that decide what each principal may do (`crate::acls`); `None` in

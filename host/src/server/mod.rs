@@ -325,6 +325,14 @@ impl Server {
             max_fetch_wait: config.kafka.max_fetch_wait,
             cluster: ownership.clone(),
             tls,
+            principals: Arc::new(
+                crate::kafka::principal::PrincipalMapper::parse(
+                    &config.kafka.ssl_principal_mapping_rules,
+                )
+                .map_err(|e| {
+                    ServerError::Config(format!("kafka.ssl_principal_mapping_rules: {e}"))
+                })?,
+            ),
             login,
             acls: acls.clone(),
         });

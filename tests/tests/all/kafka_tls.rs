@@ -157,6 +157,72 @@ async fn a_required_client_certificate_must_be_signed_by_the_configured_ca() {
     host.stop().await;
 }
 
+/// Standalone, a client certificate names the principal the ACLs decide for, as Kafka names
+/// it: `User:` and the subject in RFC 2253 form (`CN=alice,O=assignor-host tests`), or what
+/// `kafka.ssl_principal_mapping_rules` makes of it; a subject no rule matches is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_certificate_names_the_principal_the_acls_decide_for() {
+    use assignor_host::acls::{AclBinding, AclOperation, PatternType, Permission, ResourceType};
+    let dir = tempfile::tempdir().unwrap();
+    let tls = certificates(&dir.path().join("a"));
+    let (cert, key) = install(&tls, dir.path());
+    let read_group = |principal: &str, group: &str| AclBinding {
+        resource_type: ResourceType::Group,
+        resource_name: group.to_owned(),
+        pattern_type: PatternType::Literal,
+        principal: principal.to_owned(),
+        host: "*".to_owned(),
+        operation: AclOperation::Read,
+        permission: Permission::Allow,
+    };
+    for (rules, principal) in [
+        ("DEFAULT", "User:CN=alice,O=assignor-host tests"),
+        (r"RULE:^CN=([^,]*),O=.*$/$1/U,DEFAULT", "User:ALICE"),
+    ] {
+        let ca = tls.ca.clone();
+        let host = TestHost::with_config(|config| {
+            tls_settings(config, &cert, &key);
+            config.kafka.tls_client_auth = ClientAuth::Required;
+            config.kafka.tls_ca_location = Some(ca);
+            config.kafka.ssl_principal_mapping_rules = rules.to_owned();
+            config.kafka.allow_everyone_if_no_acl_found = false;
+        })
+        .await;
+        let (status, body) = Admin::new(&host)
+            .json(
+                reqwest::Method::POST,
+                "/v1/acls",
+                serde_json::json!({ "acls": [read_group(principal, "mtls-mine")] }),
+            )
+            .await;
+        assert_eq!(status, reqwest::StatusCode::CREATED, "{body}");
+        let mut alice = connect(&host.addr().to_string(), &tls, Some(&tls), None)
+            .await
+            .unwrap_or_else(|e| panic!("alice's certificate: {e}"));
+        for (group, expected) in [("mtls-mine", 0), ("mtls-other", 30)] {
+            let found = alice.call(&find(group), 3).await.unwrap();
+            assert_eq!(found.error_code, expected, "{rules}: {group}");
+        }
+        host.stop().await;
+    }
+
+    // A subject no rule matches: refused at the connection, as Kafka refuses it.
+    let ca = tls.ca.clone();
+    let host = TestHost::with_config(|config| {
+        tls_settings(config, &cert, &key);
+        config.kafka.tls_client_auth = ClientAuth::Required;
+        config.kafka.tls_ca_location = Some(ca);
+        config.kafka.ssl_principal_mapping_rules = "RULE:^CN=nobody$/x/".to_owned();
+    })
+    .await;
+    let refused = match connect(&host.addr().to_string(), &tls, Some(&tls), None).await {
+        Err(_) => true,
+        Ok(mut c) => c.call(&find("mtls-mine"), 3).await.is_err(),
+    };
+    assert!(refused, "a subject no rule maps was served");
+    host.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rotated_certificate_serves_the_next_connections() {
     let dir = tempfile::tempdir().unwrap();
