@@ -345,6 +345,22 @@ impl std::fmt::Debug for Acls {
     }
 }
 
+/// The bindings of an ACL file (`kafka.acl_file`): `{"acls": [binding, ...]}`.
+pub fn read_file(path: &std::path::Path) -> Result<Vec<AclBinding>, AclError> {
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct File {
+        acls: Vec<AclBinding>,
+    }
+    let failed = |why: String| AclError::Invalid(format!("{}: {why}", path.display()));
+    let text = std::fs::read(path).map_err(|e| failed(e.to_string()))?;
+    let file: File = serde_json::from_slice(&text).map_err(|e| failed(e.to_string()))?;
+    for binding in &file.acls {
+        binding.check().map_err(|e| failed(e.to_string()))?;
+    }
+    Ok(file.acls)
+}
+
 fn rows(bindings: &[&AclBinding]) -> Result<Vec<Vec<u8>>, AclError> {
     bindings
         .iter()

@@ -84,6 +84,11 @@ pub struct KafkaConfig {
     /// host with no ACLs serves as before; once an ACL names a resource, only what the ACLs
     /// allow is allowed on it. Set `false` to deny all that no ACL allows.
     pub allow_everyone_if_no_acl_found: bool,
+    /// Proxy mode: a JSON file of ACLs (`{"acls": [binding, ...]}`, the bindings of
+    /// `/v1/acls`), read at start, that must allow a group request too: the host serves it
+    /// only when the cluster's ACLs and these both allow it. With
+    /// `allow_everyone_if_no_acl_found` (default `true`) they restrict only what they name.
+    pub acl_file: Option<std::path::PathBuf>,
     /// Standalone: principals the ACLs never restrict (Kafka's `super.users`), e.g.
     /// `["User:admin"]`.
     pub super_users: Vec<String>,
@@ -181,6 +186,7 @@ impl Default for KafkaConfig {
             tls_client_auth: super::tls::ClientAuth::None,
             tls_ca_location: None,
             ssl_principal_mapping_rules: "DEFAULT".to_owned(),
+            acl_file: None,
             allow_everyone_if_no_acl_found: true,
             super_users: Vec::new(),
         }

@@ -162,15 +162,35 @@ impl Server {
                 .map_err(|e| ServerError::Task(e.to_string()))??;
             Some(users)
         };
-        // Standalone's ACLs decide every right; in proxy mode the cluster's do.
+        // Standalone's ACLs decide every right; in proxy mode the cluster's do, and-ed with
+        // those of `kafka.acl_file` when it is set.
+        let settings = AclSettings {
+            allow_everyone_if_no_acl_found: config.kafka.allow_everyone_if_no_acl_found,
+            super_users: config.kafka.super_users.clone(),
+        };
+        let acl_file = match (&config.kafka.acl_file, proxy_mode) {
+            (Some(path), true) => {
+                let bindings = crate::acls::read_file(path)
+                    .map_err(|e| ServerError::Config(format!("kafka.acl_file {e}")))?;
+                let acls = Acls::open(None, settings.clone())
+                    .map_err(|e| ServerError::Config(e.to_string()))?;
+                acls.add(&bindings)
+                    .map_err(|e| ServerError::Config(format!("kafka.acl_file: {e}")))?;
+                Some(acls)
+            }
+            (Some(_), false) => {
+                return Err(ServerError::Config(
+                    "kafka.acl_file is for proxy mode; standalone keeps its ACLs in the store \
+                     (assignor-host acl add)"
+                        .into(),
+                ));
+            }
+            (None, _) => None,
+        };
         let acls = if proxy_mode {
             None
         } else {
             let store = store.clone();
-            let settings = AclSettings {
-                allow_everyone_if_no_acl_found: config.kafka.allow_everyone_if_no_acl_found,
-                super_users: config.kafka.super_users.clone(),
-            };
             let acls = tokio::task::spawn_blocking(move || Acls::open(Some(store), settings))
                 .await
                 .map_err(|e| ServerError::Task(e.to_string()))?
@@ -334,7 +354,7 @@ impl Server {
                 })?,
             ),
             login,
-            acls: acls.clone(),
+            acls: acls.clone().or(acl_file),
         });
         let stop = CancellationToken::new();
         let task = tokio::spawn(listener::run(

@@ -26,7 +26,9 @@ use kafka_protocol::messages::{
 };
 
 use super::admin_support::{Admin, sample};
-use super::proxy_support::{create_on_kafka, login, offset_fetch, sasl_host, shared_kafka};
+use super::proxy_support::{
+    create_on_kafka, login, offset_fetch, sasl_host, sasl_host_with, shared_kafka,
+};
 
 const GROUP_AUTHORIZATION_FAILED: i16 = 30;
 const TOPIC_AUTHORIZATION_FAILED: i16 = 29;
@@ -537,4 +539,91 @@ async fn listings_leave_out_what_kafka_leaves_out() {
         "{metrics}"
     );
     host.stop().await;
+}
+
+/// `kafka.acl_file`: the host serves a group request only when the cluster's ACLs and the
+/// file's both allow it. The cluster lets alice READ groups `file-*` and topic `file-orders`;
+/// the file denies her `file-denied` and allows bob `file-bobs` (which the cluster does not).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_local_acl_file_must_allow_too() {
+    let kafka = shared_kafka().await;
+    let mut direct = create_on_kafka(kafka, "file-orders", 1, 1).await;
+    let acls = CreateAclsRequest::default().with_creations(vec![
+        acl(3, "file-", 4),       // GROUP file-* PREFIXED
+        acl(2, "file-orders", 3), // TOPIC file-orders LITERAL
+    ]);
+    let created = direct.call(&acls, 3).await.unwrap();
+    assert!(
+        created.results.iter().all(|r| r.error_code == 0),
+        "{created:?}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("acls.json");
+    std::fs::write(
+        &file,
+        serde_json::json!({ "acls": [
+            { "resource_type": "group", "resource_name": "file-denied", "pattern_type": "literal",
+              "principal": "User:alice", "operation": "read", "permission": "deny" },
+            { "resource_type": "group", "resource_name": "file-bobs", "pattern_type": "literal",
+              "principal": "User:bob", "operation": "read", "permission": "allow" },
+        ]})
+        .to_string(),
+    )
+    .unwrap();
+    let host = sasl_host_with(kafka, |config| config.kafka.acl_file = Some(file.clone())).await;
+    host.wait_for_topic("file-orders", 1).await;
+    let mut alice = as_user(&host, "alice").await;
+    let mut bob = as_user(&host, "bob").await;
+
+    // Both allow: served. The file denies: refused, though Kafka allows.
+    assert_eq!(alice.call(&join("file-1"), 5).await.unwrap().error_code, 79);
+    assert_eq!(
+        alice
+            .call(&join("file-denied"), 5)
+            .await
+            .unwrap()
+            .error_code,
+        GROUP_AUTHORIZATION_FAILED
+    );
+    let codes = commit_codes(&mut alice, &commit("file-denied", &[("file-orders", 0, 9)])).await;
+    assert_eq!(codes, [GROUP_AUTHORIZATION_FAILED]);
+    let in_kafka = direct
+        .call(
+            &OffsetFetchRequest::default()
+                .with_group_id(GroupId(str("file-denied")))
+                .with_topics(None),
+            7,
+        )
+        .await
+        .unwrap();
+    assert!(
+        in_kafka.topics.is_empty(),
+        "a refused commit reached Kafka: {in_kafka:?}"
+    );
+    // The file allows, Kafka does not: refused.
+    assert_eq!(
+        bob.call(&join("file-bobs"), 5).await.unwrap().error_code,
+        GROUP_AUTHORIZATION_FAILED
+    );
+    host.stop().await;
+
+    // A file that cannot be read, or holds an ACL Kafka would refuse, stops the start.
+    std::fs::write(&file, r#"{"acls": [{"resource_type": "group"}]}"#).unwrap();
+    let config = {
+        let mut config = assignor_host::config::Config {
+            data_dir: dir.path().join("data"),
+            ..Default::default()
+        };
+        config.kafka.listen = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+        config.admin.listen = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+        config.upstream.bootstrap = vec![kafka.bootstrap().to_owned()];
+        config.kafka.acl_file = Some(file.clone());
+        config
+    };
+    let refused = assignor_host::server::Server::start(config).await.err();
+    let said = refused.map(|e| e.to_string()).unwrap_or_default();
+    assert!(
+        said.contains("kafka.acl_file") && said.contains("acls.json"),
+        "{said}"
+    );
 }

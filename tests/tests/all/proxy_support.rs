@@ -194,7 +194,16 @@ pub async fn fetched_offsets(
 /// The host in front of Kafka's SASL_SSL listener, logged in as `admin` for its own calls;
 /// `kafka.authentication` left unset (its default there is `upstream`).
 pub async fn sasl_host(kafka: &KafkaCluster) -> TestHost {
+    sasl_host_with(kafka, |_| {}).await
+}
+
+/// [`sasl_host`] with more of the configuration changed by `edit`.
+pub async fn sasl_host_with(
+    kafka: &KafkaCluster,
+    edit: impl FnOnce(&mut assignor_host::config::Config),
+) -> TestHost {
     TestHost::proxy_with(kafka.sasl_ssl_bootstrap(), |config| {
+        edit(config);
         let upstream = &mut config.upstream;
         upstream.security_protocol = SecurityProtocol::SaslSsl;
         upstream.sasl_mechanism = Some(SaslMechanism::ScramSha512);
