@@ -380,6 +380,32 @@ mod tests {
         assert!(scram_attributes_well_formed(b"c=biws,r=abc,p=xyz", 1));
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+
+        /// Any client-first, then any client-final, made of SCRAM's own characters (where
+        /// rsasl's parser had its panics) or of any bytes: an outcome, never a panic, and never
+        /// a login.
+        #[test]
+        fn no_message_panics_or_logs_in(
+            first in proptest::string::string_regex("[nyp=a,r=xA-Z0-9]{0,24}").unwrap(),
+            last in proptest::collection::vec(proptest::num::u8::ANY, 0..40),
+            mechanism in proptest::sample::select(vec!["SCRAM-SHA-256", "SCRAM-SHA-512", "PLAIN"]),
+        ) {
+            static LOGIN: std::sync::LazyLock<Login> = std::sync::LazyLock::new(|| login(true));
+            let mut server = LOGIN.start(mechanism).unwrap();
+            for input in [first.as_bytes(), &last[..]] {
+                match server.step(input) {
+                    Outcome::Continue(_) => {}
+                    Outcome::Authenticated { user, .. } => {
+                        proptest::prop_assert!(false, "{mechanism} logged {user} in from {first:?} {last:?}");
+                    }
+                    Outcome::Failed(_) => break,
+                }
+            }
+        }
+    }
+
     #[test]
     fn garbage_is_a_refusal_not_a_panic() {
         let login = login(true);
