@@ -214,6 +214,16 @@ impl Users {
     /// password serves both).
     pub fn verify_plain(&self, name: &str, password: &str) -> bool {
         let credentials = self.users.read().get(name).cloned().unwrap_or_default();
+        if credentials.is_empty() {
+            // As long as a known user's check, so the time does not tell who exists.
+            let _ = derive(
+                ScramMechanism::ScramSha512,
+                password.as_bytes(),
+                &[0; SALT_BYTES],
+                MIN_ITERATIONS,
+            );
+            return false;
+        }
         credentials
             .iter()
             .any(|(mechanism, credential)| credential.verifies(*mechanism, password))
