@@ -17,8 +17,8 @@ use assignor_host::upstream::connection::security::SaslMechanism;
 use assignor_host_tests::{KafkaClient, TestHost, str};
 use bytes::Bytes;
 use kafka_protocol::messages::{
-    ApiKey, ApiVersionsRequest, MetadataRequest, SaslAuthenticateRequest, SaslAuthenticateResponse,
-    SaslHandshakeRequest,
+    ApiKey, ApiVersionsRequest, FindCoordinatorRequest, MetadataRequest, SaslAuthenticateRequest,
+    SaslAuthenticateResponse, SaslHandshakeRequest,
 };
 use reqwest::{Method, StatusCode};
 use rsasl::prelude::{Mechname, SASLClient, SASLConfig, State};
@@ -131,6 +131,18 @@ async fn users_log_in_by_scram_and_nothing_else_is_answered_before() {
     );
     let served = client.call(&metadata(), 9).await.unwrap();
     assert_eq!(served.cluster_id.as_deref(), Some("assignor-host"));
+    // A group request too (d4a4886 refused every one of a local user's: it asked an upstream
+    // that standalone does not have, found by the real clients' suite).
+    let found = client
+        .call(
+            &FindCoordinatorRequest::default()
+                .with_key(str("local-group"))
+                .with_key_type(0),
+            3,
+        )
+        .await
+        .unwrap();
+    assert_eq!(found.error_code, 0, "{found:?}");
     let mut bob = KafkaClient::connect(host.addr()).await.unwrap();
     assert_eq!(
         scram(&mut bob, "SCRAM-SHA-256", "bob", "bob-secret")
