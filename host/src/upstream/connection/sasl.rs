@@ -123,7 +123,17 @@ impl<'a> Login<'a> {
             return Err(self.refused("no handshake before the login".to_owned()));
         };
         let mut out = Vec::new();
-        let state = session.step(input, &mut out);
+        // rsasl 2.3.1's SCRAM parser slices the broker's attributes without checking their
+        // length (`r=x,s` or a final `v` panic): such a message refuses the login instead.
+        let state = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            session.step(input, &mut out)
+        }));
+        let Ok(state) = state else {
+            return Err(self.refused(
+                "the broker's SASL message is malformed (rsasl's parser could not read it)"
+                    .to_owned(),
+            ));
+        };
         let state = state.map_err(|e| {
             self.refused(format!("the broker's SASL message does not check out: {e}"))
         })?;
@@ -204,5 +214,53 @@ impl<'a> Login<'a> {
     /// The session's lifetime, if the broker bounds it.
     pub(super) fn lifetime(&self) -> Option<Duration> {
         self.lifetime
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::upstream::connection::Secret;
+
+    fn scram_login(credentials: &Credentials) -> Login<'_> {
+        let mut login = Login::new("broker:9093", credentials);
+        let answer = SaslHandshakeResponse::default()
+            .with_mechanisms(vec![StrBytes::from_static_str("SCRAM-SHA-512")]);
+        login.handshake_answered(&answer).unwrap();
+        login
+    }
+
+    /// A broker's malformed server-first or server-final (which panicked rsasl 2.3.1's parser)
+    /// refuses the login with a message, and does not end the task.
+    #[test]
+    fn a_malformed_scram_message_from_the_broker_refuses_the_login() {
+        let credentials = Credentials {
+            mechanism: SaslMechanism::ScramSha512,
+            username: "alice".into(),
+            password: Secret::new("alice-secret".into()),
+            token_file: None,
+        };
+        let mut login = scram_login(&credentials);
+        let first = login.step(None).unwrap().unwrap();
+        assert!(first.starts_with(b"n,,n=alice,r="), "{first:?}");
+        let refused = login.step(Some(b"r=abc,s")).unwrap_err().to_string();
+        assert!(refused.contains("malformed"), "{refused}");
+
+        // A well-formed server-first, then a server-final too short to read.
+        let mut login = scram_login(&credentials);
+        let first = login.step(None).unwrap().unwrap();
+        let nonce = std::str::from_utf8(&first[first.len() - 24..])
+            .unwrap()
+            .to_owned();
+        let client_nonce = std::str::from_utf8(&first)
+            .unwrap()
+            .rsplit("r=")
+            .next()
+            .unwrap()
+            .to_owned();
+        let server_first = format!("r={client_nonce}server,s=c2FsdHNhbHQ=,i=4096");
+        login.step(Some(server_first.as_bytes())).unwrap();
+        let refused = login.step(Some(b"v")).unwrap_err().to_string();
+        assert!(refused.contains("malformed"), "{refused}");
     }
 }
