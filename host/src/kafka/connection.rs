@@ -439,7 +439,7 @@ impl Reader {
         correlation_id: i32,
     ) -> Result<Option<(BytesMut, String)>, Stop> {
         use kafka_protocol::messages::{
-            RequestHeader, SaslAuthenticateRequest, SaslHandshakeRequest, SaslHandshakeResponse,
+            SaslAuthenticateRequest, SaslHandshakeRequest, SaslHandshakeResponse,
         };
         use kafka_protocol::protocol::StrBytes;
         let key = match ApiKey::try_from(api_key) {
@@ -477,16 +477,8 @@ impl Reader {
         let Some(session) = self.session.clone() else {
             return Ok(None);
         };
-        let mut body = frame.clone();
-        let header_version = key.request_header_version(api_version);
-        let decoded = assignor_wire::guard::decode_from::<RequestHeader>(&mut body, header_version)
-            .map_err(|e| e.to_string());
-        if let Err(e) = decoded {
-            return Err(Stop::Now(format!("{key:?} v{api_version}: {e}")));
-        }
         if key == ApiKey::SaslHandshake {
-            let request = assignor_wire::guard::decode::<SaslHandshakeRequest>(&body, api_version)
-                .map_err(|e| Stop::Now(format!("SaslHandshake v{api_version}: {e}")))?;
+            let request: SaslHandshakeRequest = sasl_request(frame, key, api_version)?;
             let mechanism = request.mechanism.to_string();
             if let Err(code) = session.lock().handshake(&mechanism) {
                 if let Some(m) = &self.broker.metrics {
@@ -501,9 +493,7 @@ impl Reader {
                 );
             }
         } else {
-            let request =
-                assignor_wire::guard::decode::<SaslAuthenticateRequest>(&body, api_version)
-                    .map_err(|e| Stop::Now(format!("SaslAuthenticate v{api_version}: {e}")))?;
+            let request: SaslAuthenticateRequest = sasl_request(frame, key, api_version)?;
             session.lock().request(&request.auth_bytes);
         }
         Ok(None)
@@ -597,6 +587,17 @@ impl Reader {
                 .close("a Produce with acks=0 to a topic of the host's own".into())
                 .await;
         }
+        self.answer_now(correlation_id, api_version, body).await
+    }
+
+    /// Queues an answer the reader made itself, in its turn among the connection's answers
+    /// (an encoding failure reaches the writer, which closes the connection).
+    async fn answer_now(
+        &mut self,
+        correlation_id: i32,
+        api_version: i16,
+        body: ResponseKind,
+    ) -> Result<(), Stop> {
         let mut out = BytesMut::new();
         let encoded = FrameCodec::encoder().encode(
             Response {
@@ -653,20 +654,7 @@ impl Reader {
             );
             (ResponseKind::SaslAuthenticate(answer), close)
         };
-        let mut out = BytesMut::new();
-        FrameCodec::encoder()
-            .encode(
-                Response {
-                    correlation_id,
-                    api_version,
-                    body,
-                },
-                &mut out,
-            )
-            .map_err(|e| Stop::Now(e.to_string()))?;
-        let (sender, receiver) = oneshot::channel();
-        let _ = sender.send(Ok(Some(out)));
-        self.slot(Slot::Local(receiver)).await?;
+        self.answer_now(correlation_id, api_version, body).await?;
         match close {
             Some(reason) => self.close(reason).await,
             None => Ok(()),
@@ -689,18 +677,8 @@ impl Reader {
                     version = header.request_api_version,
                     "ApiVersions at an unknown version; answering v0"
                 );
-                let mut out = BytesMut::new();
-                let encoded = FrameCodec::encoder().encode(
-                    Response {
-                        correlation_id: header.correlation_id,
-                        api_version: 0,
-                        body: ResponseKind::ApiVersions(api_versions::unsupported_version()),
-                    },
-                    &mut out,
-                );
-                let (answer, receiver) = oneshot::channel();
-                let _ = answer.send(encoded.map(|()| Some(out)).map_err(|e| e.to_string()));
-                return self.slot(Slot::Local(receiver)).await;
+                let body = ResponseKind::ApiVersions(api_versions::unsupported_version());
+                return self.answer_now(header.correlation_id, 0, body).await;
             }
             Err(e) => return self.close(e.to_string()).await,
         };
