@@ -57,5 +57,6 @@ pub mod sandbox;
 pub mod server;
 pub mod simulate;
 pub mod store;
+pub mod tls;
 pub mod upstream;
 pub mod users;

@@ -17,7 +17,6 @@ shard waits one lease (4.5 s) before it is served.
 import json
 import time
 import urllib.error
-import urllib.request
 
 import pytest
 
@@ -106,6 +105,16 @@ def cluster(tmp_path, precompiled_cache, request):
     secret = tmp_path / "cluster-secret"
     secret.write_text("the clients' cluster shared secret\n")
     settings = {**CLUSTER, "name": unique("clients"), "secret_file": str(secret)}
+    # The nodes' admin APIs speak TLS (the suite's test certificate, for 127.0.0.1): what the
+    # tests read goes over HTTPS, `module push` is the CLI with --admin-ca, and a node forwards
+    # a call about another node's group to it over HTTPS, checking its certificate.
+    admin = {}
+    if shared:
+        tls = upstream.state["tls"]
+        admin = {"admin_settings": {"tls_certificate_location": tls["broker_keystore"],
+                                    "tls_key_location": tls["broker_keystore"],
+                                    "tls_ca_location": tls["ca"]},
+                 "admin_ca": tls["ca"]}
     nodes = []
     try:
         for i in range(3):
@@ -118,7 +127,7 @@ def cluster(tmp_path, precompiled_cache, request):
                                           shared_cache=precompiled_cache,
                                           coordinator={"initial_rebalance_delay_ms": 3000},
                                           upstream_settings={"metadata_refresh": "1s"},
-                                          cluster_settings=settings))
+                                          cluster_settings=settings, **admin))
         yield Cluster(upstream, nodes, settings["name"])
     finally:
         for node in nodes:
@@ -295,7 +304,7 @@ def test_three_nodes_split_the_groups_and_a_killed_nodes_groups_reform_on_the_ot
 def listed(node, name):
     """`module ls` of `node` for `name`: (active version, [(version, sha256)]), or None."""
     try:
-        with urllib.request.urlopen(f"{node.admin_url}/v1/modules/{name}/versions",
+        with node.urlopen(f"{node.admin_url}/v1/modules/{name}/versions",
                                     timeout=10) as r:
             versions = json.loads(r.read())["versions"]
     except urllib.error.HTTPError as e:
@@ -321,7 +330,7 @@ def test_a_module_and_group_settings_set_on_one_node_apply_on_the_others(cluster
     # Each node's metrics say what its /v1/cluster says (two reads: retried if the node group
     # moved a shard between them).
     def metrics_agree(node):
-        with urllib.request.urlopen(f"{node.admin_url}/metrics", timeout=10) as r:
+        with node.urlopen(f"{node.admin_url}/metrics", timeout=10) as r:
             text = r.read().decode()
         serving = len(node.cluster()["serving"])
         label = f'{{cluster="{cluster.name}"}}'

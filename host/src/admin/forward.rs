@@ -5,6 +5,11 @@
 //! along (the nodes of a cluster share a token, or none). A forwarded call carries
 //! `x-assignor-host-forwarded` and is never forwarded again, so two nodes that disagree about
 //! an owner for a moment answer 404 rather than pass a call back and forth.
+//!
+//! When this node's API speaks TLS, so do the others' (the nodes of a cluster share their
+//! settings): the call goes over HTTPS, the owner's certificate checked against
+//! `admin.tls_ca_location` (read at each call, so a rotated CA counts at once) and its
+//! advertised host.
 
 use std::time::Duration;
 
@@ -48,7 +53,8 @@ pub async fn to_owner(
     } else {
         owner.host.clone()
     };
-    let mut url = reqwest::Url::parse(&format!("http://{host}:{admin_port}/"))
+    let scheme = state.config.scheme();
+    let mut url = reqwest::Url::parse(&format!("{scheme}://{host}:{admin_port}/"))
         .map_err(|e| ApiError::internal(format!("the owner's address: {e}")))?;
     url.path_segments_mut()
         .map_err(|()| ApiError::internal("the owner's address has no path"))?
@@ -64,10 +70,13 @@ pub async fn to_owner(
             ),
         )
     };
-    let mut request = reqwest::Client::new()
-        .get(url)
-        .header(FORWARDED, "1")
-        .timeout(TIMEOUT);
+    let client = crate::tls::http_client(
+        state.config.tls_ca_location.as_deref(),
+        "admin.tls_ca_location",
+    )
+    .and_then(|builder| builder.build().map_err(|e| e.to_string()))
+    .map_err(|e| ApiError::internal(format!("the client of other nodes: {e}")))?;
+    let mut request = client.get(url).header(FORWARDED, "1").timeout(TIMEOUT);
     if let Some(auth) = headers.get(header::AUTHORIZATION) {
         request = request.header(header::AUTHORIZATION, auth);
     }

@@ -4,26 +4,31 @@
 //!
 //! - **Auth.** With `admin.token` set, every route but `/healthz` needs
 //!   `Authorization: Bearer <token>` (401 otherwise). A listener that is not on loopback must
-//!   have a token: [`check_listen`] refuses to start without one, because the API uploads code
-//!   that the host then runs.
+//!   have a token, and TLS unless `admin.allow_plaintext` says otherwise: [`check_listen`]
+//!   refuses to start without them, because the API uploads code that the host then runs.
+//! - **TLS** (`admin.tls_certificate_location`): HTTPS only, each handshake in a task of its
+//!   own (`listener`).
 //! - **Caps.** JSON bodies are capped by `admin.max_json_bytes`, uploads by the registry's
 //!   module cap; a larger body is a 413 naming the cap and its setting.
 //! - **Errors.** One JSON shape with the right status ([`error`]).
 //! - **Blocking work** (compiling an upload, running a simulation, writes to the store) runs on
 //!   the blocking pool, never on the runtime's workers.
 //!
-//! Layout: `state` (settings, what the handlers share), `error` (shape and status mapping),
+//! Layout: `config` (settings and the rules for starting), `state` (what the handlers share),
+//! `listener` (TLS), `error` (shape and status mapping),
 //! `extract` (bodies, caps), `auth`, one file per resource (`modules`, `groups`, `topics`,
 //! `simulate`, `cluster`), and [`serve`] here.
 
 mod acls;
 mod auth;
 mod cluster;
+mod config;
 pub mod error;
 mod extract;
 mod forward;
 mod groups;
 mod lag;
+mod listener;
 mod modules;
 mod simulate;
 mod state;
@@ -32,6 +37,7 @@ mod upstream;
 mod users;
 
 use std::future::Future;
+use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, State};
@@ -40,13 +46,13 @@ use axum::response::IntoResponse;
 use axum::routing::get;
 use tokio::net::TcpListener;
 
+pub use config::{AdminConfig, AdminConfigError, check_listen, load_token};
 pub use error::{ApiError, ErrorBody};
 pub use lag::PartitionLag;
-pub use state::{
-    AdminConfig, AdminConfigError, AdminState, AdminUpstream, check_listen, load_token,
-};
+pub use state::{AdminState, AdminUpstream};
 
 use crate::metrics;
+use crate::tls::ServerTls;
 
 /// The whole API.
 pub fn router(state: AdminState) -> Router {
@@ -74,15 +80,27 @@ pub fn router(state: AdminState) -> Router {
         .with_state(state)
 }
 
-/// Serves the API on `listener` until `shutdown` completes, then finishes requests in flight.
+/// Serves the API on `listener` (over TLS with `tls`) until `shutdown` completes, then
+/// finishes requests in flight.
 pub async fn serve(
     listener: TcpListener,
+    tls: Option<Arc<ServerTls>>,
     state: AdminState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router(state))
-        .with_graceful_shutdown(shutdown)
-        .await
+    let router = router(state);
+    match tls {
+        None => {
+            axum::serve(listener, router)
+                .with_graceful_shutdown(shutdown)
+                .await
+        }
+        Some(tls) => {
+            axum::serve(listener::TlsListener::new(listener, tls)?, router)
+                .with_graceful_shutdown(shutdown)
+                .await
+        }
+    }
 }
 
 async fn healthz() -> impl IntoResponse {

@@ -29,9 +29,16 @@ pub enum Body {
 }
 
 impl AdminClient {
-    /// `base` is the API's URL (`http://127.0.0.1:9644`); a trailing `/` is ignored.
-    pub fn new(base: &str, token: Option<String>) -> Result<AdminClient, CliError> {
-        let http = reqwest::Client::builder()
+    /// `base` is the API's URL (`http://127.0.0.1:9644`, `https://...`); a trailing `/` is
+    /// ignored. An https API's certificate is checked against `ca` (the system's CA bundle
+    /// when `None`).
+    pub fn new(
+        base: &str,
+        token: Option<String>,
+        ca: Option<&std::path::Path>,
+    ) -> Result<AdminClient, CliError> {
+        let http = crate::tls::http_client(ca, "--admin-ca")
+            .map_err(CliError::Usage)?
             .timeout(TIMEOUT)
             .build()
             .map_err(|e| CliError::Usage(format!("cannot create the HTTP client: {e}")))?;

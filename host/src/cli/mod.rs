@@ -1,6 +1,7 @@
 //! The command line's client side: `module`, `group`, `topic`, `user`, `acl` and `simulate` talk to a running
 //! host's admin API (`--admin URL`, env `ASSIGNOR_HOST_ADMIN`, default
-//! `http://127.0.0.1:9644`; `--token`, env `ASSIGNOR_HOST_TOKEN`), print readable tables, or the
+//! `http://127.0.0.1:9644`, or `https://` with `--admin-ca`, env `ASSIGNOR_HOST_ADMIN_CA`;
+//! `--token`, env `ASSIGNOR_HOST_TOKEN`), print readable tables, or the
 //! API's JSON with `--json`. `simulate --module FILE.wasm --scenario FILE` needs no host: it
 //! runs the module in a local sandbox built like the host's ([`crate::simulate::run_local`]).
 //!
@@ -51,6 +52,10 @@ pub struct ApiArgs {
         hide_env_values = true
     )]
     pub token: Option<String>,
+    /// PEM file of the CA that signs the host's admin certificate, for an `https://` admin URL
+    /// (default: the system's CA bundle).
+    #[arg(long, global = true, env = "ASSIGNOR_HOST_ADMIN_CA")]
+    pub admin_ca: Option<std::path::PathBuf>,
     /// Print the API's JSON instead of tables (for scripts).
     #[arg(long, global = true)]
     pub json: bool,
@@ -58,7 +63,7 @@ pub struct ApiArgs {
 
 impl ApiArgs {
     pub fn client(&self) -> Result<AdminClient, CliError> {
-        AdminClient::new(&self.admin, self.token.clone())
+        AdminClient::new(&self.admin, self.token.clone(), self.admin_ca.as_deref())
     }
 }
 

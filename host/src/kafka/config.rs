@@ -73,7 +73,7 @@ pub struct KafkaConfig {
     pub tls_key_location: Option<std::path::PathBuf>,
     /// Kafka's `ssl.client.auth`: `none`, `requested` or `required` (a client certificate
     /// signed by `tls_ca_location`).
-    pub tls_client_auth: super::tls::ClientAuth,
+    pub tls_client_auth: crate::tls::ClientAuth,
     /// PEM CA bundle that signs the clients' certificates.
     pub tls_ca_location: Option<std::path::PathBuf>,
     /// Kafka's `ssl.principal.mapping.rules`: how a client certificate's subject becomes its
@@ -105,10 +105,10 @@ pub enum Authentication {
 
 impl KafkaConfig {
     /// The listener's TLS files, `None` without TLS; `Err` names a setting that cannot work.
-    pub fn tls(&self) -> Result<Option<super::tls::ServerFiles>, String> {
+    pub fn tls(&self) -> Result<Option<crate::tls::ServerFiles>, String> {
         match (&self.tls_certificate_location, &self.tls_key_location) {
             (None, None) => {
-                if self.tls_client_auth != super::tls::ClientAuth::None
+                if self.tls_client_auth != crate::tls::ClientAuth::None
                     || self.tls_ca_location.is_some()
                 {
                     return Err("kafka.tls_client_auth and tls_ca_location need TLS: set \
@@ -117,7 +117,8 @@ impl KafkaConfig {
                 }
                 Ok(None)
             }
-            (Some(certificate), Some(key)) => Ok(Some(super::tls::ServerFiles {
+            (Some(certificate), Some(key)) => Ok(Some(crate::tls::ServerFiles {
+                section: "kafka",
                 certificate: certificate.clone(),
                 key: key.clone(),
                 ca: self.tls_ca_location.clone(),
@@ -183,12 +184,46 @@ impl Default for KafkaConfig {
             connections_max_reauth: Duration::ZERO,
             tls_certificate_location: None,
             tls_key_location: None,
-            tls_client_auth: super::tls::ClientAuth::None,
+            tls_client_auth: crate::tls::ClientAuth::None,
             tls_ca_location: None,
             ssl_principal_mapping_rules: "DEFAULT".to_owned(),
             acl_file: None,
             allow_everyone_if_no_acl_found: true,
             super_users: Vec::new(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+    use crate::tls::ClientAuth;
+
+    #[test]
+    fn tls_is_on_with_a_certificate_and_a_key_and_half_a_pair_is_refused() {
+        let mut config = KafkaConfig::default();
+        assert!(config.tls().unwrap().is_none(), "off by default");
+        config.tls_client_auth = ClientAuth::Required;
+        assert!(config.tls().unwrap_err().contains("need TLS"));
+        config.tls_client_auth = ClientAuth::None;
+        config.tls_certificate_location = Some("/host.pem".into());
+        assert!(
+            config
+                .tls()
+                .unwrap_err()
+                .contains("without tls_key_location")
+        );
+        config.tls_key_location = Some("/host.key".into());
+        let on = config.tls().unwrap().expect("on");
+        assert_eq!(on.certificate, PathBuf::from("/host.pem"));
+        config.tls_certificate_location = None;
+        assert!(
+            config
+                .tls()
+                .unwrap_err()
+                .contains("without tls_certificate_location")
+        );
     }
 }

@@ -45,7 +45,6 @@ mod sasl;
 mod sasl_authenticate;
 mod sasl_handshake;
 mod sync_group;
-pub mod tls;
 mod txn_offset_commit;
 
 use std::sync::Arc;
@@ -85,7 +84,7 @@ pub struct Broker {
     /// In a cluster of host nodes: which groups this node coordinates, and who has the rest.
     pub cluster: Option<Arc<crate::cluster::Ownership>>,
     /// TLS on every Kafka port (`kafka.tls_certificate_location`); `None`: plaintext.
-    pub tls: Option<Arc<tls::ServerTls>>,
+    pub tls: Option<Arc<crate::tls::ServerTls>>,
     /// How a client certificate names its principal (`kafka.ssl_principal_mapping_rules`).
     pub principals: Arc<principal::PrincipalMapper>,
     /// `kafka.authentication = "local"`: the host checks its own users' logins; `None`: not.

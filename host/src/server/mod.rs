@@ -98,6 +98,14 @@ impl Server {
         // Refuse an exposed admin API before touching anything.
         admin::load_token(&mut config.admin)?;
         admin::check_listen(&config.admin)?;
+        // The admin API's TLS, loaded now so a bad file stops the start naming its setting.
+        let admin_tls = match config.admin.tls()? {
+            Some(files) => Some(Arc::new(
+                crate::tls::ServerTls::load(files)
+                    .map_err(|e| ServerError::Admin(AdminConfigError::Tls(e)))?,
+            )),
+            None => None,
+        };
         config
             .cluster
             .check(&config.upstream)
@@ -142,7 +150,7 @@ impl Server {
         // TLS on the Kafka ports, loaded once here so a bad file stops the start naming it.
         let tls = match config.kafka.tls().map_err(ServerError::Upstream)? {
             Some(files) => Some(Arc::new(
-                crate::kafka::tls::ServerTls::load(files).map_err(ServerError::Upstream)?,
+                crate::tls::ServerTls::load(files).map_err(ServerError::Upstream)?,
             )),
             None => None,
         };
@@ -418,13 +426,14 @@ impl Server {
             module_log: cluster.as_ref().map(|c| c.modules().clone()),
         };
         let (admin_stop, admin_stopped) = oneshot::channel::<()>();
-        let admin_task = tokio::spawn(admin::serve(admin_socket, admin_state, async {
+        let admin_task = tokio::spawn(admin::serve(admin_socket, admin_tls, admin_state, async {
             let _ = admin_stopped.await;
         }));
         tracing::info!(
             kafka = %kafka_addr,
             admin = %admin_addr,
             admin_auth = config.admin.token.is_some(),
+            admin_tls = config.admin.tls_certificate_location.is_some(),
             advertised = %format!("{}:{}", node.host, node.port),
             node_id = node.node_id,
             data_dir = %config.data_dir.display(),

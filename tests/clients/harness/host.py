@@ -19,6 +19,7 @@ import os
 import random
 import signal
 import socket
+import ssl
 import struct
 import subprocess
 import urllib.error
@@ -74,7 +75,7 @@ def toml_value(value):
 class Host:
     def __init__(self, workdir: Path, coordinator=None, shared_cache: Path = None,
                  upstream: str = None, upstream_settings=None, cluster_settings=None,
-                 kafka_settings=None, env=None):
+                 kafka_settings=None, admin_settings=None, admin_ca=None, env=None):
         self.workdir = workdir
         self.upstream = upstream
         # More environment for the process (the upstream's SASL password: harness/security.py).
@@ -89,7 +90,14 @@ class Host:
         self.kafka_port = free_port()
         self.admin_port = free_port()
         self.bootstrap = f"127.0.0.1:{self.kafka_port}"
-        self.admin_url = f"http://127.0.0.1:{self.admin_port}"
+        # `admin_settings` with a TLS certificate: the admin API speaks HTTPS, trusted by
+        # `admin_ca` (urllib's context here, `--admin-ca` for the CLI).
+        admin_settings = admin_settings or {}
+        scheme = "https" if "tls_certificate_location" in admin_settings else "http"
+        self.admin_url = f"{scheme}://127.0.0.1:{self.admin_port}"
+        self.admin_ca = admin_ca
+        self._admin_tls = (ssl.create_default_context(cafile=admin_ca) if scheme == "https"
+                           else None)
         coordinator = {"initial_rebalance_delay_ms": 0, **(coordinator or {})}
         lines = [
             f'data_dir = "{workdir / "data"}"',
@@ -98,6 +106,7 @@ class Host:
         ] + [f"{k} = {toml_value(v)}" for k, v in (kafka_settings or {}).items()] + [
             "[admin]",
             f'listen = "127.0.0.1:{self.admin_port}"',
+        ] + [f"{k} = {toml_value(v)}" for k, v in admin_settings.items()] + [
             "[coordinator]",
         ] + [f"{k} = {v}" for k, v in coordinator.items()]
         if upstream is not None:
@@ -186,7 +195,7 @@ class Host:
         request = urllib.request.Request(f"{self.admin_url}/v1/topics", data=body,
                                          method="POST",
                                          headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(request, timeout=30) as r:
+        with self.urlopen(request, timeout=30) as r:
             assert r.status == 201, f"create {name}: {r.status}"
             return json.loads(r.read())
 
@@ -198,12 +207,17 @@ class Host:
 
     # -- modules (the admin API) ------------------------------------------------------------
 
+    def urlopen(self, request, timeout):
+        """`urllib.request.urlopen` of this host's admin API, over HTTPS when it speaks TLS."""
+        return urllib.request.urlopen(request, timeout=timeout, context=self._admin_tls)
+
     def push_module(self, name, wasm_path):
         """Uploads a strategy through the registry as an operator does, with the CLI:
         `assignor-host module push NAME FILE --admin URL --json`. Returns the upload's answer."""
         out = subprocess.run(
             [str(BINARY), "module", "push", name, str(wasm_path), "--json",
-             "--admin", self.admin_url],
+             "--admin", self.admin_url]
+            + (["--admin-ca", str(self.admin_ca)] if self.admin_ca else []),
             capture_output=True, text=True, timeout=60)
         assert out.returncode == 0, \
             f"module push failed ({out.returncode}): {out.stderr}{out.stdout}"
@@ -218,7 +232,7 @@ class Host:
                                          data=body, method="PUT",
                                          headers={"Content-Type": "application/json"})
         try:
-            with urllib.request.urlopen(request, timeout=30) as r:
+            with self.urlopen(request, timeout=30) as r:
                 return r.status, json.loads(r.read())
         except urllib.error.HTTPError as e:
             return e.code, json.loads(e.read())
@@ -226,19 +240,19 @@ class Host:
     def cluster(self):
         """`GET /v1/cluster`: this node, the shards it holds, its lease, and every node it
         knows with their shards (a node of a cluster of hosts only)."""
-        with urllib.request.urlopen(f"{self.admin_url}/v1/cluster", timeout=30) as r:
+        with self.urlopen(f"{self.admin_url}/v1/cluster", timeout=30) as r:
             return json.loads(r.read())
 
     def upstream_status(self):
         """`GET /v1/upstream` (proxy mode): the bootstrap, how the host's own connections are
         secured, and whether the cluster accepts them."""
-        with urllib.request.urlopen(f"{self.admin_url}/v1/upstream", timeout=30) as r:
+        with self.urlopen(f"{self.admin_url}/v1/upstream", timeout=30) as r:
             return json.loads(r.read())
 
     def group_detail(self, group):
         """The admin API's view of a group (`GET /v1/groups/{group}`): strategy, module
         version, and the history of rebalances with their reasons."""
-        with urllib.request.urlopen(f"{self.admin_url}/v1/groups/{group}", timeout=30) as r:
+        with self.urlopen(f"{self.admin_url}/v1/groups/{group}", timeout=30) as r:
             return json.loads(r.read())
 
     def rebalance(self, group):
@@ -247,7 +261,7 @@ class Host:
         request = urllib.request.Request(f"{self.admin_url}/v1/groups/{group}/rebalance",
                                          data=b"{}", method="POST",
                                          headers={"content-type": "application/json"})
-        with urllib.request.urlopen(request, timeout=30) as r:
+        with self.urlopen(request, timeout=30) as r:
             assert r.status == 202, f"rebalance {group}: {r.status}"
 
     # -- groups (DescribeGroups) --------------------------------------------------------------
@@ -323,6 +337,7 @@ def lag_table(text):
 def start_host(workdir: Path, coordinator=None, shared_cache: Path = None, **proxy) -> Host:
     """A started host; `proxy`: `upstream=` and `upstream_settings=` for proxy mode,
     `cluster_settings=` for a node of a cluster of hosts, `kafka_settings=` more of `[kafka]`,
-    `env=` more of the process's environment."""
+    `admin_settings=` (and `admin_ca=`) more of `[admin]`, `env=` more of the process's
+    environment."""
     host = Host(workdir, coordinator, shared_cache, **proxy)
     return host.start()

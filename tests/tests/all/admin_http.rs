@@ -75,7 +75,7 @@ fn exposed(dir: &std::path::Path, token: Option<&str>) -> Config {
 }
 
 #[tokio::test]
-async fn an_exposed_listener_without_a_token_refuses_to_start() {
+async fn an_exposed_listener_without_a_token_or_tls_refuses_to_start() {
     let dir = tempfile::tempdir().unwrap();
     let refused = Server::start(exposed(dir.path(), None)).await;
     let Err(error @ ServerError::Admin(_)) = refused else {
@@ -87,9 +87,22 @@ async fn an_exposed_listener_without_a_token_refuses_to_start() {
         "{message}"
     );
 
-    let server = Server::start(exposed(dir.path(), Some("t0ken")))
-        .await
-        .expect("starts");
+    // A token is not enough: it would cross the network in the clear (admin_tls.rs starts one
+    // with TLS).
+    let refused = Server::start(exposed(dir.path(), Some("t0ken"))).await;
+    let Err(error @ ServerError::Admin(_)) = refused else {
+        panic!("an exposed admin API without TLS must not start unless told");
+    };
+    let message = error.to_string();
+    assert!(
+        message.contains("admin.tls_certificate_location")
+            && message.contains("admin.allow_plaintext = true"),
+        "{message}"
+    );
+
+    let mut told = exposed(dir.path(), Some("t0ken"));
+    told.admin.allow_plaintext = true;
+    let server = Server::start(told).await.expect("starts");
     assert!(server.admin_addr().ip().is_unspecified());
     server.shutdown().await.unwrap();
 }

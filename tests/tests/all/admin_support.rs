@@ -18,10 +18,20 @@ pub struct Admin {
 
 impl Admin {
     pub fn new(host: &TestHost) -> Admin {
+        Admin::at(host.admin_url(), None)
+    }
+
+    /// The API at `base` (`https://...` trusting the PEM CA `ca`), by the host's own client
+    /// builder (reqwest here has no crypto provider of its own).
+    pub fn at(base: String, ca: Option<&std::path::Path>) -> Admin {
+        let http = assignor_host::tls::http_client(ca, "the test's CA")
+            .expect("the CA loads")
+            .build()
+            .expect("an HTTP client");
         Admin {
-            base: host.admin_url(),
+            base,
             token: None,
-            http: reqwest::Client::new(),
+            http,
         }
     }
 

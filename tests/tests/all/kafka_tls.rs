@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use assignor_host::config::Config;
-use assignor_host::kafka::tls::ClientAuth;
+use assignor_host::tls::ClientAuth;
 use assignor_host::upstream::connection::security::{SaslMechanism, Security, SecuritySettings};
 use assignor_host::upstream::connection::{Connection, Secret, SecurityProtocol};
 use assignor_host_tests::proxy::{batch, produce};

@@ -11,6 +11,7 @@ mod abusive_clients;
 mod acl_equivalence;
 mod admin_http;
 mod admin_live;
+mod admin_tls;
 mod conformance_admin;
 mod conformance_consumer;
 mod conformance_consumer_groups;

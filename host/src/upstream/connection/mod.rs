@@ -46,7 +46,6 @@ use tokio_rustls::client::TlsStream;
 pub use error::{ConnectionError, error_name};
 pub use health::Health;
 pub use security::{Secret, Security, SecurityProtocol, SecuritySettings};
-pub use tls::certificates;
 
 /// Largest answer read (an OffsetFetch of every partition of a large group is a few MiB; a
 /// Metadata answer of a cluster with 100,000 partitions about 10 MiB).

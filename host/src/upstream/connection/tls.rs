@@ -12,7 +12,7 @@ use rustls::client::WebPkiServerVerifier;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
-use rustls::{CertificateError, DigitallySignedStruct, Error, RootCertStore, SignatureScheme};
+use rustls::{CertificateError, DigitallySignedStruct, Error, SignatureScheme};
 
 /// The TLS settings of `[upstream]`.
 pub struct Files<'a> {
@@ -114,12 +114,8 @@ fn client_config(
     settings: &Files<'_>,
     with_certificate: bool,
 ) -> Result<Arc<rustls::ClientConfig>, String> {
-    // ring rather than aws-lc-rs (rustls' default, which brings post-quantum key exchange):
-    // aws-lc builds a large C library, minutes on the 2-core machines the project builds on,
-    // and Kafka's brokers (JSSE) negotiate no post-quantum group before JDK 24 anyway.
-    #[allow(deprecated)]
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let roots = Arc::new(roots(settings.ca)?);
+    let provider = crate::tls::provider();
+    let roots = Arc::new(crate::tls::roots(settings.ca, "upstream.ssl_ca_location")?);
     let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
         .map_err(|e| format!("TLS: {e}"))?;
@@ -137,7 +133,7 @@ fn client_config(
         (None, None) => builder.with_no_client_auth(),
         (Some(_), Some(_)) if !with_certificate => builder.with_no_client_auth(),
         (Some(cert), Some(key)) => {
-            let chain = certificates(cert, "upstream.ssl_certificate_location")?;
+            let chain = crate::tls::certificates(cert, "upstream.ssl_certificate_location")?;
             let key = PrivateKeyDer::from_pem_file(key).map_err(|e| {
                 format!(
                     "upstream.ssl_key_location {}: no PEM private key: {e}",
@@ -159,50 +155,6 @@ fn client_config(
         }
     };
     Ok(Arc::new(config))
-}
-
-fn roots(ca: Option<&Path>) -> Result<RootCertStore, String> {
-    let mut roots = RootCertStore::empty();
-    match ca {
-        Some(path) => {
-            for cert in certificates(path, "upstream.ssl_ca_location")? {
-                roots
-                    .add(cert)
-                    .map_err(|e| format!("upstream.ssl_ca_location {}: {e}", path.display()))?;
-            }
-        }
-        None => {
-            let found = rustls_native_certs::load_native_certs();
-            for cert in found.certs {
-                // The system bundle holds the odd certificate rustls refuses; the rest serve.
-                let _ = roots.add(cert);
-            }
-            if roots.is_empty() {
-                return Err(
-                    "upstream.ssl_ca_location is not set and the system has no CA bundle: \
-                     set it to the PEM file of the CA that signs the brokers' certificates"
-                        .to_owned(),
-                );
-            }
-        }
-    }
-    Ok(roots)
-}
-
-/// The certificates of the PEM file `path`, named by its setting (`upstream.ssl_ca_location`,
-/// `kafka.tls_certificate_location`) in every error. The one PEM reader of the host: the
-/// Kafka ports' server side (`kafka/tls.rs`) reads its files with it too.
-pub fn certificates(path: &Path, setting: &str) -> Result<Vec<CertificateDer<'static>>, String> {
-    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(path)
-        .and_then(|iter| iter.collect())
-        .map_err(|e| format!("{setting} {}: {e}", path.display()))?;
-    if certs.is_empty() {
-        return Err(format!(
-            "{setting} {}: no PEM certificate in it",
-            path.display()
-        ));
-    }
-    Ok(certs)
 }
 
 /// Whether `error` is a TLS alert the broker sent (a refusal, not a broken connection).
