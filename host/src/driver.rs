@@ -13,6 +13,7 @@ mod notices;
 mod offsets;
 mod runner;
 mod shard;
+pub use shard::Holding;
 #[cfg(test)]
 mod tests;
 mod timers;
@@ -251,10 +252,25 @@ impl Driver {
         ctx: RequestContext,
         request: R,
     ) -> R::Answer {
+        self.call_holding(group_id, ctx, request, None).await
+    }
+
+    /// [`Driver::call`], with something the group's shard drops once the coordinator has
+    /// taken the request in (and the effects of that are carried out): the connection's share
+    /// of `kafka.queued_max_request_bytes`, whose decoded request is the coordinator's from
+    /// then on, however long the answer then waits for the rest of the group.
+    pub async fn call_holding<R: GroupCall>(
+        &self,
+        group_id: &str,
+        ctx: RequestContext,
+        request: R,
+        held: Option<Holding>,
+    ) -> R::Answer {
         let request = request.into_request();
         let shape = error_shape(&request);
         let version = ctx.api_version;
-        R::answer(self.request(group_id, ctx, request).await).unwrap_or_else(|other| {
+        let answer = self.request_holding(group_id, ctx, request, held).await;
+        R::answer(answer).unwrap_or_else(|other| {
             // The coordinator answers each request kind with its own kind (tested per kind);
             // should that ever break, the client gets a retriable error (it looks the
             // coordinator up again), not a wrong answer.
@@ -281,6 +297,16 @@ impl Driver {
         ctx: RequestContext,
         request: GroupRequest,
     ) -> GroupResponse {
+        self.request_holding(group_id, ctx, request, None).await
+    }
+
+    async fn request_holding(
+        &self,
+        group_id: &str,
+        ctx: RequestContext,
+        request: GroupRequest,
+        held: Option<Holding>,
+    ) -> GroupResponse {
         let unavailable = |ctx: &RequestContext, shape: &GroupRequest| {
             error_response(
                 ctx.api_version,
@@ -301,6 +327,7 @@ impl Driver {
             ctx,
             request,
             reply,
+            held,
         };
         if self.shard(group_id).send(command).await.is_err() {
             return unavailable(&version, &shape);

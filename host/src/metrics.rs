@@ -116,6 +116,9 @@ pub struct Metrics {
     module_quarantined: Family<ModuleLabels, Gauge>,
     cluster: ClusterGauges,
     upstream: upstream::UpstreamMetrics,
+    /// `kafka.queued_max_request_bytes`: bytes held now, frames that waited.
+    request_budget_bytes: Gauge,
+    request_budget_waits: Counter,
 }
 
 /// A cluster of host nodes as this node sees it, sampled at each scrape
@@ -203,7 +206,21 @@ impl Metrics {
             module_quarantined: Family::default(),
             cluster: ClusterGauges::default(),
             upstream,
+            request_budget_bytes: Gauge::default(),
+            request_budget_waits: Counter::default(),
         };
+        registry.register(
+            "kafka_request_budget_bytes",
+            "Bytes of request frames being read and decoded now, of \
+             kafka.queued_max_request_bytes",
+            m.request_budget_bytes.clone(),
+        );
+        registry.register(
+            "kafka_request_budget_waits",
+            "Request frames that waited, unread, for their share of \
+             kafka.queued_max_request_bytes",
+            m.request_budget_waits.clone(),
+        );
         registry.register(
             "kafka_requests",
             "Kafka requests answered, by API",
@@ -373,6 +390,14 @@ impl Metrics {
     /// Counts a client connection closed for its SASL session (`unauthenticated`, `expired`).
     pub fn client_connection_closed(&self, reason: &str) {
         self.upstream.closed(reason);
+    }
+
+    /// The budget's gauge of bytes held and counter of waits, for `kafka::budget` to keep.
+    pub fn request_budget(&self) -> (Gauge, Counter) {
+        (
+            self.request_budget_bytes.clone(),
+            self.request_budget_waits.clone(),
+        )
     }
 
     /// Counts a right refused to a client for request `api` on a `resource` type.

@@ -27,12 +27,18 @@ use crate::store::Store;
 use assignor_sdk::AssignRequest;
 
 /// What a shard is asked to do.
+/// What a caller hands the group's shard with a request, to be dropped once the coordinator
+/// has taken the request in (`Driver::call_holding`). The driver only drops it.
+pub type Holding = Box<dyn Send>;
+
 pub(crate) enum Command {
     Request {
         group_id: String,
         ctx: RequestContext,
         request: GroupRequest,
         reply: oneshot::Sender<GroupResponse>,
+        /// Dropped once the coordinator has taken the request in ([`Holding`]).
+        held: Option<Holding>,
     },
     ListGroups {
         states: Vec<String>,
@@ -160,6 +166,7 @@ impl Shard {
                 ctx,
                 request,
                 reply,
+                held,
             } => {
                 let refusal = match self.gate.as_ref().map(|g| g.admit(&group_id)) {
                     None | Some(Admission::Serve) => None,
@@ -181,6 +188,7 @@ impl Shard {
                     request,
                 })
                 .await;
+                drop(held);
             }
             Command::ListGroups {
                 states,

@@ -32,6 +32,11 @@ pub struct KafkaConfig {
     /// offsets, topics, the other group APIs). Those decode into many small values: an 8 MiB
     /// Metadata naming topics took 715 MiB to decode and answer, so the cap stays small.
     pub max_local_frame_bytes: usize,
+    /// Bytes of request frames being read and decoded at once, over every connection (Kafka's
+    /// `queued.max.request.bytes`; 0: no bound, Kafka's -1 and default). A frame takes its
+    /// size when its size prefix is read and gives it back when its request is handed on; one
+    /// that does not fit waits, unread. Frames under 64 KiB take nothing (`kafka/budget.rs`).
+    pub queued_max_request_bytes: usize,
     /// Open connections at most; further clients wait in the accept queue until one closes.
     pub max_connections: usize,
     /// Open connections from one client address at most (Kafka's `max.connections.per.ip`);
@@ -174,6 +179,7 @@ impl Default for KafkaConfig {
             max_frame_bytes: 100 * 1024 * 1024,
             max_group_frame_bytes: 8 * 1024 * 1024,
             max_local_frame_bytes: 1024 * 1024,
+            queued_max_request_bytes: 64 * 1024 * 1024,
             max_connections: 10_000,
             max_connections_per_address: 1_000,
             connections_max_idle: Duration::from_secs(600),

@@ -35,6 +35,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, debug, warn};
 
+use super::budget::Held;
 use super::dispatch::{self, Outcome};
 use super::proxy::answer;
 use super::proxy::authorize::{Probe, Rights};
@@ -95,6 +96,8 @@ struct Job {
     /// The cluster's decisions known when the request was read, and the probes sent for the
     /// rest; `None`: nothing is checked.
     authorize: Option<Checks>,
+    /// The request's share of `kafka.queued_max_request_bytes` (`budget.rs`).
+    held: Option<Held>,
 }
 
 /// What one connection may take: its frame caps and how long it may sit idle or mid-frame.
@@ -268,6 +271,8 @@ impl Connection {
             link: None,
             slots,
             jobs,
+            held: None,
+            asked: false,
         };
         let shutdown = self.shutdown.clone();
         let ended = tokio::select! {
@@ -339,6 +344,10 @@ struct Reader {
     link: Option<Link>,
     slots: mpsc::Sender<Slot>,
     jobs: mpsc::Sender<Job>,
+    /// The share of `kafka.queued_max_request_bytes` of the frame being read, and whether the
+    /// budget was asked for it yet (a small frame takes nothing).
+    held: Option<Held>,
+    asked: bool,
 }
 
 impl Reader {
@@ -350,6 +359,8 @@ impl Reader {
                 Ok(None) => return Ok(()),
                 Err(e) => return self.close(e.to_string()).await,
             };
+            // Given back when dropped: by this iteration, unless the frame's request takes it.
+            let held = self.held.take();
             if frame.len() < 8 {
                 let reason = format!(
                     "frame of {} bytes is too short for a request header",
@@ -392,12 +403,12 @@ impl Reader {
                 }
             }
             match route {
-                Route::Local => self.local(frame).await?,
+                Route::Local => self.local(frame, held).await?,
                 Route::Up { rewrite } => {
                     match super::proxy::reserved::refusal(&frame, api_key, api_version) {
                         None => {
-                            self.up(frame, api_key, api_version, correlation_id, rewrite)
-                                .await?
+                            let request = (frame, api_key, api_version, correlation_id);
+                            self.up(request, rewrite, held).await?
                         }
                         Some(refused) => {
                             self.refuse_reserved(
@@ -669,7 +680,7 @@ impl Reader {
     }
 
     /// A request the host answers: decoded here, answered by the local worker.
-    async fn local(&mut self, frame: Bytes) -> Result<(), Stop> {
+    async fn local(&mut self, frame: Bytes, held: Option<Held>) -> Result<(), Stop> {
         let request = match request::parse(frame) {
             Ok(Inbound::Request(request)) => request,
             Ok(Inbound::UnsupportedApiVersions(header)) => {
@@ -697,19 +708,19 @@ impl Reader {
                 request,
                 answer,
                 authorize,
+                held,
             })
             .await
             .map_err(|_| Stop::Now("the local worker stopped".into()))
     }
 
-    /// A request passed up the link, byte for byte.
+    /// A request passed up the link, byte for byte; its share of the budget (`held`) comes
+    /// back once it is written up.
     async fn up(
         &mut self,
-        frame: Bytes,
-        api_key: i16,
-        api_version: i16,
-        correlation_id: i32,
+        (frame, api_key, api_version, correlation_id): (Bytes, i16, i16, i32),
         rewrite: Option<ApiKey>,
+        held: Option<Held>,
     ) -> Result<(), Stop> {
         let Some(proxy) = self.broker.proxy.clone() else {
             return self.close("no upstream".into()).await;
@@ -733,7 +744,7 @@ impl Reader {
                     // client's next connection); any other request closes the connection.
                     if api_key == ApiKey::ApiVersions as i16 {
                         debug!(error = %e, "upstream unreachable; ApiVersions answered by the host");
-                        return self.local(frame).await;
+                        return self.local(frame, held).await;
                     }
                     return self.close(e.to_string()).await;
                 }
@@ -757,6 +768,7 @@ impl Reader {
                 return self.close(e.to_string()).await;
             }
         };
+        drop(held);
         if let Some(m) = &metrics {
             m.upstream_passed_up(api_key, frame.len() + 4);
         }
@@ -803,7 +815,22 @@ impl Reader {
             } else {
                 &mut self.unauthenticated
             };
-            if let Some(frame) = codec.decode(&mut self.buffer)? {
+            let frame = codec.decode(&mut self.buffer)?;
+            // The frame's share of the budget, asked once its size is known (and checked
+            // against its cap by the codec) and before its body is read; waiting for it is
+            // not the client's stall, so the frame's clock starts again after.
+            let size = match &frame {
+                Some(frame) => Some(frame.len()),
+                None if self.buffer.len() >= 4 => Some(prefix(&self.buffer)),
+                None => None,
+            };
+            if let (Some(size), Some(budget), false) = (size, &self.broker.budget, self.asked) {
+                self.asked = true;
+                self.held = budget.take(size).await;
+                frame_deadline = None;
+            }
+            if let Some(frame) = frame {
+                self.asked = false;
                 return Ok(Some(frame));
             }
             if self.buffer.capacity() == self.buffer.len() {
@@ -848,6 +875,12 @@ impl Reader {
     }
 }
 
+/// The size a frame's prefix announces (the codec has refused a negative one).
+fn prefix(buffer: &BytesMut) -> usize {
+    let size = i32::from_be_bytes([buffer[0], buffer[1], buffer[2], buffer[3]]);
+    usize::try_from(size).unwrap_or(0)
+}
+
 /// Standalone, every request is the host's to decode, but the APIs served in proxy mode only
 /// (TxnOffsetCommit: standalone has no transaction coordinator) are refused before their
 /// frame is decoded, as in proxy mode the APIs it does not offer.
@@ -870,6 +903,7 @@ async fn answer_locally(
         request,
         answer,
         authorize,
+        held,
     }) = work.recv().await
     {
         // The cluster's decisions, for the API's file to consult where Kafka's handler does.
@@ -917,7 +951,7 @@ async fn answer_locally(
             let client_id = request.header.client_id.as_deref().unwrap_or("");
             debug!(client_id, "request");
         });
-        let outcome = dispatch::handle(&broker, &client, request)
+        let outcome = dispatch::handle(&broker, &client, request, held)
             .instrument(span)
             .await;
         let result = match outcome {

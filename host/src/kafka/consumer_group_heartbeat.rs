@@ -9,6 +9,7 @@ use kafka_protocol::messages::{
 };
 
 use super::Client;
+use super::budget::{Held, holding};
 use super::groups::{context, error_answer, refused};
 use super::proxy::authorize::Right;
 use crate::driver::Driver;
@@ -18,6 +19,7 @@ pub async fn handle(
     client: &Client,
     header: &RequestHeader,
     request: ConsumerGroupHeartbeatRequest,
+    held: Option<Held>,
 ) -> ConsumerGroupHeartbeatResponse {
     let group_id = request.group_id.to_string();
     let right = Right::read_group(&group_id);
@@ -35,6 +37,6 @@ pub async fn handle(
         );
     }
     driver
-        .call(&group_id, context(client, header), request)
+        .call_holding(&group_id, context(client, header), request, holding(held))
         .await
 }

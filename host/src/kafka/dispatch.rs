@@ -3,6 +3,7 @@
 
 use kafka_protocol::messages::{RequestKind, ResponseKind};
 
+use super::budget::Held;
 use super::{
     Broker, Client, api_versions, consumer_group_describe, consumer_group_heartbeat,
     create_partitions, create_topics, delete_groups, delete_topics, describe_groups, fetch,
@@ -23,7 +24,15 @@ pub enum Outcome {
     Close(String),
 }
 
-pub async fn handle(broker: &Broker, client: &Client, request: Request) -> Outcome {
+/// `held`: the request's share of `kafka.queued_max_request_bytes`, handed to the group's shard
+/// by the APIs whose answer waits on the rest of the group, and given back when this returns
+/// by the others (`budget.rs`).
+pub async fn handle(
+    broker: &Broker,
+    client: &Client,
+    request: Request,
+    held: Option<Held>,
+) -> Outcome {
     let version = request.version();
     let api_key = request.api_key;
     let header = request.header;
@@ -63,10 +72,10 @@ pub async fn handle(broker: &Broker, client: &Client, request: Request) -> Outco
             }
         },
         RequestKind::JoinGroup(r) => {
-            ResponseKind::JoinGroup(join_group::handle(driver, client, &header, r).await)
+            ResponseKind::JoinGroup(join_group::handle(driver, client, &header, r, held).await)
         }
         RequestKind::SyncGroup(r) => {
-            ResponseKind::SyncGroup(sync_group::handle(driver, client, &header, r).await)
+            ResponseKind::SyncGroup(sync_group::handle(driver, client, &header, r, held).await)
         }
         RequestKind::Heartbeat(r) => {
             ResponseKind::Heartbeat(heartbeat::handle(driver, client, &header, r).await)
@@ -98,7 +107,7 @@ pub async fn handle(broker: &Broker, client: &Client, request: Request) -> Outco
             ResponseKind::ListGroups(list_groups::handle(driver, client, r, version).await)
         }
         RequestKind::ConsumerGroupHeartbeat(r) => ResponseKind::ConsumerGroupHeartbeat(
-            consumer_group_heartbeat::handle(driver, client, &header, r).await,
+            consumer_group_heartbeat::handle(driver, client, &header, r, held).await,
         ),
         RequestKind::ConsumerGroupDescribe(r) => ResponseKind::ConsumerGroupDescribe(
             consumer_group_describe::handle(driver, client, &header, r).await,

@@ -4,6 +4,7 @@
 use kafka_protocol::messages::{JoinGroupRequest, JoinGroupResponse, RequestHeader};
 
 use super::Client;
+use super::budget::{Held, holding};
 use super::groups::{context, refused};
 use super::proxy::authorize::Right;
 use crate::driver::Driver;
@@ -13,6 +14,7 @@ pub async fn handle(
     client: &Client,
     header: &RequestHeader,
     request: JoinGroupRequest,
+    held: Option<Held>,
 ) -> JoinGroupResponse {
     let group_id = request.group_id.to_string();
     let right = Right::read_group(&group_id);
@@ -20,7 +22,7 @@ pub async fn handle(
         return refused;
     }
     let mut response = driver
-        .call(&group_id, context(client, header), request)
+        .call_holding(&group_id, context(client, header), request, holding(held))
         .await;
     if header.request_api_version < 9 {
         // SkipAssignment exists from v9 only.

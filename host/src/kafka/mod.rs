@@ -14,6 +14,7 @@
 
 pub mod addresses;
 pub mod api_versions;
+pub mod budget;
 mod config;
 mod connection;
 mod consumer_group_describe;
@@ -92,6 +93,9 @@ pub struct Broker {
     /// Standalone: the ACLs that decide what each principal may do (`crate::acls`); `None` in
     /// proxy mode, where the cluster's decide.
     pub acls: Option<Arc<crate::acls::Acls>>,
+    /// The bytes of requests being read and decoded, over every connection
+    /// (`kafka.queued_max_request_bytes`); `None`: no bound.
+    pub budget: Option<Arc<budget::Budget>>,
 }
 
 /// Facts about the connection a request came on.

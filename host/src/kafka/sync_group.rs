@@ -7,6 +7,7 @@ use kafka_protocol::error::ResponseError;
 use kafka_protocol::messages::{RequestHeader, SyncGroupRequest, SyncGroupResponse};
 
 use super::Client;
+use super::budget::{Held, holding};
 use super::groups::{context, refused};
 use super::proxy::authorize::Right;
 use crate::driver::Driver;
@@ -16,6 +17,7 @@ pub async fn handle(
     client: &Client,
     header: &RequestHeader,
     request: SyncGroupRequest,
+    held: Option<Held>,
 ) -> SyncGroupResponse {
     if header.request_api_version >= 5
         && (request.protocol_type.is_none() || request.protocol_name.is_none())
@@ -29,6 +31,6 @@ pub async fn handle(
         return refused;
     }
     driver
-        .call(&group_id, context(client, header), request)
+        .call_holding(&group_id, context(client, header), request, holding(held))
         .await
 }

@@ -363,6 +363,11 @@ impl Server {
             ),
             login,
             acls: acls.clone().or(acl_file),
+            budget: crate::kafka::budget::Budget::new(
+                config.kafka.queued_max_request_bytes,
+                Some(metrics.request_budget()),
+            )
+            .map(Arc::new),
         });
         let stop = CancellationToken::new();
         let task = tokio::spawn(listener::run(

@@ -36,6 +36,7 @@ mod proxy_tls;
 mod proxy_topology;
 mod proxy_transactions;
 mod proxy_wire;
+mod request_budget;
 mod standalone_sasl;
 mod wire_admin;
 mod wire_api_versions;
