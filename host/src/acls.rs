@@ -126,6 +126,25 @@ impl AclOperation {
         })
     }
 
+    /// Kafka's code of the operation (`AclOperation.code()`): the bit it takes in an
+    /// `authorized_operations` field.
+    pub fn code(self) -> u8 {
+        use AclOperation::*;
+        match self {
+            All => 2,
+            Read => 3,
+            Write => 4,
+            Create => 5,
+            Delete => 6,
+            Alter => 7,
+            Describe => 8,
+            ClusterAction => 9,
+            DescribeConfigs => 10,
+            AlterConfigs => 11,
+            IdempotentWrite => 12,
+        }
+    }
+
     /// Whether an ALLOW of `self` allows `wanted` (its own operation, ALL, or implied).
     fn allows(self, wanted: AclOperation) -> bool {
         use AclOperation::*;

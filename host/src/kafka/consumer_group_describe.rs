@@ -15,8 +15,9 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::StrBytes;
 
 use super::Client;
-use super::groups::{GROUP_OPERATIONS, NOT_REQUESTED, context, refused};
+use super::groups::{NOT_REQUESTED, context, refused};
 use super::proxy::authorize::Right;
+use crate::acls::ResourceType;
 use crate::coordinator::ConsumerGroupDescribe;
 use crate::driver::Driver;
 
@@ -42,7 +43,7 @@ pub async fn handle(
             )
             .await;
         group.authorized_operations = if request.include_authorized_operations {
-            GROUP_OPERATIONS
+            client.authorized_operations(ResourceType::Group, &group_id)
         } else {
             NOT_REQUESTED
         };

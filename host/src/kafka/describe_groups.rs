@@ -7,8 +7,9 @@
 use kafka_protocol::messages::{DescribeGroupsRequest, DescribeGroupsResponse, RequestHeader};
 
 use super::Client;
-use super::groups::{GROUP_OPERATIONS, NOT_REQUESTED, context, refused};
+use super::groups::{NOT_REQUESTED, context, refused};
 use super::proxy::authorize::Right;
+use crate::acls::ResourceType;
 use crate::coordinator::DescribeGroup;
 use crate::driver::Driver;
 
@@ -30,7 +31,7 @@ pub async fn handle(
             .call(group_id.as_str(), context(client, header), DescribeGroup)
             .await;
         group.authorized_operations = if version >= 3 && request.include_authorized_operations {
-            GROUP_OPERATIONS
+            client.authorized_operations(ResourceType::Group, &group_id)
         } else {
             NOT_REQUESTED
         };

@@ -1,5 +1,5 @@
 //! What the per-API files of the group APIs share: the facts about a request that the
-//! coordinator needs and that are not in its body, and a group's authorized operations. Each
+//! coordinator needs and that are not in its body, and Kafka's refusals. Each
 //! file asks the driver with its own request type and gets its own response type back
 //! (`coordinator::GroupCall`).
 
@@ -7,14 +7,6 @@ use kafka_protocol::messages::RequestHeader;
 
 use super::Client;
 use crate::coordinator::RequestContext;
-
-/// A group's `authorized_operations` in DescribeGroups and ConsumerGroupDescribe, as Kafka
-/// answers a principal allowed everything (what the host answers, even in proxy mode with
-/// the cluster's ACLs: it does not ask the cluster for each operation): every operation of Kafka's
-/// `AclEntry.supportedOperations(GROUP)` as `AclOperation` bits: READ (3), DELETE (6),
-/// DESCRIBE (8), DESCRIBE_CONFIGS (10) and ALTER_CONFIGS (11), the last two since group
-/// configurations (KIP-848). Kafka 4.4 answers 3400; the conformance suite compares it.
-pub const GROUP_OPERATIONS: i32 = (1 << 3) | (1 << 6) | (1 << 8) | (1 << 10) | (1 << 11);
 
 /// Kafka's `authorized_operations` when the request did not ask for them.
 pub const NOT_REQUESTED: i32 = i32::MIN;

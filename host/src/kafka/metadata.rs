@@ -35,22 +35,7 @@ use crate::catalog::{CatalogError, NewTopic};
 use assignor_sdk::Topic;
 use uuid::Uuid;
 
-/// Kafka `AclOperation` codes, as bits: with no authorization every operation is allowed.
-const TOPIC_OPERATIONS: i32 = (1 << 3) // READ
-    | (1 << 4) // WRITE
-    | (1 << 5) // CREATE
-    | (1 << 6) // DELETE
-    | (1 << 7) // ALTER
-    | (1 << 8) // DESCRIBE
-    | (1 << 10) // DESCRIBE_CONFIGS
-    | (1 << 11); // ALTER_CONFIGS
-const CLUSTER_OPERATIONS: i32 = (1 << 5) // CREATE
-    | (1 << 7) // ALTER
-    | (1 << 8) // DESCRIBE
-    | (1 << 9) // CLUSTER_ACTION
-    | (1 << 10) // DESCRIBE_CONFIGS
-    | (1 << 11) // ALTER_CONFIGS
-    | (1 << 12); // IDEMPOTENT_WRITE
+use crate::acls::{CLUSTER_NAME, ResourceType};
 
 pub fn handle(
     broker: &Broker,
@@ -66,7 +51,7 @@ pub fn handle(
     let may_create = version < 4 || request.allow_auto_topic_creation;
     let with_ops = version >= 8 && request.include_topic_authorized_operations;
 
-    let shape = Shape { with_ops, version };
+    let shape = Shape { version };
     let mut topics = Vec::new();
     if all {
         let catalog = broker.catalog.topics();
@@ -92,6 +77,14 @@ pub fn handle(
         }
     }
 
+    if with_ops {
+        for topic in topics.iter_mut().filter(|t| t.error_code == 0) {
+            let name = topic.name.as_ref().map_or("", |n| n.as_str());
+            topic.topic_authorized_operations =
+                client.authorized_operations(ResourceType::Topic, name);
+        }
+    }
+
     let node = &broker.node;
     let mut response = MetadataResponse::default()
         .with_brokers(vec![
@@ -104,15 +97,15 @@ pub fn handle(
         .with_controller_id(BrokerId(node.node_id))
         .with_topics(topics);
     if (8..=10).contains(&version) && request.include_cluster_authorized_operations {
-        response.cluster_authorized_operations = CLUSTER_OPERATIONS;
+        response.cluster_authorized_operations =
+            client.authorized_operations(ResourceType::Cluster, CLUSTER_NAME);
     }
     response
 }
 
-/// What shapes a topic's answer: the request's version and whether operations were asked for.
+/// What shapes a topic's answer: the request's version (its operations are filled in after).
 #[derive(Clone, Copy)]
 struct Shape {
-    with_ops: bool,
     version: i16,
 }
 
@@ -210,9 +203,6 @@ fn described(node: &Node, topic: &Topic, id: Option<Uuid>, shape: Shape) -> Meta
         .with_partitions(partitions);
     if shape.version >= 10 {
         answer.topic_id = id.unwrap_or_default();
-    }
-    if shape.with_ops {
-        answer.topic_authorized_operations = TOPIC_OPERATIONS;
     }
     answer
 }

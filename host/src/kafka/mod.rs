@@ -158,6 +158,26 @@ impl Client {
         )
     }
 
+    /// Kafka's `authorized_operations` of a resource for this client
+    /// (`AuthHelper.authorizedOperations`): the bits (`AclOperation` codes) of the operations
+    /// Kafka supports on the resource's type that the local ACLs allow this principal, every one
+    /// of them where no local ACLs decide. Proxy mode asks the cluster only for the rights a
+    /// request needs, so there the cluster's ACLs do not narrow it (an `acl_file` does).
+    pub fn authorized_operations(&self, kind: crate::acls::ResourceType, name: &str) -> i32 {
+        use crate::acls::AclOperation;
+        let principal = self.principal.as_deref().unwrap_or("User:ANONYMOUS");
+        let host = self.peer.ip().to_string();
+        kind.operations()
+            .iter()
+            .filter(|op| **op != AclOperation::All)
+            .filter(|op| {
+                self.acls
+                    .as_ref()
+                    .is_none_or(|acls| acls.authorize(principal, &host, **op, kind, name))
+            })
+            .fold(0, |bits, op| bits | 1 << op.code())
+    }
+
     /// [`Client::allows`], and a refusal told: a debug line, the denials metric, a warning
     /// at most every few seconds (`proxy::authorize::denied`). For the checks that answer an
     /// authorization error.

@@ -6,7 +6,8 @@
 //! group API in Kafka's table, allowed and denied, literal and prefixed patterns, deny winning,
 //! the implied DESCRIBE, `User:*`, a super user, OffsetFetch's silent topic filter and
 //! ListGroups' filter; and the topic APIs a standalone host answers itself (Metadata,
-//! CreateTopics, DeleteTopics, CreatePartitions, ListOffsets, Produce, Fetch).
+//! CreateTopics, DeleteTopics, CreatePartitions, ListOffsets, Produce, Fetch). DescribeGroups
+//! and Metadata ask for the authorized operations too, compared as well.
 //!
 //! Names start with `eq-` so the shared Kafka node's other tests' ACLs do not reach them.
 
@@ -332,14 +333,18 @@ async fn answer(client: &mut Connection, case: &Case) -> Vec<String> {
         }
         Case::Describe(groups) => {
             let request = DescribeGroupsRequest::default()
-                .with_groups(groups.iter().map(|g| gid(g)).collect());
+                .with_groups(groups.iter().map(|g| gid(g)).collect())
+                .with_include_authorized_operations(true);
             let answer = client.call(&request, 5).await.unwrap();
-            by_name(
-                answer
-                    .groups
-                    .iter()
-                    .map(|g| (g.group_id.to_string(), g.error_code)),
-            )
+            // With the operations the principal may do on each group (Kafka's
+            // `AuthHelper.authorizedOperations`: the ACLs asked once per operation).
+            by_name(answer.groups.iter().map(|g| {
+                let ops = g.authorized_operations;
+                (
+                    format!("{} ops={ops:#x}", g.group_id.as_str()),
+                    g.error_code,
+                )
+            }))
         }
         Case::Delete(groups) => {
             let request = DeleteGroupsRequest::default()
@@ -390,7 +395,8 @@ async fn answer(client: &mut Connection, case: &Case) -> Vec<String> {
                         .map(|t| MetadataRequestTopic::default().with_name(Some(topic_name(t))))
                         .collect()
                 }))
-                .with_allow_auto_topic_creation(false);
+                .with_allow_auto_topic_creation(false)
+                .with_include_topic_authorized_operations(true);
             let answer = client.call(&request, 12).await.unwrap();
             by_name(
                 answer
@@ -399,8 +405,9 @@ async fn answer(client: &mut Connection, case: &Case) -> Vec<String> {
                     .filter(|t| t.name.as_ref().is_some_and(|n| n.starts_with("eq-")))
                     .map(|t| {
                         let name = t.name.as_ref().map_or("", |n| n.as_str());
+                        let (partitions, ops) = (t.partitions.len(), t.topic_authorized_operations);
                         (
-                            format!("{name} ({} partitions)", t.partitions.len()),
+                            format!("{name} ({partitions} partitions) ops={ops:#x}"),
                             t.error_code,
                         )
                     }),
