@@ -4,9 +4,10 @@
 //! A request costs far more decoded than on the wire: a JoinGroup naming half a million
 //! protocols, 8 MiB on the wire, takes about fifteen times that while kafka-protocol's structs
 //! and the coordinator's copy of them coexist, and every connection can send one. So a frame
-//! takes its size from the budget as soon as its size prefix is read, before its body is, and
-//! a connection whose frame does not fit waits without reading (the client's sends back up in
-//! TCP, as Kafka mutes a channel when its memory pool is empty). The share comes back:
+//! takes its size from the budget as soon as its size prefix and API key are read (so the
+//! size has passed that API's cap), before its body is, and a connection whose frame does not
+//! fit waits without reading (the client's sends back up in TCP, as Kafka mutes a channel when
+//! its memory pool is empty). The share comes back:
 //!
 //! - for a request passed up to the cluster, once it is written up its link;
 //! - for a request the host answers, when its API's file is done with the decoded request:

@@ -34,8 +34,9 @@ pub struct KafkaConfig {
     pub max_local_frame_bytes: usize,
     /// Bytes of request frames being read and decoded at once, over every connection (Kafka's
     /// `queued.max.request.bytes`; 0: no bound, Kafka's -1 and default). A frame takes its
-    /// size when its size prefix is read and gives it back when its request is handed on; one
-    /// that does not fit waits, unread. Frames under 64 KiB take nothing (`kafka/budget.rs`).
+    /// size when its size prefix and API key are read and gives it back when its request is
+    /// handed on; one that does not fit waits, unread. Frames under 64 KiB take nothing
+    /// (`kafka/budget.rs`).
     pub queued_max_request_bytes: usize,
     /// Open connections at most; further clients wait in the accept queue until one closes.
     pub max_connections: usize,

@@ -407,8 +407,8 @@ impl Reader {
                 Route::Up { rewrite } => {
                     match super::proxy::reserved::refusal(&frame, api_key, api_version) {
                         None => {
-                            let request = (frame, api_key, api_version, correlation_id);
-                            self.up(request, rewrite, held).await?
+                            self.up(frame, api_key, api_version, correlation_id, rewrite, held)
+                                .await?
                         }
                         Some(refused) => {
                             self.refuse_reserved(
@@ -718,7 +718,10 @@ impl Reader {
     /// back once it is written up.
     async fn up(
         &mut self,
-        (frame, api_key, api_version, correlation_id): (Bytes, i16, i16, i32),
+        frame: Bytes,
+        api_key: i16,
+        api_version: i16,
+        correlation_id: i32,
         rewrite: Option<ApiKey>,
         held: Option<Held>,
     ) -> Result<(), Stop> {
@@ -816,12 +819,13 @@ impl Reader {
                 &mut self.unauthenticated
             };
             let frame = codec.decode(&mut self.buffer)?;
-            // The frame's share of the budget, asked once its size is known (and checked
-            // against its cap by the codec) and before its body is read; waiting for it is
-            // not the client's stall, so the frame's clock starts again after.
+            // The frame's share of the budget, asked before its body is read, once its size
+            // and API key are in (so the codec has checked the size against that API's cap,
+            // not only the widest); waiting for it is not the client's stall, so the frame's
+            // clock starts again after.
             let size = match &frame {
                 Some(frame) => Some(frame.len()),
-                None if self.buffer.len() >= 4 => Some(prefix(&self.buffer)),
+                None if self.buffer.len() >= 6 => Some(prefix(&self.buffer)),
                 None => None,
             };
             if let (Some(size), Some(budget), false) = (size, &self.broker.budget, self.asked) {

@@ -1,8 +1,9 @@
 //! `kafka.queued_max_request_bytes` over real sockets: a large frame takes its share when its
-//! size prefix is read and keeps it while its body arrives; a frame that does not fit then
+//! size prefix and API key are read and keeps it while its body arrives; a frame that does not fit then
 //! waits unread, while small requests of every other client are answered at once; the share
 //! comes back once the request is handed on, and a JoinGroup parked for the rest of its group
-//! holds none of it. The bytes held and the waits are read from the host's own metrics.
+//! holds none of it; a frame over its API's cap is refused before it asks. The bytes held
+//! and the waits are read from the host's own metrics.
 //!
 //! The memory this bounds under two hundred maximal JoinGroups at once is a benchmark
 //! (`cargo bench -p assignor-host --bench request_budget`), not a test: a process's peak
@@ -162,5 +163,37 @@ async fn a_join_group_parked_for_its_group_holds_no_budget() {
             "a JoinGroup was answered before the group's delay"
         );
     }
+    host.stop().await;
+}
+
+#[tokio::test]
+async fn a_frame_over_its_apis_cap_is_refused_before_it_asks_the_budget() {
+    let host = TestHost::with_config(|c| c.kafka.queued_max_request_bytes = BUDGET).await;
+    let admin = Admin::new(&host);
+    // A holds most of the budget, half its frame sent.
+    let a_frame = large_join("budget-cap", 5);
+    let mut a = KafkaClient::connect(host.addr()).await.unwrap();
+    a.send_raw(&a_frame[..a_frame.len() / 2]).await.unwrap();
+    let share = (a_frame.len() - 4).div_ceil(1024) * 1024;
+    until(&admin, HELD, share as f64).await;
+
+    // C's size prefix claims 9 MiB, within the widest cap (max_frame_bytes) but over
+    // JoinGroup's (max_group_frame_bytes, 8 MiB). The budget is asked only once the API key
+    // is in, so C is refused by its cap at once instead of waiting for the budget A holds.
+    // The prefix goes alone first, with time for the host to read it: a host that asked the
+    // budget on the prefix would be waiting now (and count a wait); this one waits for the key.
+    let mut c = KafkaClient::connect(host.addr()).await.unwrap();
+    c.send_raw(&(9 * 1024 * 1024_i32).to_be_bytes())
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    c.send_raw(&(ApiKey::JoinGroup as i16).to_be_bytes())
+        .await
+        .unwrap();
+    assert!(
+        c.is_closed_by_host().await.unwrap(),
+        "closed for its size, not left waiting"
+    );
+    assert_eq!(sample(&admin.scrape().await, WAITS), 0.0);
     host.stop().await;
 }
