@@ -22,7 +22,6 @@
 //! whole budget waits for all of it, so it is read alone rather than never.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::gauge::Gauge;
@@ -39,11 +38,11 @@ const UNIT: usize = 1024;
 pub struct Budget {
     permits: Arc<Semaphore>,
     units: u32,
-    /// Bytes of the shares given out (a waiter's partial reservation is not counted).
-    held: Arc<AtomicI64>,
-    waits: AtomicU64,
-    /// The metrics' gauge of bytes held and counter of waits (`Metrics::request_budget`).
-    metrics: Option<(Gauge, Counter)>,
+    /// Bytes of the shares given out (a waiter's partial reservation is not counted), and
+    /// frames that waited: the host's metrics' own gauge and counter
+    /// (`Metrics::request_budget`), or ones of the budget's alone.
+    held: Gauge,
+    waits: Counter,
 }
 
 /// A share of the budget, given back when dropped.
@@ -51,16 +50,12 @@ pub struct Budget {
 pub struct Held {
     _permit: OwnedSemaphorePermit,
     bytes: i64,
-    held: Arc<AtomicI64>,
-    gauge: Option<Gauge>,
+    held: Gauge,
 }
 
 impl Drop for Held {
     fn drop(&mut self) {
-        self.held.fetch_sub(self.bytes, Ordering::Relaxed);
-        if let Some(gauge) = &self.gauge {
-            gauge.dec_by(self.bytes);
-        }
+        self.held.dec_by(self.bytes);
     }
 }
 
@@ -71,9 +66,11 @@ impl Budget {
         (units > 0).then(|| Budget {
             permits: Arc::new(Semaphore::new(units as usize)),
             units,
-            held: Arc::default(),
-            waits: AtomicU64::new(0),
-            metrics,
+            held: metrics
+                .as_ref()
+                .map(|(held, _)| held.clone())
+                .unwrap_or_default(),
+            waits: metrics.map(|(_, waits)| waits).unwrap_or_default(),
         })
     }
 
@@ -91,10 +88,7 @@ impl Budget {
         let permit = match permits.clone().try_acquire_many_owned(units) {
             Ok(permit) => permit,
             Err(_) => {
-                self.waits.fetch_add(1, Ordering::Relaxed);
-                if let Some((_, waits)) = &self.metrics {
-                    waits.inc();
-                }
+                self.waits.inc();
                 permits
                     .acquire_many_owned(units)
                     .await
@@ -102,27 +96,22 @@ impl Budget {
             }
         };
         let bytes = i64::from(units) * UNIT as i64;
-        let gauge = self.metrics.as_ref().map(|(gauge, _)| gauge.clone());
-        if let Some(gauge) = &gauge {
-            gauge.inc_by(bytes);
-        }
-        self.held.fetch_add(bytes, Ordering::Relaxed);
+        self.held.inc_by(bytes);
         Some(Held {
             _permit: permit,
             bytes,
             held: self.held.clone(),
-            gauge,
         })
     }
 
     /// Bytes held by frames now.
     pub fn held_bytes(&self) -> u64 {
-        u64::try_from(self.held.load(Ordering::Relaxed)).unwrap_or(0)
+        u64::try_from(self.held.get()).unwrap_or(0)
     }
 
     /// Frames that had to wait for their share, since start.
     pub fn waits(&self) -> u64 {
-        self.waits.load(Ordering::Relaxed)
+        self.waits.get()
     }
 }
 

@@ -129,8 +129,7 @@ impl Client {
                 .is_none_or(|acls| self.acl_allows(acls, right))
     }
 
-    /// The local ACLs' decision on `right` for this connection's principal (Kafka's
-    /// `User:ANONYMOUS` when the client did not log in) from its address.
+    /// The local ACLs' decision on `right` ([`Client::acl_decides`]).
     fn acl_allows(&self, acls: &crate::acls::Acls, right: &proxy::authorize::Right) -> bool {
         use crate::acls::{AclOperation, CLUSTER_NAME, ResourceType};
         use proxy::authorize::{Operation, Resource};
@@ -148,6 +147,18 @@ impl Client {
             Resource::Topic(name) => (ResourceType::Topic, name.as_str()),
             Resource::Cluster => (ResourceType::Cluster, CLUSTER_NAME),
         };
+        self.acl_decides(acls, operation, kind, name)
+    }
+
+    /// The local ACLs' decision on `operation` on a resource for this connection's principal
+    /// (Kafka's `User:ANONYMOUS` when the client did not log in) from its address.
+    fn acl_decides(
+        &self,
+        acls: &crate::acls::Acls,
+        operation: crate::acls::AclOperation,
+        kind: crate::acls::ResourceType,
+        name: &str,
+    ) -> bool {
         let principal = self.principal.as_deref().unwrap_or("User:ANONYMOUS");
         acls.authorize(
             principal,
@@ -165,15 +176,13 @@ impl Client {
     /// request needs, so there the cluster's ACLs do not narrow it (an `acl_file` does).
     pub fn authorized_operations(&self, kind: crate::acls::ResourceType, name: &str) -> i32 {
         use crate::acls::AclOperation;
-        let principal = self.principal.as_deref().unwrap_or("User:ANONYMOUS");
-        let host = self.peer.ip().to_string();
         kind.operations()
             .iter()
             .filter(|op| **op != AclOperation::All)
             .filter(|op| {
                 self.acls
                     .as_ref()
-                    .is_none_or(|acls| acls.authorize(principal, &host, **op, kind, name))
+                    .is_none_or(|acls| self.acl_decides(acls, **op, kind, name))
             })
             .fold(0, |bits, op| bits | 1 << op.code())
     }
