@@ -302,6 +302,13 @@ pub struct AssignorInfo {
     /// default) reads none of them; a v1 module gets every v1 field whatever it says here.
     #[serde(default)]
     pub inputs: Vec<Input>,
+    /// The module's answer to a change of membership may be applied without a rebalance when
+    /// it moves nothing from a member that stays (docs/abi.md, "In-place rounds"): the host
+    /// then calls it at the current generation when a member leaves or joins a settled group,
+    /// applies a fitting answer in place, and drops an answer (with its `state`) that does not
+    /// fit, rebalancing instead. Absent (older modules): `false`.
+    #[serde(default)]
+    pub in_place: bool,
 }
 
 /// An optional input of an ABI v2 request: sent only to a module whose [`AssignorInfo`]

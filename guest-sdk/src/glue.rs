@@ -98,6 +98,7 @@ pub fn describe(
     description: &str,
     rebalance_protocol: RebalanceProtocol,
     inputs: &[Input],
+    in_place: bool,
 ) -> Vec<u8> {
     let info = AssignorInfo {
         name: name.to_owned(),
@@ -105,6 +106,7 @@ pub fn describe(
         description: description.to_owned(),
         rebalance_protocol,
         inputs: inputs.to_vec(),
+        in_place,
     };
     // Encoding a struct of strings into a Vec cannot fail; an empty answer would be refused
     // by the host as malformed, which is the right outcome if it ever did.
@@ -378,12 +380,37 @@ mod tests {
             "per-topic ranges",
             RebalanceProtocol::Eager,
             &[Input::Racks, Input::Lag],
+            true,
         ))
         .unwrap();
+        assert!(info.in_place);
         assert_eq!(info.name, "range");
         assert_eq!(info.version, "1.2.3");
         assert_eq!(info.description, "per-topic ranges");
         assert_eq!(info.rebalance_protocol, RebalanceProtocol::Eager);
         assert_eq!(info.inputs, [Input::Racks, Input::Lag]);
+    }
+
+    #[test]
+    fn an_info_without_in_place_reads_as_false() {
+        #[derive(serde::Serialize)]
+        struct Older {
+            name: String,
+            version: String,
+            description: String,
+            rebalance_protocol: RebalanceProtocol,
+        }
+        let info: AssignorInfo = decode(
+            &encode(&Older {
+                name: "range".into(),
+                version: "1".into(),
+                description: "d".into(),
+                rebalance_protocol: RebalanceProtocol::Eager,
+            })
+            .unwrap(),
+        )
+        .unwrap();
+        assert!(!info.in_place);
+        assert!(info.inputs.is_empty());
     }
 }

@@ -83,9 +83,17 @@ mod wasm {
         description: &str,
         protocol: RebalanceProtocol,
         inputs: &[Input],
+        in_place: bool,
     ) -> i64 {
         install_panic_hook();
-        leak(glue::describe(name, version, description, protocol, inputs))
+        leak(glue::describe(
+            name,
+            version,
+            description,
+            protocol,
+            inputs,
+            in_place,
+        ))
     }
 
     /// Hands `bytes` to the host: leaked, so they stay put until the instance is dropped.

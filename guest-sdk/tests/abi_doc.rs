@@ -377,6 +377,7 @@ fn the_message_tables_say_what_the_types_write_and_read() {
         description: "per-topic ranges".into(),
         rebalance_protocol: RebalanceProtocol::Cooperative,
         inputs: vec![Input::Lag],
+        in_place: true,
     };
 
     check_table(
@@ -624,6 +625,7 @@ mod msgpack {
             (["int", ..], Value::Int(_)) => true,
             (["str", ..], Value::Str(_)) => true,
             (["bin", ..], Value::Bin(_)) => true,
+            (["bool", ..], Value::Bool(_)) => true,
             ([message, ..], Value::Map(_)) => message.starts_with(|c: char| c.is_ascii_uppercase()),
             _ => false,
         }
@@ -648,6 +650,8 @@ mod msgpack {
             "[]" => Some(Value::Array(vec![])),
             "{}" => Some(Value::Map(vec![])),
             "h''" => Some(Value::Bin(vec![])),
+            "false" => Some(Value::Bool(false)),
+            "true" => Some(Value::Bool(true)),
             n => n.parse().ok().map(Value::Int),
         }
     }

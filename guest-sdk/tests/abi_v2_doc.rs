@@ -247,3 +247,84 @@ fn the_v2_tables_list_every_field_in_wire_order() {
         );
     }
 }
+
+/// docs/abi.md, "v2 encoding": nil is not an array. An answer whose `assignments`, or a
+/// `MemberAssignment` whose `partitions`, is nil is malformed (leave the item out instead, or
+/// send `[]`); a nil `error`, `rebalance_after_ms` or `state` is its "if absent" value.
+#[test]
+fn nil_is_no_array_in_an_answer() {
+    // [nil, nil]: `assignments` nil.
+    assert!(v2::decode_response(&[0x92, 0xc0, 0xc0]).is_err());
+    // [nil, [[0, nil]]]: member 0's `partitions` nil.
+    assert!(v2::decode_response(&[0x92, 0xc0, 0x91, 0x92, 0x00, 0xc0]).is_err());
+    // [nil, [], nil, nil]: everything else nil is as absent.
+    let empty = v2::decode_response(&[0x94, 0xc0, 0x90, 0xc0, 0xc0]).unwrap();
+    assert_eq!(empty, v2::decode_response(&[0x90]).unwrap());
+}
+
+/// docs/abi.md, "Optional inputs", `weights`: what a whole number is, and an ignored value
+/// falling through to the next rule.
+#[test]
+fn a_weight_is_a_whole_number_and_anything_else_falls_through() {
+    let member = Member {
+        member_id: "m".into(),
+        group_instance_id: Some("a".into()),
+        client_id: "c".into(),
+        ..Member::default()
+    };
+    let weight = |pairs: &[(&str, &str)]| {
+        let params = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        v2::member_weight(&params, &member)
+    };
+    assert_eq!(weight(&[]), 1);
+    for three in [" 3 ", "+3", "003", "3"] {
+        assert_eq!(weight(&[("weight.instance.a", three)]), 3, "{three:?}");
+    }
+    assert_eq!(weight(&[("weight.instance.a", "4294967295")]), u32::MAX);
+    let rest = [("weight.client.c", "5"), ("weight.default", "7")];
+    for ignored in ["heavy", "-1", "4294967296", "2.5", "1_000", ""] {
+        let mut params = vec![("weight.instance.a", ignored)];
+        params.extend(rest);
+        assert_eq!(
+            weight(&params),
+            5,
+            "{ignored:?} falls through to the client's"
+        );
+    }
+    assert_eq!(
+        weight(&[("weight.client.c", "x"), ("weight.default", "7")]),
+        7
+    );
+    assert_eq!(weight(&[("weight.default", "x")]), 1);
+}
+
+/// docs/abi.md, v2 `AssignRequest` `subscriptions`: entries in the order of first use.
+#[test]
+fn subscriptions_are_listed_in_the_order_members_first_use_them() {
+    let mut request = example_request();
+    let topic = |name: &str| Topic {
+        name: name.into(),
+        partition_count: 1,
+        partition_racks: Vec::new(),
+    };
+    request.topics = vec![topic("a"), topic("b")];
+    request.members = ["m0", "m1", "m2", "m3"]
+        .iter()
+        .zip([&["b"][..], &["a", "b"], &["b"], &["a"]])
+        .map(|(id, topics)| Member {
+            member_id: id.to_string(),
+            topics: topics
+                .iter()
+                .map(|t| t.to_string())
+                .collect::<Vec<_>>()
+                .into(),
+            ..Member::default()
+        })
+        .collect();
+    let layout = Layout::new(&request).unwrap();
+    assert_eq!(layout.subscriptions, [vec![1], vec![0, 1], vec![0]]);
+    assert_eq!(layout.subscription_of, [0, 1, 0, 2]);
+}

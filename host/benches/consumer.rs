@@ -90,6 +90,7 @@ impl Shard {
         let entry = StrategyEntry {
             active_version: 1,
             rebalance_protocol: RebalanceProtocol::Eager,
+            in_place: false,
         };
         strategies.modules.insert("uniform".into(), entry);
         let config = CoordinatorConfig {

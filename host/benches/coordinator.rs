@@ -127,6 +127,7 @@ impl Harness {
             StrategyEntry {
                 active_version: 1,
                 rebalance_protocol: RebalanceProtocol::Eager,
+                in_place: false,
             },
         );
         let config = CoordinatorConfig {

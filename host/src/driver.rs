@@ -184,6 +184,10 @@ impl Driver {
         let primary = Arc::new(Semaphore::new(primary));
         let fallback = Arc::new(Semaphore::new(fallback));
         let start = tokio::time::Instant::now();
+        // Coordinator time counts from `start`; modules see wall-clock time.
+        let clock_base_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
         let mut senders = Vec::with_capacity(shards);
         let mut tasks = Vec::with_capacity(shards + 1);
         for index in 0..shards {
@@ -200,7 +204,8 @@ impl Driver {
                     coordinator_config,
                     topics.borrow().clone(),
                     strategies.borrow().clone(),
-                ),
+                )
+                .with_clock_base(clock_base_ms),
                 timers: Default::default(),
                 replies: Default::default(),
                 next_reply: 1,

@@ -64,6 +64,13 @@ struct UnavailableLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct InPlaceLabels {
+    group: String,
+    /// `applied` (no rebalance) or `rebalanced`.
+    outcome: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ReasonLabels {
     reason: String,
 }
@@ -104,6 +111,7 @@ pub struct Metrics {
     kafka_requests: Family<ApiLabels, Counter>,
     kafka_errors: Family<ApiErrorLabels, Counter>,
     rebalances: Family<RebalanceLabels, Counter>,
+    in_place_rounds: Family<InPlaceLabels, Counter>,
     members_removed: Family<ReasonLabels, Counter>,
     assignor_calls: Family<CallLabels, Counter>,
     assignor_unavailable: Family<UnavailableLabels, Counter>,
@@ -194,6 +202,7 @@ impl Metrics {
             kafka_requests: Family::default(),
             kafka_errors: Family::default(),
             rebalances: Family::default(),
+            in_place_rounds: Family::default(),
             members_removed: Family::default(),
             assignor_calls: Family::default(),
             assignor_unavailable: Family::default(),
@@ -236,6 +245,12 @@ impl Metrics {
             "rebalances",
             "Rebalances started, by group and reason category",
             m.rebalances.clone(),
+        );
+        registry.register(
+            "in_place_rounds",
+            "Classic-group membership changes tried without a rebalance (modules declaring \
+             in_place), by group and outcome: applied, or rebalanced",
+            m.in_place_rounds.clone(),
         );
         registry.register(
             "assignor_unavailable",
@@ -505,6 +520,14 @@ impl Metrics {
                     .get_or_create(&RebalanceLabels {
                         group: group.to_string(),
                         reason: reason.category().to_owned(),
+                    })
+                    .inc();
+            }
+            Notice::InPlaceRound { group, applied, .. } => {
+                self.in_place_rounds
+                    .get_or_create(&InPlaceLabels {
+                        group: group.to_string(),
+                        outcome: if *applied { "applied" } else { "rebalanced" }.to_owned(),
                     })
                     .inc();
             }

@@ -166,11 +166,13 @@ PROXY_SETTINGS = {"metadata_refresh": "1s"}
 
 @pytest.fixture
 def proxy(tmp_path, precompiled_cache, request):
-    """`@pytest.mark.upstream_settings(key=value, ...)` adds `[upstream]` settings;
+    """`@pytest.mark.upstream_settings(key=value, ...)` adds `[upstream]` settings,
+    `@pytest.mark.coordinator_settings(key=value, ...)` `[coordinator]` settings;
     `broker_ports_from="fixed"` fixes node 1's port (a free one, chosen here), so a restarted
     host is where the clients last saw it."""
     marker = request.node.get_closest_marker("upstream_settings")
     settings = {**PROXY_SETTINGS, **(marker.kwargs if marker else {})}
+    coordinator = request.node.get_closest_marker("coordinator_settings")
     shared = upstream_kind() == "kafka"
     upstream = (request.getfixturevalue("kafka") if shared
                 else start_upstream(tmp_path / "upstream"))
@@ -179,7 +181,8 @@ def proxy(tmp_path, precompiled_cache, request):
         settings["broker_ports_from"] = free_port() - upstream.node_id
     try:
         host = start_proxy_host(tmp_path / "host", upstream, shared,
-                                shared_cache=precompiled_cache, upstream_settings=settings)
+                                shared_cache=precompiled_cache, upstream_settings=settings,
+                                coordinator=coordinator.kwargs if coordinator else None)
     except BaseException:
         if not shared:
             upstream.stop()

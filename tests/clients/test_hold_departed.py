@@ -4,9 +4,9 @@ confluent-kafka (librdkafka) consumers. Three static consumers (`group.instance.
 (`PUT /v1/groups/G/config`, what `assignor-host group set G --strategy hold-departed --param
 window_ms=N` sends) with `inner=cooperative-sticky`.
 
-One consumer is killed (no LeaveGroup, as a crash): its session (6 s) expires, the group
-rebalances, and the other two keep exactly their partitions and revoke nothing while the
-departed one's wait, unassigned.
+One consumer is killed (no LeaveGroup, as a crash): its session (6 s) expires, and the other
+two keep exactly their partitions and revoke nothing while the departed one's wait, unassigned
+(without a rebalance: the module's answer is applied in place, docs/abi.md).
 - It comes back inside the window (same instance id, a new process): it gets exactly its
   partitions back, and the other two still revoked nothing.
 - It does not: at the end of the window the follow-up rebalance spreads its partitions over
@@ -70,6 +70,7 @@ def test_a_consumer_back_inside_the_window_gets_exactly_its_partitions(host, con
     host.create_topics(topics)
     agents, before = start_three(host, consumers, group, topics, window_ms=60_000)
     revoked = {n: len(revocations(agents[n])) for n in "ac"}
+    assigned = {n: len(agents[n].assignments()) for n in "ac"}
     agents["b"].kill()
     wait_without_b(host, group, agents, before)
 
@@ -119,11 +120,12 @@ def test_a_consumer_that_does_not_return_has_its_partitions_spread_at_the_window
     assert sorted(len(agents[n].current) for n in "ac") == [3, 3]
 
 
-def test_eager_kafka_python_consumers_get_the_same_partitions_back(host, consumers):
-    """kafka-python (eager `range`, `group_instance_id`): eager clients revoke everything at
-    every rebalance, so the window cannot spare them the pause; what it keeps is the
-    assignment. After b's session expires a and c get exactly their partitions back and b's
-    wait; b, back inside the window, gets exactly its own."""
+def test_eager_kafka_python_static_members_that_stay_are_not_stopped(host, consumers):
+    """kafka-python (eager `range`, `group_instance_id`): an eager client revokes everything
+    at every rebalance, so b's expiry and its return are applied without one (in-place
+    rounds, docs/abi.md): a and c revoke nothing and keep their partitions while b's wait; b,
+    back inside the window with its instance id, is admitted into the current generation with
+    exactly its own."""
     group = unique("hold-eager")
     topics = {f"{group}-orders": 6}
     host.create_topics(topics)
@@ -143,11 +145,11 @@ def test_eager_kafka_python_consumers_get_the_same_partitions_back(host, consume
     before = wait_until(split, f"{group}: three consumers, every partition once",
                         timeout_s=60)[1]
     assert sorted(len(p) for p in before.values()) == [2, 2, 2], before
+    generation = host.group_detail(group)["generation"]
+    revoked = {n: len(revocations(agents[n])) for n in "ac"}
+    assigned = {n: len(agents[n].assignments()) for n in "ac"}
     agents["b"].kill()
     wait_without_b(host, group, agents, before)
-    for n in "ac":
-        wait_until(lambda n=n: (agents[n].current == before[n], agents[n].summary()),
-                   f"{group}: {n} holds its own again", timeout_s=30)
 
     back = consumers.start("kafka-python", group, sorted(topics), ["range"],
                            client_id="app-b", instance_id="b")
@@ -160,3 +162,7 @@ def test_eager_kafka_python_consumers_get_the_same_partitions_back(host, consume
         return ok, f"{d}\n{back.summary()}"
     wait_until(returned, f"{group}: b back with its partitions, a and c with theirs",
                timeout_s=60)
+    for n in "ac":
+        assert len(revocations(agents[n])) == revoked[n], agents[n].summary()
+        assert len(agents[n].assignments()) == assigned[n], agents[n].summary()
+    assert host.group_detail(group)["generation"] == generation

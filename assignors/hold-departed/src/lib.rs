@@ -11,7 +11,7 @@
 //! | parameter | default | meaning |
 //! |---|---|---|
 //! | `window_ms` | 30000 | how long a departed member's partitions wait for it, in milliseconds (0: not at all; at most a week) |
-//! | `inner` | `cooperative-sticky` when members report owned partitions (KIP-429 clients do), else `sticky` | the strategy spreading the partitions: `range`, `roundrobin`, `sticky`, `cooperative-sticky` or `uniform` |
+//! | `inner` | `cooperative-sticky` when members of a classic group report owned partitions (KIP-429 clients do), else `sticky` | the strategy spreading the partitions: `range`, `roundrobin`, `sticky`, `cooperative-sticky` or `uniform` |
 //!
 //! **How a departure plays out.** The module keeps its last answer with the host (ABI v2
 //! input `state`): every member, who it is (`group.instance.id`, or client id and host for a
@@ -45,9 +45,15 @@
 //! owning it (KIP-429), so the host's cooperative check holds by construction: such a
 //! partition is left out for the round, its owner revokes it, and the next round hands it on.
 //!
-//! Eager clients revoke everything at every rebalance, so for them the window means "the
-//! same partitions come back", not "no pause"; the members that stay still get exactly what
-//! they had.
+//! **No rebalance for a departure or a return** (`in_place`). Eager clients revoke everything
+//! at every rebalance, so holding partitions alone would not spare the members that stay a
+//! stop. The module therefore declares `in_place`: when a member leaves a settled classic
+//! group, or a departed one comes back, the host calls it at the current generation and, when
+//! its answer moves nothing from a member that stayed (the answer above always does not, for
+//! a departure or a return), applies it without a rebalance: the others are told nothing and
+//! keep consuming, the returning member is admitted into the current generation with exactly
+//! its partitions. Only the window's end is a rebalance (one, in which eager members revoke
+//! once: new partitions reach a classic member only through JoinGroup and SyncGroup).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -76,7 +82,8 @@ pub const MAX_WINDOW_MS: u64 = 7 * 24 * 60 * 60 * 1000;
     version = "0.1.0",
     description = "a departed member's partitions wait for it, unassigned, for `window_ms` (default 30000); it gets exactly them back if it returns, else they are spread by `inner` (default sticky / cooperative-sticky)",
     protocol = "eager",
-    inputs = "client, racks, user_data, state"
+    inputs = "client, racks, user_data, metadata, state",
+    in_place = true
 )]
 pub fn assign(request: &AssignRequest) -> Result<Assignment, AssignError> {
     let params = Params::from_request(request)?;
@@ -282,12 +289,24 @@ impl Params {
 }
 
 /// Whether the members follow KIP-429: cooperative clients report the partitions they keep
-/// while rejoining; eager ones revoke everything first and report none.
+/// while rejoining; eager ones revoke everything first and report none. Never for a consumer
+/// group (KIP-848, [`reconciled_by_host`]).
 pub fn looks_cooperative(request: &AssignRequest) -> bool {
-    request
-        .members
-        .iter()
-        .any(|m| !m.owned_partitions.is_empty())
+    !reconciled_by_host(request)
+        && request
+            .members
+            .iter()
+            .any(|m| !m.owned_partitions.is_empty())
+}
+
+/// Whether this is a consumer group (KIP-848), whose members carry no protocol metadata
+/// (docs/abi.md, `Member.metadata`): its coordinator revokes a partition before it hands it
+/// on, so nothing is left out for a hand-over (a partition left out would wait, unowned,
+/// for the group's next epoch) and the inner strategy is the plain sticky one.
+pub fn reconciled_by_host(request: &AssignRequest) -> bool {
+    request.protocol_type == "consumer"
+        && !request.members.is_empty()
+        && request.members.iter().all(|m| m.metadata.is_empty())
 }
 
 /// Who is who this round: the member that came back to each held seat, and the seats still

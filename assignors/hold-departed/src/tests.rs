@@ -305,3 +305,43 @@ fn bad_parameters_are_refused_with_what_to_write() {
     );
     assert!(message(&[("inner", "fastest")]).starts_with("parameter `inner` is `fastest`"));
 }
+
+#[test]
+fn a_consumer_group_hands_partitions_on_at_once_a_classic_cooperative_one_in_two_rounds() {
+    // a owns all six; b and c join. A consumer group (KIP-848: members carry no metadata) is
+    // reconciled by the coordinator, which revokes from a before it hands on: everything is in
+    // the answer. A classic cooperative group gets a's partitions back only once a revoked them.
+    let members: &[(&str, Option<&str>, &[i32])] = &[
+        ("a-1", None, &[0, 1, 2, 3, 4, 5]),
+        ("b-1", None, &[]),
+        ("c-1", None, &[]),
+    ];
+    let mut consumer = group(members, 6, 0);
+    consumer.protocol_type = "consumer".into();
+    assert!(reconciled_by_host(&consumer) && !looks_cooperative(&consumer));
+    let round = run(consumer.clone(), None, &[]);
+    let mut all: Vec<i32> = ["a-1", "b-1", "c-1"]
+        .iter()
+        .flat_map(|m| of(&round, m))
+        .collect();
+    all.sort_unstable();
+    assert_eq!(all, [0, 1, 2, 3, 4, 5], "nothing left out: {:?}", round.of);
+    assert_eq!(of(&round, "b-1").len(), 2);
+
+    let mut classic = consumer;
+    for m in &mut classic.members {
+        m.metadata = vec![0, 1]; // a Subscription's bytes
+    }
+    assert!(!reconciled_by_host(&classic) && looks_cooperative(&classic));
+    let round = run(classic, None, &[]);
+    assert!(
+        of(&round, "b-1").is_empty(),
+        "a still owns them: {:?}",
+        round.of
+    );
+    assert_eq!(
+        of(&round, "a-1").len(),
+        2,
+        "a keeps its share and revokes the rest"
+    );
+}

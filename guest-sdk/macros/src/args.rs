@@ -1,5 +1,5 @@
 //! The attribute's arguments: `name`, `version`, `description`, `protocol`, all required, and
-//! `inputs`, optional; all string literals. Every mistake is a `syn::Error` pointing at the
+//! `inputs`, optional, all string literals; and `in_place`, an optional `bool` literal. Every mistake is a `syn::Error` pointing at the
 //! culprit; several mistakes in one attribute are reported together.
 
 use proc_macro2::{Span, TokenStream};
@@ -37,6 +37,9 @@ pub(crate) struct Args {
     pub(crate) protocol: Ident,
     /// The `Input` variants of `inputs = "..."`, in the order written, without repeats.
     pub(crate) inputs: Vec<Ident>,
+    /// `in_place = true`: the module's answers to a change of membership may be applied
+    /// without a rebalance (`AssignorInfo::in_place`).
+    pub(crate) in_place: bool,
 }
 
 /// Parses and checks the tokens inside `#[assignor(...)]`.
@@ -46,12 +49,26 @@ pub(crate) fn parse(tokens: TokenStream) -> syn::Result<Args> {
     let mut found: [Option<LitStr>; 5] = Default::default();
     // Keys written at all, valid or not: a bad value is reported once, not also as missing.
     let mut seen = [false; 5];
+    let mut in_place: Option<bool> = None;
     for (key, value) in entries {
+        if key == "in_place" {
+            if in_place.is_some() {
+                errors.push(syn::Error::new(
+                    key.span(),
+                    "duplicate key `in_place` in #[assignor]",
+                ));
+            }
+            match bool_value(&key, value) {
+                Ok(value) => in_place = Some(value),
+                Err(e) => errors.push(e),
+            }
+            continue;
+        }
         let Some(slot) = KEYS.iter().position(|k| key == k) else {
             errors.push(syn::Error::new(
                 key.span(),
                 format!(
-                    "unknown key `{key}` in #[assignor]; expected `name`, `version`, `description` and `protocol`, and optionally `inputs`"
+                    "unknown key `{key}` in #[assignor]; expected `name`, `version`, `description` and `protocol`, and optionally `inputs` and `in_place`"
                 ),
             ));
             continue;
@@ -146,6 +163,7 @@ pub(crate) fn parse(tokens: TokenStream) -> syn::Result<Args> {
         description,
         protocol: Ident::new(protocol_variant, protocol.span()),
         inputs: variants,
+        in_place: in_place.unwrap_or(false),
     })
 }
 
@@ -196,6 +214,18 @@ fn string_value(key: &Ident, value: Expr) -> syn::Result<LitStr> {
     }
 }
 
+fn bool_value(key: &Ident, value: Expr) -> syn::Result<bool> {
+    match value {
+        Expr::Lit(ExprLit {
+            lit: Lit::Bool(b), ..
+        }) => Ok(b.value),
+        other => Err(syn::Error::new_spanned(
+            other,
+            format!("`{key}` must be `true` or `false`, e.g. `{key} = true`"),
+        )),
+    }
+}
+
 /// Collects errors so one compile shows every mistake.
 #[derive(Default)]
 pub(crate) struct Errors(Option<syn::Error>);
@@ -241,6 +271,26 @@ mod tests {
         assert_eq!(args.version.value(), "1");
         assert_eq!(args.description.value(), "d");
         assert_eq!(args.protocol.to_string(), "Cooperative");
+        assert!(!args.in_place, "in_place is false unless written");
+    }
+
+    #[test]
+    fn in_place_is_a_bool_written_once() {
+        let base = quote!(
+            name = "n",
+            version = "1",
+            description = "d",
+            protocol = "eager"
+        );
+        assert!(parse(quote!(#base, in_place = true)).unwrap().in_place);
+        assert!(!parse(quote!(#base, in_place = false)).unwrap().in_place);
+        assert_eq!(
+            messages(quote!(#base, in_place = true, in_place = 1)),
+            [
+                "duplicate key `in_place` in #[assignor]",
+                "`in_place` must be `true` or `false`, e.g. `in_place = true`",
+            ]
+        );
     }
 
     #[test]
@@ -249,7 +299,7 @@ mod tests {
         assert_eq!(
             got,
             [
-                "unknown key `colour` in #[assignor]; expected `name`, `version`, `description` and `protocol`, and optionally `inputs`",
+                "unknown key `colour` in #[assignor]; expected `name`, `version`, `description` and `protocol`, and optionally `inputs` and `in_place`",
                 "duplicate key `name` in #[assignor]",
                 "`version` must be a string literal, e.g. `version = \"...\"`",
                 format!("#[assignor] is missing `description`, `protocol`; write {USAGE}").as_str(),

@@ -69,6 +69,7 @@ fn generate(args: &args::Args, ident: &syn::Ident, item: TokenStream2) -> TokenS
         description,
         protocol,
         inputs,
+        in_place,
     } = args;
     let module = format_ident!("__assignor_exports_{}", ident);
     let checks = EXPORTS.iter().map(|(constant, literal)| {
@@ -119,6 +120,7 @@ fn generate(args: &args::Args, ident: &syn::Ident, item: TokenStream2) -> TokenS
                     #description,
                     ::assignor_sdk::__private::RebalanceProtocol::#protocol,
                     &[#(::assignor_sdk::__private::Input::#inputs),*],
+                    #in_place,
                 )
             }
         }

@@ -273,6 +273,28 @@ fn render_describe(v: &Value) -> String {
             d["waited_ms"], d["joined"], d["left"], d["starts_in_ms"]
         ));
     }
+    for h in v["held"].as_array().into_iter().flatten() {
+        let partitions: Vec<String> = h["partitions"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(topic, list)| format!("{topic} {list}"))
+            .collect();
+        let who = match h["group_instance_id"].as_str() {
+            Some(instance) => format!("instance {instance}"),
+            None => format!("{}@{}", text(&h["client_id"]), text(&h["client_host"])),
+        };
+        let until = match h["until_in_ms"].as_u64() {
+            Some(ms) => format!("until the follow-up in {ms} ms"),
+            None => "until the next rebalance".to_string(),
+        };
+        out.push_str(&format!(
+            "held            {} for {who} (member {}), {} ms so far, {until}\n",
+            partitions.join(", "),
+            text(&h["member_id"]),
+            h["held_ms"],
+        ));
+    }
     if let Some(run) = v["last_run"].as_object() {
         let outcome = &run["outcome"];
         let outcome = match outcome["detail"].as_str() {
@@ -530,5 +552,36 @@ mod tests {
         );
         let off = render_describe(&json!({"group_id": "g", "config": {}, "members": []}));
         assert!(off.contains("stabilize       off\n"), "{off}");
+    }
+
+    #[test]
+    fn describe_shows_held_partitions_for_whom_and_until_when() {
+        let detail = json!({
+            "group_id": "g", "state": "Stable", "generation": 3, "config": {"params": {}},
+            "held": [
+                {"member_id": "b-1", "group_instance_id": null, "client_id": "b",
+                 "client_host": "/10.0.0.3", "partitions": {"orders": [1, 4]},
+                 "held_ms": 4100, "until_in_ms": 15900},
+                {"member_id": "c-1", "group_instance_id": "c", "client_id": "c",
+                 "client_host": "/10.0.0.4", "partitions": {"orders": [2]},
+                 "held_ms": 100, "until_in_ms": null}
+            ],
+            "members": [], "history": []
+        });
+        let text = render_describe(&detail);
+        assert!(
+            text.contains(
+                "held            orders [1,4] for b@/10.0.0.3 (member b-1), 4100 ms so far, \
+                 until the follow-up in 15900 ms\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "held            orders [2] for instance c (member c-1), 100 ms so far, until \
+                 the next rebalance\n"
+            ),
+            "{text}"
+        );
     }
 }

@@ -14,6 +14,7 @@ use super::classic::{GroupState, Mode, RebalanceRecord, RunRecord, build_request
 use super::config::{GroupConfig, MAX_STABILIZE_MS};
 use super::context::{Ctx, Env};
 use super::event::{Effect, RebalanceReason};
+use super::held::Held;
 use super::list_groups::CLASSIC;
 use assignor_wire::consumer_protocol::{self, decode_assignment, decode_subscription};
 
@@ -46,6 +47,27 @@ pub struct GroupDetail {
     /// A classic group's rebalance deferred by stabilisation (`stabilize_ms`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deferred_rebalance: Option<DeferredDetail>,
+    /// Partitions of departed members that nobody has been given since they left (a module
+    /// holding them for their owner, `hold-departed`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub held: Vec<HeldDetail>,
+}
+
+/// One departed member's partitions that wait without an owner.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HeldDetail {
+    /// The member id it had; a returning consumer comes back under a new one.
+    pub member_id: String,
+    pub group_instance_id: Option<String>,
+    pub client_id: String,
+    pub client_host: String,
+    /// Topic -> partitions.
+    pub partitions: BTreeMap<String, Vec<i32>>,
+    /// Since it left.
+    pub held_ms: Millis,
+    /// Until the module's follow-up, when the group rebalances to hand them out unless the
+    /// module asks for longer (`None`: no follow-up is armed).
+    pub until_in_ms: Option<Millis>,
 }
 
 /// A rebalance that waits for membership to settle: what changed, for how long, and when it
@@ -201,7 +223,33 @@ pub(crate) fn group_detail(
             waited_ms: now.saturating_sub(w.since),
             starts_in_ms: w.due.saturating_sub(now),
         }),
+        held: held_details(env, &group.held, group.follow_up_at, now),
     })
+}
+
+/// Describe's held records of either group type: for how long they have waited, and until the
+/// module's follow-up (`follow_up_at`, coordinator time).
+pub(crate) fn held_details(
+    env: &Env,
+    held: &[Held],
+    follow_up_at: Option<Millis>,
+    now: Millis,
+) -> Vec<HeldDetail> {
+    held.iter()
+        .map(|h| HeldDetail {
+            member_id: h.member_id.clone(),
+            group_instance_id: h.group_instance_id.clone(),
+            client_id: h.client_id.clone(),
+            client_host: h.client_host.clone(),
+            partitions: h
+                .partitions
+                .iter()
+                .map(|tp| (tp.topic.clone(), tp.partitions.clone()))
+                .collect(),
+            held_ms: env.clock_ms(now).saturating_sub(h.since_ms),
+            until_in_ms: follow_up_at.map(|at| at.saturating_sub(now)),
+        })
+        .collect()
 }
 
 /// Every group of a shard, sorted by id.
@@ -328,7 +376,7 @@ pub(crate) fn assign_request(
         params,
         strategy,
         group.generation_id + 1,
-        now,
+        env.clock_ms(now),
     );
     Some(request)
 }

@@ -27,6 +27,10 @@ pub(crate) struct Env {
     pub ids: IdGen,
     /// The id of the next assignor run (a late result carries its run id, so it is dropped).
     pub next_run: u64,
+    /// Milliseconds since the Unix epoch at coordinator time 0 (set by the driver; 0 in
+    /// tests): a request's `now_ms` is wall-clock time, so a module that keeps a time in its
+    /// `state` (a hold since then) reads it right after a restart or on another node.
+    pub clock_base_ms: Millis,
 }
 
 impl Env {
@@ -43,7 +47,13 @@ impl Env {
             strategies,
             configs: HashMap::new(),
             next_run: 1,
+            clock_base_ms: 0,
         }
+    }
+
+    /// A request's `now_ms` for coordinator time `now`: milliseconds since the Unix epoch.
+    pub fn clock_ms(&self, now: Millis) -> Millis {
+        self.clock_base_ms.saturating_add(now)
     }
 
     /// The operator's configuration of `group`, or the default (no override, no parameters).

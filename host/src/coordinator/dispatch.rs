@@ -58,6 +58,13 @@ impl Coordinator {
         }
     }
 
+    /// Sets the wall-clock time of coordinator time 0, in milliseconds since the Unix epoch
+    /// (`AssignRequest.now_ms` is wall-clock time).
+    pub fn with_clock_base(mut self, unix_ms: Millis) -> Coordinator {
+        self.env.clock_base_ms = unix_ms;
+        self
+    }
+
     pub fn config(&self) -> &CoordinatorConfig {
         &self.env.config
     }
@@ -96,7 +103,7 @@ impl Coordinator {
                     touched = Some(group.id.clone());
                     target::on_done(&mut ctx, group, done)
                 } else if let Some(group) = groups.get_mut(done.group_id.as_str()) {
-                    assignment::on_done(&mut ctx, group, done)
+                    rebalance::assignor_done(&mut ctx, group, done)
                 } else {
                     assignment::dropped(&mut ctx, &done)
                 }
@@ -231,7 +238,7 @@ impl Coordinator {
     /// long a deferred rebalance has waited).
     pub fn group_detail(&self, now: Millis, group_id: &str) -> Option<GroupDetail> {
         match self.consumers.get(group_id) {
-            Some(group) => Some(super::consumer::admin::group_detail(&self.env, group)),
+            Some(group) => Some(super::consumer::admin::group_detail(&self.env, group, now)),
             None => admin::group_detail(&self.env, &self.groups, group_id, now),
         }
     }
@@ -367,7 +374,8 @@ fn timer(ctx: &mut Ctx<'_>, groups: &mut Groups, key: TimerKey) {
         TimerKey::Heartbeat { member, .. } => rebalance::heartbeat_expired(ctx, group, &member),
         TimerKey::Join { .. } => rebalance::join_timer(ctx, group),
         TimerKey::Sync { .. } => rebalance::sync_expired(ctx, group),
-        TimerKey::AssignorDeadline { .. } => assignment::deadline(ctx, group),
+        TimerKey::AssignorDeadline { .. } => rebalance::assignor_deadline(ctx, group),
+        TimerKey::InPlace { .. } => rebalance::in_place_wait_over(ctx, group),
         TimerKey::FollowUp { .. } => rebalance::follow_up(ctx, group),
         TimerKey::Stabilize { .. } => rebalance::stabilized(ctx, group),
         // Consumer-group timers of a group that is gone.
@@ -384,6 +392,7 @@ fn consumer_timer(ctx: &mut Ctx<'_>, group: &mut ConsumerGroup, key: TimerKey) {
         TimerKey::FollowUp { .. } => refresh::follow_up(ctx, group),
         TimerKey::Persist { .. } => consumer_snapshot::write(ctx, group),
         // Classic timers of a group id that is now a consumer group.
+        TimerKey::InPlace { .. } => target::twins_wait_over(ctx, group),
         TimerKey::Join { .. } | TimerKey::Sync { .. } | TimerKey::Stabilize { .. } => {}
     }
 }
@@ -490,6 +499,12 @@ fn restore(
         stabilize::resume(ctx, &mut group, deferred);
     }
     rebalance::check_topics(ctx, &mut group);
+    // A module that may hold partitions (it declares `in_place`) is asked again at once
+    // whether it does: the follow-up it asked for is not written with the group. The call is
+    // in place, so a module that still holds costs nobody a rebalance.
+    if rebalance::may_hold(ctx, &group) {
+        ctx.schedule_in(TimerKey::FollowUp { group: id.clone() }, 0);
+    }
     groups.insert(id, group);
 }
 

@@ -68,6 +68,8 @@ pub enum TimerKey {
     /// Rebalance stabilisation: membership has been quiet long enough (or the wait reached
     /// its bound); the deferred rebalance starts.
     Stabilize { group: Arc<str> },
+    /// An in-place round stops waiting for a joiner's twins (`classic/in_place.rs`).
+    InPlace { group: Arc<str> },
     /// Consumer groups: the rebalance timeout of a member that must revoke partitions; the
     /// member is fenced if it has not revoked them by then.
     Revocation { group: Arc<str>, member: Arc<str> },
@@ -88,6 +90,7 @@ impl TimerKey {
             | TimerKey::AssignorDeadline { group }
             | TimerKey::FollowUp { group }
             | TimerKey::Stabilize { group }
+            | TimerKey::InPlace { group }
             | TimerKey::Revocation { group, .. }
             | TimerKey::TargetWait { group, .. }
             | TimerKey::Persist { group } => group,
@@ -446,6 +449,13 @@ pub enum Notice {
         duration_us: u64,
         fuel: u64,
         fallback: bool,
+    },
+    /// A classic group's membership change was tried without a rebalance: applied, or given
+    /// up for a rebalance (`classic/in_place.rs`).
+    InPlaceRound {
+        group: Arc<str>,
+        generation: i32,
+        applied: bool,
     },
     /// A consumer group's target is being computed by the fallback module because no module
     /// serves the assignor the group names (`group.remote.assignor`).

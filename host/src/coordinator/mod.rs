@@ -44,6 +44,7 @@ mod delete_groups;
 mod describe_groups;
 mod dispatch;
 mod event;
+mod held;
 mod ids;
 mod list_groups;
 mod offset_commit;
@@ -59,7 +60,8 @@ pub mod view;
 pub(crate) mod tests;
 
 pub use admin::{
-    AdminError, DeferredDetail, GroupDetail, GroupSummary, MemberDetail, check_group_config,
+    AdminError, DeferredDetail, GroupDetail, GroupSummary, HeldDetail, MemberDetail,
+    check_group_config,
 };
 pub use api::{
     ConsumerGroupDescribe, DeleteGroup, DescribeGroup, GroupCall, GroupRequest, GroupResponse,
@@ -73,6 +75,7 @@ pub use event::{
     AssignorDone, AssignorFailure, AssignorOutput, AssignorRun, Effect, Event, Notice,
     RebalanceReason, RemovalReason, RestoredGroup, RunOutcome, TimerKey,
 };
+pub use held::Held;
 pub use list_groups::CLASSIC;
 pub use responses::{error_response, txn_offset_commit_all};
 pub use snapshot::{

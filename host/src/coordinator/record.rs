@@ -32,6 +32,10 @@ pub struct RebalanceRecord {
     pub duration_ms: u64,
     pub partitions_moved: u64,
     pub fallback_used: bool,
+    /// A classic group's membership change applied without a rebalance (`classic/in_place.rs`):
+    /// `generation` is the one it kept.
+    #[serde(default)]
+    pub in_place: bool,
 }
 
 /// How an assignor step ended.

@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::held::Held;
 use super::record::{RebalanceRecord, RunRecord};
 
 /// A group's metadata at one generation.
@@ -42,6 +43,10 @@ pub struct GroupSnapshot {
     /// rather than resume an assignment that leaves partitions without an owner.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deferred: Option<DeferredRebalance>,
+    /// Departed members' partitions nobody has been given since (either group type), for
+    /// describe after a restart.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub held: Vec<Held>,
 }
 
 /// What a deferred rebalance had seen when its group was written.

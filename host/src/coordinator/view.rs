@@ -107,6 +107,9 @@ pub struct StrategiesView {
 pub struct StrategyEntry {
     pub active_version: u32,
     pub rebalance_protocol: RebalanceProtocol,
+    /// The module declared `in_place` (`AssignorInfo::in_place`): a classic group's departure
+    /// or returning member is first tried without a rebalance (`classic/in_place.rs`).
+    pub in_place: bool,
 }
 
 impl StrategiesView {

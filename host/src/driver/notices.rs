@@ -50,6 +50,11 @@ impl NoticeSink for TracingNotices {
                 fallback,
             } => tracing::info!(group = %group, generation, module = %module, version = ?version,
                 outcome = ?outcome, duration_us, fuel, fallback, "assignor run finished"),
+            Notice::InPlaceRound {
+                group,
+                generation,
+                applied,
+            } => tracing::info!(group = %group, generation, applied, "in-place round ended"),
             Notice::AssignorUnavailable {
                 group,
                 epoch,

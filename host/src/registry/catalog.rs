@@ -141,6 +141,7 @@ impl Catalog {
                     let info = StrategyEntry {
                         active_version: active.version,
                         rebalance_protocol: active.meta.info.rebalance_protocol,
+                        in_place: active.meta.info.in_place,
                     };
                     (name.clone(), info)
                 })

@@ -379,5 +379,6 @@ fn info_or_default(compiled: &CompiledModule, name: &str) -> AssignorInfo {
         description: String::new(),
         rebalance_protocol: RebalanceProtocol::Eager,
         inputs: Vec::new(),
+        in_place: false,
     })
 }

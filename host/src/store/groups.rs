@@ -240,6 +240,17 @@ pub(super) mod tests {
                 bytes: serde_bytes::ByteBuf::from(vec![9, 8, 7]),
             }),
             deferred: None,
+            held: vec![crate::coordinator::Held {
+                member_id: "c-2".into(),
+                group_instance_id: None,
+                client_id: "c".into(),
+                client_host: "/127.0.0.2".into(),
+                partitions: vec![assignor_sdk::TopicPartitions {
+                    topic: "t".into(),
+                    partitions: vec![1],
+                }],
+                since_ms: 1_796_000_000_000,
+            }],
         }
     }
 
@@ -331,10 +342,15 @@ pub(super) mod tests {
             fields.remove("module_state").is_some(),
             "and modules' kept state later still"
         );
+        assert!(
+            fields.remove("held").is_some(),
+            "and held partitions after that"
+        );
         let bytes = rmp_serde::to_vec_named(&before).unwrap();
         let read: GroupSnapshot = rmp_serde::from_slice(&bytes).unwrap();
         let expected = GroupSnapshot {
             module_state: None,
+            held: Vec::new(),
             ..snapshot("g", 3)
         };
         assert_eq!(read, expected);

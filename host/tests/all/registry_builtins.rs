@@ -77,6 +77,15 @@ fn builtins_are_registered_as_version_zero() {
         let info = &registry.versions(name).unwrap()[0].meta.info;
         assert_eq!(info.rebalance_protocol, RebalanceProtocol::Eager);
     }
+    // The coordinator learns from the view which modules' answers may apply in place.
+    let view = registry.view();
+    let in_place: Vec<&str> = view
+        .modules
+        .iter()
+        .filter(|(_, e)| e.in_place)
+        .map(|(name, _)| name.as_str())
+        .collect();
+    assert_eq!(in_place, ["hold-departed"]);
 }
 
 #[test]

@@ -45,6 +45,7 @@ fn a_module_written_without_the_sdk_runs() {
             description: String::new(),
             rebalance_protocol: RebalanceProtocol::Eager,
             inputs: Vec::new(),
+            in_place: false,
         }
     );
     let report = registry.run("plain", None, &request(), false).unwrap();

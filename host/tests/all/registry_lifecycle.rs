@@ -372,6 +372,7 @@ fn describe_info_and_defaults_are_recorded() {
             description: String::new(),
             rebalance_protocol: RebalanceProtocol::Eager,
             inputs: Vec::new(),
+            in_place: false,
         },
         "a module without assignor_describe gets the defaults"
     );

@@ -163,6 +163,7 @@ fn describe_info_is_read_at_load() {
         description: "keeps partitions".into(),
         rebalance_protocol: RebalanceProtocol::Cooperative,
         inputs: Vec::new(),
+        in_place: false,
     };
     let bytes = assignor_sdk::encode(&info).unwrap();
     let wat = returning(b"").replace(

@@ -52,6 +52,7 @@ fn info(inputs: Vec<Input>) -> AssignorInfo {
             .into(),
         rebalance_protocol: RebalanceProtocol::Eager,
         inputs,
+        in_place: false,
     }
 }
 

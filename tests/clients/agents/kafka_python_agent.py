@@ -2,7 +2,11 @@
 
 The assignment reported is the consumer's whole assignment (`assignment()`) when kafka-python
 calls `on_partitions_assigned`, with the member id and generation of
-`KafkaConsumer.group_metadata()`. A strategy name other than the client's own assignors
+`KafkaConsumer.group_metadata()`. `assigned` also carries the partitions the callback was given
+(`added`: eager, the whole assignment; cooperative, the additions) and `revoked` and `closed`
+carry `time.monotonic_ns()` (`since_ns`, `at_ns`) as the confluent-kafka agent's do, for
+harness.ownership. kafka-python has installed an assignment before it calls the callback, so
+`since_ns` is a little late: ownership from these stamps is the client's from the callback on. A strategy name other than the client's own assignors
 (`BUILT_IN`) becomes an assignor class of that name whose `assign` must never run: the host is
 the group's leader, so the client only proposes the name and takes the follower path.
 """
@@ -93,14 +97,16 @@ def main():
             positions.flush()
             positions.forget((tp.topic, tp.partition) for tp in revoked)
             emit("revoked", member_id=consumer.group_metadata().member_id,
-                 partitions=partitions_of(revoked))
+                 partitions=partitions_of(revoked), at=time.time(), at_ns=time.monotonic_ns())
 
         def on_partitions_assigned(self, assigned):
             # Eager: `assigned` is the whole assignment; cooperative: only the additions, with
             # the whole set already installed. Report the whole set in both cases.
+            since, since_ns = time.time(), time.monotonic_ns()
             meta = consumer.group_metadata()
             emit("assigned", member_id=meta.member_id, generation=meta.generation_id,
-                 partitions=partitions_of(consumer.assignment()))
+                 partitions=partitions_of(consumer.assignment()),
+                 added=partitions_of(assigned), since=since, since_ns=since_ns)
 
     class CommittingListener(AsyncConsumerRebalanceListener):
         """--commit-on-revoke. kafka-python 3 runs listeners on its IO loop, where a blocking
@@ -167,7 +173,7 @@ def main():
                         for t, p in cmd["partitions"]))
                 elif cmd["cmd"] == "close":
                     consumer.close(autocommit=False)
-                    emit("closed")
+                    emit("closed", at=time.time(), at_ns=time.monotonic_ns())
                     return
             except Exception as e:  # the test shows whatever the client raised
                 emit("error", message=f"{cmd['cmd']}: {type(e).__name__}: {e}")

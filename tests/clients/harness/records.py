@@ -93,15 +93,20 @@ def reads(agents):
 
 def wait_all_read(agents, records, what, timeout_s=60):
     """Waits until every record of `records` was read by at least one of `agents`."""
-    wanted = {r.key for r in records}
+    wanted = {r.key: r for r in records}
 
     def check():
         seen = reads(agents)
-        missing = sorted(wanted - seen.keys())
+        missing = sorted(wanted.keys() - seen.keys())
         if not missing:
             return True
         counts = ", ".join(f"{a.name}: {len(a.records())}" for a in agents)
-        return False, (f"{len(missing)} of {len(wanted)} not read yet (first {missing[:5]}); "
+        where = [(k, wanted[k].partition, wanted[k].offset) for k in missing[:5]]
+        around = {a.name: sorted(o for _, p, o, _, _ in a.records() if p == where[0][1]
+                                 and where[0][2] is not None and abs(o - where[0][2]) <= 3)
+                  for a in agents}
+        return False, (f"{len(missing)} of {len(wanted)} not read yet (first, with partition "
+                       f"and offset: {where}; offsets read near the first: {around}); "
                        f"records read: {counts}\n" + "\n".join(a.summary() for a in agents))
 
     wait_until(check, what, timeout_s=timeout_s)

@@ -29,13 +29,17 @@ use super::native_range::native_range;
 use super::state::GroupState;
 use crate::coordinator::api::Millis;
 use crate::coordinator::context::Ctx;
-use crate::coordinator::event::{AssignorDone, AssignorRun, Effect, Notice, RunOutcome, TimerKey};
+use crate::coordinator::event::{
+    AssignorDone, AssignorFailure, AssignorOutput, AssignorRun, Effect, Notice, RunOutcome,
+    TimerKey,
+};
 use crate::coordinator::record::RunRecord;
 use crate::coordinator::snapshot::ModuleState;
 use assignor_wire::checks::strip_owned;
 use assignor_wire::consumer_protocol::{self, decode_subscription};
 
-/// Builds the request a rebalance of `group` would send now, with each member's Subscription
+/// Builds the request a rebalance of `group` would send at `now_ms` (wall-clock,
+/// `Env::clock_ms`), with each member's Subscription
 /// version (`None` when its metadata is not a Subscription: it then subscribes to nothing).
 ///
 /// Topics the catalog does not know are left out (of `topics` and of each member's list)
@@ -47,7 +51,7 @@ pub fn build_request(
     params: BTreeMap<String, String>,
     strategy: &str,
     generation_id: i32,
-    now: Millis,
+    now_ms: Millis,
 ) -> (AssignRequest, Vec<Option<i16>>, BTreeMap<String, i32>) {
     let key = group.protocol_key.as_deref().unwrap_or("");
     let consumer = group.protocol_type.as_deref() == Some(consumer_protocol::PROTOCOL_TYPE);
@@ -112,7 +116,7 @@ pub fn build_request(
         generation_id,
         protocol_type: group.protocol_type.clone().unwrap_or_default(),
         protocol_name: strategy.to_string(),
-        now_ms: now as i64,
+        now_ms: now_ms as i64,
         params,
         members,
         topics: subscribed
@@ -127,13 +131,26 @@ pub fn build_request(
 
 /// Starts the primary run of the current generation.
 pub(crate) fn start(ctx: &mut Ctx<'_>, group: &mut Group) {
+    if let Some((pending, counts, cooperative)) = primary(ctx, group) {
+        group.topic_counts = counts;
+        launch(ctx, group, pending, cooperative);
+    }
+}
+
+/// The primary run of the current generation (the selected module, at `group.generation_id`),
+/// with the partition counts of the topics it subscribes to and whether it is cooperative;
+/// `None` in relay mode.
+pub(crate) fn primary(
+    ctx: &Ctx<'_>,
+    group: &Group,
+) -> Option<(PendingRun, BTreeMap<String, i32>, bool)> {
     let Mode::Host {
         strategy,
         pinned_version,
         cooperative,
     } = group.mode.clone()
     else {
-        return;
+        return None;
     };
     let params = ctx.env.config_of(&group.id).params;
     let (request, versions, counts) = build_request(
@@ -142,9 +159,8 @@ pub(crate) fn start(ctx: &mut Ctx<'_>, group: &mut Group) {
         params,
         &strategy,
         group.generation_id,
-        ctx.now,
+        ctx.env.clock_ms(ctx.now),
     );
-    group.topic_counts = counts;
     let pending = PendingRun {
         run_id: 0,
         generation_id: group.generation_id,
@@ -155,11 +171,16 @@ pub(crate) fn start(ctx: &mut Ctx<'_>, group: &mut Group) {
         request: Arc::new(request),
         versions: Arc::new(versions),
     };
-    launch(ctx, group, pending, cooperative);
+    Some((pending, counts, cooperative))
 }
 
 /// Emits the run and arms its deadline.
-fn launch(ctx: &mut Ctx<'_>, group: &mut Group, mut pending: PendingRun, cooperative: bool) {
+pub(crate) fn launch(
+    ctx: &mut Ctx<'_>,
+    group: &mut Group,
+    mut pending: PendingRun,
+    cooperative: bool,
+) {
     pending.run_id = ctx.env.next_run;
     ctx.env.next_run += 1;
     pending.started_at = ctx.now;
@@ -246,15 +267,7 @@ pub(crate) fn on_done(ctx: &mut Ctx<'_>, group: &mut Group, done: AssignorDone) 
     });
     match done.result {
         Ok(output) => {
-            let record = RunRecord {
-                generation: group.generation_id,
-                module: output.module.clone(),
-                version: Some(output.version),
-                duration_us: output.duration_us,
-                fuel: output.fuel,
-                outcome: RunOutcome::Ok,
-                fallback_used: pending.fallback,
-            };
+            let record = answered(group, &output, pending.fallback);
             notice_run(ctx, group, &record);
             let mut answer = output.answer;
             if pending.fallback && cooperative(group) {
@@ -266,19 +279,7 @@ pub(crate) fn on_done(ctx: &mut Ctx<'_>, group: &mut Group, done: AssignorDone) 
             install_assigned(ctx, group, &pending, answer, record);
         }
         Err(failure) => {
-            let outcome = match &failure.invalid_output {
-                Some(invalid) => RunOutcome::Refused(invalid.to_string()),
-                None => RunOutcome::Failed(failure.message.clone()),
-            };
-            let record = RunRecord {
-                generation: group.generation_id,
-                module: failure.module.clone(),
-                version: failure.version,
-                duration_us: failure.duration_us,
-                fuel: 0,
-                outcome,
-                fallback_used: pending.fallback,
-            };
+            let record = failed(group, &failure, pending.fallback);
             tracing::warn!(group = %group.id, generation = group.generation_id, module = %failure.module,
                 version = ?failure.version, error = %failure.message, "assignor failed");
             notice_run(ctx, group, &record);
@@ -296,15 +297,7 @@ pub(crate) fn deadline(ctx: &mut Ctx<'_>, group: &mut Group) {
     let Some(pending) = group.pending_run.take() else {
         return;
     };
-    let record = RunRecord {
-        generation: group.generation_id,
-        module: pending.strategy.clone(),
-        version: pending.pinned_version,
-        duration_us: ctx.now.saturating_sub(pending.started_at) * 1000,
-        fuel: 0,
-        outcome: RunOutcome::TimedOut,
-        fallback_used: pending.fallback,
-    };
+    let record = timed_out(ctx, group, &pending);
     tracing::warn!(group = %group.id, generation = group.generation_id, module = %pending.strategy, "assignor timed out");
     notice_run(ctx, group, &record);
     group.last_run = Some(record);
@@ -351,7 +344,50 @@ fn next_step(ctx: &mut Ctx<'_>, group: &mut Group, failed: PendingRun) {
     }
 }
 
-fn notice_run(ctx: &mut Ctx<'_>, group: &Group, record: &RunRecord) {
+/// The record of a call the module answered.
+pub(crate) fn answered(group: &Group, output: &AssignorOutput, fallback_used: bool) -> RunRecord {
+    RunRecord {
+        generation: group.generation_id,
+        module: output.module.clone(),
+        version: Some(output.version),
+        duration_us: output.duration_us,
+        fuel: output.fuel,
+        outcome: RunOutcome::Ok,
+        fallback_used,
+    }
+}
+
+/// The record of a call that failed, or whose answer the output checks refused.
+pub(crate) fn failed(group: &Group, failure: &AssignorFailure, fallback_used: bool) -> RunRecord {
+    let outcome = match &failure.invalid_output {
+        Some(invalid) => RunOutcome::Refused(invalid.to_string()),
+        None => RunOutcome::Failed(failure.message.clone()),
+    };
+    RunRecord {
+        generation: group.generation_id,
+        module: failure.module.clone(),
+        version: failure.version,
+        duration_us: failure.duration_us,
+        fuel: 0,
+        outcome,
+        fallback_used,
+    }
+}
+
+/// The record of `pending`'s call, past its deadline now.
+pub(crate) fn timed_out(ctx: &Ctx<'_>, group: &Group, pending: &PendingRun) -> RunRecord {
+    RunRecord {
+        generation: group.generation_id,
+        module: pending.strategy.clone(),
+        version: pending.pinned_version,
+        duration_us: ctx.now.saturating_sub(pending.started_at) * 1000,
+        fuel: 0,
+        outcome: RunOutcome::TimedOut,
+        fallback_used: pending.fallback,
+    }
+}
+
+pub(crate) fn notice_run(ctx: &mut Ctx<'_>, group: &Group, record: &RunRecord) {
     ctx.notice(Notice::AssignorFinished {
         group: group.id.clone(),
         generation: record.generation,

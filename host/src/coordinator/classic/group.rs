@@ -17,6 +17,7 @@ use super::state::GroupState;
 use crate::coordinator::api::Millis;
 use crate::coordinator::context::{Ctx, Parked};
 use crate::coordinator::event::{Notice, RebalanceReason, TimerKey};
+use crate::coordinator::held::{self, Held};
 use crate::coordinator::record::{RebalanceRecord, RunRecord};
 use crate::coordinator::snapshot::ModuleState;
 use crate::coordinator::view::StrategiesView;
@@ -113,6 +114,31 @@ pub struct Group {
     pub(in crate::coordinator) module_state: Option<ModuleState>,
     /// A rebalance deferred by stabilisation (`stabilize`): set only while Stable.
     pub(in crate::coordinator) stabilizing: Option<Stabilizing>,
+    /// A membership change being tried without a rebalance (`in_place`): set only while
+    /// Stable.
+    pub(in crate::coordinator) in_place: Option<InPlace>,
+    /// Partitions of departed members that nobody has been given since (shown by describe).
+    pub(in crate::coordinator) held: Vec<Held>,
+    /// When the module's follow-up (`rebalance_after_ms`) is due, if one is armed.
+    pub(in crate::coordinator) follow_up_at: Option<Millis>,
+}
+
+/// A membership change of a Stable group tried without a rebalance (`in_place.rs` keeps it).
+#[derive(Debug, Clone)]
+pub struct InPlace {
+    /// The first change: the rebalance's reason when the round cannot be done in place.
+    pub(in crate::coordinator) reason: RebalanceReason,
+    pub(in crate::coordinator) since: Millis,
+    pub(in crate::coordinator) joined: usize,
+    pub(in crate::coordinator) left: usize,
+    /// Dynamic members with a joiner's client id and host, not heard from since it joined:
+    /// maybe its own previous process, whose session has not expired yet. The round waits
+    /// for them (at most until `TimerKey::InPlace`).
+    pub(in crate::coordinator) twins: BTreeSet<Arc<str>>,
+    /// Membership changed while the module was called: its answer is for another group.
+    pub(in crate::coordinator) stale: bool,
+    /// Module calls made for this round (a round changing all the time gives up).
+    pub(in crate::coordinator) calls: u8,
 }
 
 impl Group {
@@ -143,6 +169,9 @@ impl Group {
             fallback_used: false,
             module_state: None,
             stabilizing: None,
+            in_place: None,
+            held: Vec::new(),
+            follow_up_at: None,
         }
     }
 
@@ -402,6 +431,30 @@ impl Group {
             .filter_map(|bytes| assignor_wire::consumer_protocol::decode_subscription(bytes).ok())
             .flat_map(|s| s.topics)
             .collect()
+    }
+
+    /// Keeps of each held record only the partitions that still exist and that no member was
+    /// given; empty records go.
+    pub(in crate::coordinator) fn refresh_held(
+        &mut self,
+        topics: &crate::coordinator::view::TopicsView,
+    ) {
+        let owned = self
+            .members
+            .values()
+            .flat_map(|m| &m.given)
+            .flat_map(|tp| tp.partitions.iter().map(|&p| (tp.topic.as_str(), p)));
+        held::refresh(&mut self.held, owned, topics);
+    }
+
+    /// A member with a JoinGroup parked while the group is Stable: by stabilisation or by an
+    /// in-place round; it is not part of the current generation yet (and is not written).
+    pub(in crate::coordinator) fn is_parked(&self, member: &str) -> bool {
+        self.is(GroupState::Stable)
+            && self
+                .members
+                .get(member)
+                .is_some_and(|m| m.awaiting_join.is_some())
     }
 
     /// Topics subscribed by some member, with the partition counts the last assignment used.

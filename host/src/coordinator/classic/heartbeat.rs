@@ -6,6 +6,7 @@ use kafka_protocol::ResponseError;
 use kafka_protocol::messages::HeartbeatRequest;
 
 use super::group::Groups;
+use super::rebalance;
 use super::state::GroupState;
 use crate::coordinator::api::{GroupResponse, Millis, ReplyTo};
 use crate::coordinator::context::Ctx;
@@ -58,6 +59,10 @@ fn answer(
         }
         GroupState::CompletingRebalance | GroupState::Stable => {
             group.reschedule_heartbeat(&id, session, ctx);
+            if group.in_place.is_some() {
+                // Alive: not the previous process of a joiner the round waits on.
+                rebalance::heard_from(ctx, group, &id);
+            }
             0
         }
     }

@@ -46,38 +46,11 @@ pub(crate) fn install_assigned(
         let Some(member) = group.members.get_mut(abi.member_id.as_str()) else {
             continue;
         };
-        let mut partitions: Vec<(u32, Vec<i32>)> = Vec::new();
-        let (mut user_data, mut metadata) = (None, None);
-        if let Some(i) = entry_of[m] {
-            let entry = &answer.entries()[i as usize];
-            (user_data, metadata) = (entry.user_data.as_deref(), entry.metadata.as_deref());
-            for (t, list) in answer.topics(i as usize) {
-                moved += list.iter().filter(|&&p| before.moved(t, p, m)).count() as u64;
-                match partitions.iter_mut().find(|(seen, _)| *seen == t) {
-                    Some((_, kept)) => kept.extend_from_slice(list),
-                    None if !list.is_empty() => partitions.push((t, list.to_vec())),
-                    None => {}
-                }
-            }
+        let given = Given::of(&answer, entry_of[m]);
+        for (t, list) in &given.positions {
+            moved += list.iter().filter(|&&p| before.moved(*t, p, m)).count() as u64;
         }
-        // Topic positions are in name order (the host sorts the request's topics).
-        partitions.sort_unstable_by_key(|(t, _)| *t);
-        let partitions: Vec<TopicPartitions> = partitions
-            .into_iter()
-            .map(|(t, mut list)| {
-                list.sort_unstable();
-                TopicPartitions {
-                    topic: request.topics[t as usize].name.clone(),
-                    partitions: list,
-                }
-            })
-            .collect();
-        member.assignment = if consumer {
-            encode_assignment(version.unwrap_or(0), &partitions, user_data)
-        } else {
-            metadata.map(Bytes::copy_from_slice).unwrap_or_default()
-        };
-        member.given = partitions;
+        (member.assignment, member.given) = given.encode(request, *version, consumer);
     }
     let strategy = record.module.clone();
     let version = record.version;
@@ -87,11 +60,78 @@ pub(crate) fn install_assigned(
         group.module_state = ModuleState::from_answer(&strategy, answer.state.take());
     }
     group.last_run = Some(record);
+    group.refresh_held(&ctx.env.topics);
+    group.follow_up_at = answer
+        .rebalance_after_ms
+        .map(|ms| ctx.now.saturating_add(ms));
     // Before the snapshot `stabilize` writes, so the kept state is persisted with it.
     stabilize(ctx, group, Some(strategy), version, moved);
     ctx.follow_up(&group.id, answer.rebalance_after_ms);
     tracing::info!(group = %group.id, generation = group.generation_id, module = %pending.strategy,
         partitions_moved = moved, "assignment installed");
+}
+
+/// What an answer gives one member: its partitions by topic position (in name order, each list
+/// sorted), its user data and its raw assignment bytes.
+pub(crate) struct Given<'a> {
+    pub(crate) positions: Vec<(u32, Vec<i32>)>,
+    user_data: Option<&'a [u8]>,
+    metadata: Option<&'a [u8]>,
+}
+
+impl<'a> Given<'a> {
+    /// The member whose answer entry is `entry` (`None`: the answer left it out, so nothing).
+    pub(crate) fn of(answer: &'a Answer, entry: Option<u32>) -> Given<'a> {
+        let mut positions: Vec<(u32, Vec<i32>)> = Vec::new();
+        let (mut user_data, mut metadata) = (None, None);
+        if let Some(i) = entry {
+            let entry = &answer.entries()[i as usize];
+            (user_data, metadata) = (entry.user_data.as_deref(), entry.metadata.as_deref());
+            for (t, list) in answer.topics(i as usize) {
+                match positions.iter_mut().find(|(seen, _)| *seen == t) {
+                    Some((_, kept)) => kept.extend_from_slice(list),
+                    None if !list.is_empty() => positions.push((t, list.to_vec())),
+                    None => {}
+                }
+            }
+        }
+        // Topic positions are in name order (the host sorts the request's topics).
+        positions.sort_unstable_by_key(|(t, _)| *t);
+        for (_, list) in &mut positions {
+            list.sort_unstable();
+        }
+        Given {
+            positions,
+            user_data,
+            metadata,
+        }
+    }
+
+    /// The member's Assignment bytes (at its Subscription `version` for the `consumer` protocol
+    /// type, the raw bytes for others) and its partitions by topic name.
+    pub(crate) fn encode(
+        self,
+        request: &AssignRequest,
+        version: Option<i16>,
+        consumer: bool,
+    ) -> (Bytes, Vec<TopicPartitions>) {
+        let partitions: Vec<TopicPartitions> = self
+            .positions
+            .into_iter()
+            .map(|(t, list)| TopicPartitions {
+                topic: request.topics[t as usize].name.clone(),
+                partitions: list,
+            })
+            .collect();
+        let bytes = if consumer {
+            encode_assignment(version.unwrap_or(0), &partitions, self.user_data)
+        } else {
+            self.metadata
+                .map(Bytes::copy_from_slice)
+                .unwrap_or_default()
+        };
+        (bytes, partitions)
+    }
 }
 
 /// Who held each partition in the previous generation, by topic and member position in a
@@ -234,6 +274,7 @@ fn record_generation(
         duration_ms: now.saturating_sub(group.rebalance_started_at),
         partitions_moved,
         fallback_used: group.fallback_used,
+        in_place: false,
     };
     group.history.push_back(record);
     while group.history.len() > HISTORY_LEN {

@@ -188,9 +188,15 @@ fn join_existing_member(ctx: &mut Ctx<'_>, group: &mut Group, join: Join<'_>) {
         .get_key_value(member_id.as_str())
         .expect("validated");
     let (id, same) = (id.clone(), member.matches(&join.protocols));
-    if stabilize::is_parked(group, &member_id) {
-        // A member parked by stabilisation resent its JoinGroup: it waits on the new one.
-        return repark(ctx, group, join);
+    if group.is_parked(&member_id) {
+        // A member parked by stabilisation or an in-place round resent its JoinGroup: it
+        // waits on the new one.
+        let changed = !same;
+        repark(ctx, group, join);
+        if changed {
+            rebalance::parked_member_changed(ctx, group);
+        }
+        return;
     }
     match group.state {
         GroupState::PreparingRebalance => {
@@ -254,6 +260,9 @@ fn add_member_then_rebalance(ctx: &mut Ctx<'_>, group: &mut Group, id: Arc<str>,
     });
     // A new member cannot heartbeat before its first answer; drop it if the join never ends.
     group.reschedule_heartbeat(&id, ctx.env.config.new_member_join_timeout_ms, ctx);
+    if rebalance::joined_in_place(ctx, group, &id) {
+        return;
+    }
     if stabilize::defer_join(ctx, group, &id) {
         return;
     }

@@ -24,6 +24,9 @@
 //! - **Host-started rebalances** (`rebalance.rs`): a subscribed topic's partition count
 //!   changing, a topic the group subscribes to appearing, a module's `rebalance_after_ms`, an
 //!   operator trigger.
+//! - **In-place rounds** (`in_place.rs`): a module declaring `in_place` (`hold-departed`) gets
+//!   a departure or a returning member of a Stable group applied without a rebalance when its
+//!   answer moves nothing from a member that stayed.
 //! - **Rebalance stabilisation** (`stabilize.rs`, an operator option): a Stable group defers
 //!   the rebalance of a membership change until membership has been quiet for a while.
 //! - Parked requests superseded by a resent JoinGroup or SyncGroup are answered
@@ -31,12 +34,14 @@
 //!
 //! The files, from the bottom of the ladder up: `state`, `member`, `group` (with `snapshot`,
 //! its persisted shape), `protocol` (the vote), `install` (installing a generation),
-//! `assignment` (the assignor run and its fallbacks), `stabilize` (the deferral window),
+//! `assignment` (the assignor run and its fallbacks), `in_place` (a membership change tried
+//! without a rebalance), `stabilize` (the deferral window),
 //! `rebalance` (the join phase, timers, removals), then one file per API: `join_group`, `sync_group`, `heartbeat`, `leave_group`.
 
 pub(super) mod assignment;
 pub(super) mod group;
 pub(super) mod heartbeat;
+pub(super) mod in_place;
 pub(super) mod install;
 pub(super) mod join_group;
 pub(super) mod leave_group;

@@ -10,12 +10,13 @@ use kafka_protocol::messages::JoinGroupResponse;
 
 use super::assignment;
 use super::group::{Group, HOST_LEADER, Mode};
+use super::in_place::{self, Step};
 use super::protocol;
 use super::stabilize;
 use super::state::GroupState;
 use crate::coordinator::api::{GroupResponse, Millis};
 use crate::coordinator::context::Ctx;
-use crate::coordinator::event::{Notice, RebalanceReason, RemovalReason, TimerKey};
+use crate::coordinator::event::{AssignorDone, Notice, RebalanceReason, RemovalReason, TimerKey};
 use crate::coordinator::responses::{self, JoinOk};
 
 /// Kafka's `maybePrepareRebalanceOrCompleteJoin`.
@@ -64,7 +65,9 @@ pub(crate) fn prepare(ctx: &mut Ctx<'_>, group: &mut Group, reason: RebalanceRea
         group: group.id.clone(),
     });
     group.pending_sync_members.clear();
+    group.follow_up_at = None;
     stabilize::end(ctx, group);
+    in_place::abandon(ctx, group);
 
     let initial = group.is(GroupState::Empty);
     group.transition(GroupState::PreparingRebalance, ctx);
@@ -322,6 +325,7 @@ pub(crate) fn remove_member(
         ctx.sync_error(parked, ResponseError::UnknownMemberId);
     }
     ctx.cancel(group.heartbeat_key(member_id));
+    in_place::hold(ctx, group, member_id, reason);
     if group.remove(member_id).is_some() {
         member_removed(ctx, group, member_id, reason);
     }
@@ -342,13 +346,17 @@ pub(crate) fn member_removed(
     });
 }
 
-/// After members left: rebalance a settled group (or defer it, `stabilize`), or finish a join
-/// phase that was waiting only for them.
+/// After members left: apply the change in place (`in_place`), or rebalance a settled group (or
+/// defer it, `stabilize`), or finish a join phase that was waiting only for them.
 pub(crate) fn after_removal(ctx: &mut Ctx<'_>, group: &mut Group, reason: RebalanceReason) {
     let left = match &reason {
         RebalanceReason::MembersLeft { members } => members.len(),
         _ => 1,
     };
+    let step = in_place::departed(ctx, group, &reason, left);
+    if settle(ctx, group, step) {
+        return;
+    }
     if stabilize::defer_removal(ctx, group, left) {
         return;
     }
@@ -431,8 +439,105 @@ pub(crate) fn stabilized(ctx: &mut Ctx<'_>, group: &mut Group) {
 }
 
 /// A module asked for another rebalance; a group that is not Stable is rebalancing already.
+/// A module that declares `in_place` is asked in place first: an answer that moves nothing
+/// (it holds on) costs nobody a rebalance.
 pub(crate) fn follow_up(ctx: &mut Ctx<'_>, group: &mut Group) {
     if group.is(GroupState::Stable) {
-        prepare(ctx, group, RebalanceReason::AssignorFollowUp);
+        let step = in_place::followed_up(ctx, group);
+        if !settle(ctx, group, step) {
+            prepare(ctx, group, RebalanceReason::AssignorFollowUp);
+        }
     }
+}
+
+/// Whether `group`'s module may hold partitions for departed members: a Stable group assigned
+/// by a module declaring `in_place` that keeps a state.
+pub(crate) fn may_hold(ctx: &Ctx<'_>, group: &Group) -> bool {
+    in_place::may_hold(ctx, group)
+}
+
+/// Carries out what an in-place round asks (`in_place::Step`). False when it was not tried:
+/// the caller goes on as usual.
+pub(crate) fn settle(ctx: &mut Ctx<'_>, group: &mut Group, step: Step) -> bool {
+    match step {
+        Step::NotTried => false,
+        Step::Going => true,
+        Step::Applied(joiners) => {
+            for (id, parked) in joiners {
+                let response = join_response_for(group, &id, parked.api_version, false);
+                ctx.respond(parked.reply_to, GroupResponse::JoinGroup(response));
+                let session = group.members[&id].session_timeout_ms.max(0) as Millis;
+                group.reschedule_heartbeat(&id, session, ctx);
+            }
+            true
+        }
+        Step::GaveUp {
+            reason,
+            joined,
+            left,
+        } => {
+            // Parked joiners wait at most half their rebalance timeout (as for `defer_join`).
+            let cap = group
+                .members
+                .values()
+                .filter(|m| m.awaiting_join.is_some())
+                .map(|m| {
+                    let timeout = (m.rebalance_timeout_ms.max(0) as Millis)
+                        .min(ctx.env.config.new_member_join_timeout_ms);
+                    ctx.now + timeout / 2
+                })
+                .min()
+                .unwrap_or(Millis::MAX);
+            let changed = joined + left > 0;
+            if !(changed && stabilize::defer(ctx, group, joined, left, cap)) {
+                maybe_prepare_or_complete(ctx, group, reason);
+            }
+            true
+        }
+    }
+}
+
+/// An assignor run finished: an in-place round's call, or a rebalance's.
+pub(crate) fn assignor_done(ctx: &mut Ctx<'_>, group: &mut Group, done: AssignorDone) {
+    if in_place::owns(group, &done) {
+        let step = in_place::on_done(ctx, group, done);
+        settle(ctx, group, step);
+    } else {
+        assignment::on_done(ctx, group, done);
+    }
+}
+
+/// The deadline of an assignor run passed: an in-place round's call, or a rebalance's.
+pub(crate) fn assignor_deadline(ctx: &mut Ctx<'_>, group: &mut Group) {
+    if group.is(GroupState::Stable) {
+        let step = in_place::deadline(ctx, group);
+        settle(ctx, group, step);
+    } else {
+        assignment::deadline(ctx, group);
+    }
+}
+
+/// The in-place round's wait for a joiner's twins reached its bound.
+pub(crate) fn in_place_wait_over(ctx: &mut Ctx<'_>, group: &mut Group) {
+    let step = in_place::wait_over(ctx, group);
+    settle(ctx, group, step);
+}
+
+/// A member was heard from (it is alive): an in-place round waiting for it goes on.
+pub(crate) fn heard_from(ctx: &mut Ctx<'_>, group: &mut Group, member: &str) {
+    let step = in_place::heard_from(ctx, group, member);
+    settle(ctx, group, step);
+}
+
+/// A parked joiner resent its JoinGroup with other protocols.
+pub(crate) fn parked_member_changed(ctx: &mut Ctx<'_>, group: &mut Group) {
+    let step = in_place::rejoined(ctx, group);
+    settle(ctx, group, step);
+}
+
+/// A member joined a Stable group: admitted in place when its module allows it. False: the
+/// caller rebalances (or defers) as usual.
+pub(crate) fn joined_in_place(ctx: &mut Ctx<'_>, group: &mut Group, member: &Arc<str>) -> bool {
+    let step = in_place::joined(ctx, group, member);
+    settle(ctx, group, step)
 }

@@ -26,8 +26,9 @@ impl Group {
             } => (Some(strategy.clone()), *pinned_version, *cooperative),
             Mode::Relay => (None, None, false),
         };
-        // Members parked by stabilisation are not written: they never had this generation.
-        let parked = |m: &&Member| group.stabilizing.is_some() && m.awaiting_join.is_some();
+        // Members parked by stabilisation or an in-place round are not written: they never
+        // had this generation.
+        let parked = |m: &&Member| group.is_parked(&m.id);
         GroupSnapshot {
             group_id: group.id.to_string(),
             generation_id: group.generation_id,
@@ -76,6 +77,7 @@ impl Group {
                 joined: w.joined,
                 left: w.left,
             }),
+            held: group.held.clone(),
         }
     }
 
@@ -96,6 +98,7 @@ impl Group {
         group.topic_counts = this.topic_counts.iter().cloned().collect();
         group.last_run = this.last_run.clone();
         group.module_state = this.module_state.clone();
+        group.held = this.held.clone();
         let skip = this.history.len().saturating_sub(HISTORY_LEN);
         group.history = this.history.iter().skip(skip).cloned().collect();
         for m in &this.members {

@@ -52,7 +52,15 @@ pub(crate) fn defer_removal(ctx: &mut Ctx<'_>, group: &mut Group, left: usize) -
     defer(ctx, group, 0, left, Millis::MAX)
 }
 
-fn defer(ctx: &mut Ctx<'_>, group: &mut Group, joined: usize, left: usize, cap: Millis) -> bool {
+/// Defers the rebalance of `joined` arrivals and `left` departures of a Stable group, starting
+/// at the latest at `cap`, when the group's configuration says so. False: rebalance as usual.
+pub(crate) fn defer(
+    ctx: &mut Ctx<'_>,
+    group: &mut Group,
+    joined: usize,
+    left: usize,
+    cap: Millis,
+) -> bool {
     if !group.is(GroupState::Stable) {
         return false;
     }
@@ -122,14 +130,4 @@ pub(crate) fn end(ctx: &mut Ctx<'_>, group: &mut Group) {
             group: group.id.clone(),
         });
     }
-}
-
-/// A member parked by [`defer_join`] (it has a JoinGroup waiting while the group is Stable).
-pub(crate) fn is_parked(group: &Group, member: &str) -> bool {
-    group.stabilizing.is_some()
-        && group.is(GroupState::Stable)
-        && group
-            .members
-            .get(member)
-            .is_some_and(|m| m.awaiting_join.is_some())
 }

@@ -9,12 +9,13 @@ use std::collections::BTreeMap;
 use super::group::{Group, Groups};
 use super::partitions::Partitions;
 use crate::coordinator::admin::{ConsumerDetail, ConsumerMemberDetail, GroupDetail, GroupSummary};
+use crate::coordinator::api::Millis;
 use crate::coordinator::context::Env;
 use crate::coordinator::list_groups::CONSUMER;
 use assignor_wire::consumer_protocol::PROTOCOL_TYPE;
 
 /// The detail of one consumer group.
-pub(crate) fn group_detail(env: &Env, group: &Group) -> GroupDetail {
+pub(crate) fn group_detail(env: &Env, group: &Group, now: Millis) -> GroupDetail {
     let module = (!group.assignor.module.is_empty()).then(|| group.assignor.module.clone());
     let requested = if group.assignor.requested.is_empty() {
         env.config.consumer_default_assignor.clone()
@@ -76,6 +77,7 @@ pub(crate) fn group_detail(env: &Env, group: &Group) -> GroupDetail {
             members: reconciliation,
         }),
         deferred_rebalance: None,
+        held: crate::coordinator::admin::held_details(env, &group.held, group.follow_up_at, now),
     }
 }
 

@@ -109,6 +109,12 @@ pub struct Group {
     /// What the target module's last answer asked to keep (ABI v2 `state`), sent back in
     /// the next request to the same strategy.
     pub(in crate::coordinator) module_state: Option<crate::coordinator::snapshot::ModuleState>,
+    /// Partitions of fenced members that no target has given anyone since (describe).
+    pub(in crate::coordinator) held: Vec<crate::coordinator::held::Held>,
+    /// When the module's follow-up (`rebalance_after_ms`) is due, if one is armed.
+    pub(in crate::coordinator) follow_up_at: Option<Millis>,
+    /// Members the next target waits for: maybe a joiner's previous process (`twins.rs`).
+    pub(in crate::coordinator) twins: std::collections::BTreeSet<Arc<str>>,
     /// Changed since it was last written (`snapshot.rs`), and whether the write is armed.
     pub(in crate::coordinator) dirty: bool,
     pub(in crate::coordinator) persist_armed: bool,
@@ -132,6 +138,9 @@ impl Group {
             bumped_at: 0,
             fallback_used: false,
             module_state: None,
+            held: Vec::new(),
+            follow_up_at: None,
+            twins: std::collections::BTreeSet::new(),
             dirty: false,
             persist_armed: false,
         }

@@ -29,6 +29,7 @@ use super::membership::{fence, replace, static_leave};
 use super::partitions::Partitions;
 use super::respond::{answer_waiting, heartbeat_answer, reconcile_member};
 use super::target;
+use super::twins;
 use crate::coordinator::api::{GroupResponse, Millis, ReplyTo, RequestContext};
 use crate::coordinator::context::Ctx;
 use crate::coordinator::event::{RebalanceReason, RemovalReason};
@@ -299,6 +300,12 @@ pub(crate) fn handle(
             })
     };
     let bumped = reason.is_some();
+    if joined && epoch == 0 {
+        let in_place = target::module_may_hold(ctx, group);
+        twins::joined(ctx, group, &id, in_place);
+    } else if twins::heard_from(ctx, group, &id) {
+        target::maybe_start(ctx, group);
+    }
     if let Some(reason) = reason {
         group.bump(ctx, reason);
         target::maybe_start(ctx, group);

@@ -14,6 +14,7 @@ use super::respond::{answer_waiting, fail_waiting};
 use super::target;
 use crate::coordinator::context::Ctx;
 use crate::coordinator::event::{Notice, RebalanceReason, RemovalReason};
+use crate::coordinator::held::Held;
 
 /// Kafka's fence of several members at once: each is removed (what it owned is free again,
 /// its timers cancelled, a waiting request answered UNKNOWN_MEMBER_ID), then the group epoch
@@ -32,6 +33,18 @@ pub(crate) fn fence(
             continue;
         };
         removed += 1;
+        if !member.target.is_empty() {
+            // Until a target gives them to someone (a module holding them for this
+            // consumer does not), they are shown as held.
+            group.held.push(Held {
+                member_id: id.to_string(),
+                group_instance_id: member.instance_id.as_ref().map(|i| i.to_string()),
+                client_id: member.client_id.clone(),
+                client_host: member.client_host.clone(),
+                partitions: member.target.to_abi(),
+                since_ms: ctx.env.clock_ms(ctx.now),
+            });
+        }
         ctx.cancel(group.session_key(id));
         ctx.cancel(group.revocation_key(id));
         ctx.cancel(group.wait_key(id));

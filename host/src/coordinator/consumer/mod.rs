@@ -16,11 +16,12 @@
 //!
 //! The files, from the bottom of the ladder up: `partitions` (partition sets by topic name),
 //! `member`, `group`, `reconcile` (the pure `CurrentAssignmentBuilder`), `respond` (applying
-//! reconciliation and the answers), `target` (the module run and its result), `membership`
-//! (fences, static leave and replacement, member timers), `refresh` (catalog and module
-//! changes), `snapshot` (the persisted shape, when it is written, and the restore), then the
-//! APIs: `heartbeat`, and `classic` (JoinGroup, SyncGroup, Heartbeat and
-//! LeaveGroup of classic members in a consumer group: Kafka's mixed groups), and `upgrade`
+//! reconciliation and the answers), `twins` (a restarted consumer's next target waits for its
+//! previous process), `target` (the module run and its result), `membership` (fences, static
+//! leave and replacement, member timers), `refresh` (catalog and module changes),
+//! `snapshot` (the persisted shape, when it is written, and the restore), then the APIs:
+//! `heartbeat`, and `classic` (JoinGroup, SyncGroup, Heartbeat and LeaveGroup of classic
+//! members in a consumer group: Kafka's mixed groups), and `upgrade`
 //! (a classic group with members becoming a consumer group when a consumer-protocol member
 //! joins: Kafka's online upgrade).
 
@@ -37,6 +38,7 @@ pub(super) mod refresh;
 pub(super) mod respond;
 pub(super) mod snapshot;
 pub(super) mod target;
+pub(super) mod twins;
 pub(super) mod upgrade;
 
 pub use group::ConsumerGroupState;

@@ -104,6 +104,7 @@ impl Group {
             }),
             module_state: self.module_state.clone(),
             deferred: None,
+            held: self.held.clone(),
         }
     }
 
@@ -115,6 +116,7 @@ impl Group {
         group.assignment_epoch = state.assignment_epoch;
         group.last_run = snapshot.last_run.clone();
         group.module_state = snapshot.module_state.clone();
+        group.held = snapshot.held.clone();
         group.topic_signature = state
             .topics
             .iter()

@@ -27,6 +27,7 @@ use kafka_protocol::ResponseError;
 use super::group::{AssignorChoice, Group, TargetRun};
 use super::partitions::Partitions;
 use super::respond::{answer_waiting_up_to, fail_waiting};
+use super::twins;
 use crate::coordinator::classic::native_range::native_range;
 use crate::coordinator::classic::{RebalanceRecord, RunRecord};
 use crate::coordinator::context::Ctx;
@@ -50,7 +51,7 @@ pub(crate) fn maybe_start(ctx: &mut Ctx<'_>, group: &mut Group) {
         group.assignment_epoch = group.group_epoch;
         return;
     }
-    if group.pending_run.is_some() {
+    if group.pending_run.is_some() || twins::waiting(ctx, group) {
         return;
     }
     let choice = choose(ctx, group);
@@ -69,7 +70,7 @@ pub(crate) fn maybe_start(ctx: &mut Ctx<'_>, group: &mut Group) {
         params,
         &choice.module,
         group.group_epoch,
-        ctx.now,
+        ctx.env.clock_ms(ctx.now),
     );
     // What this run sees of the catalog: a later change of it moves the epoch again.
     group.topic_signature = request
@@ -144,7 +145,8 @@ pub(crate) fn choose(ctx: &Ctx<'_>, group: &Group) -> AssignorChoice {
 /// The ABI request for a target of `group` at `epoch` with `strategy`: members by member id,
 /// each with the topics it subscribes to that the catalog knows, what it owns now (at its
 /// member epoch) and its current target as `previous_assignment` (Kafka's assignors are
-/// sticky through it); the subscribed topics the catalog knows.
+/// sticky through it); the subscribed topics the catalog knows. `now` is the request's
+/// `now_ms`, wall-clock (`Env::clock_ms`).
 pub fn build_request(
     group: &Group,
     topics: &BTreeMap<String, Topic>,
@@ -340,6 +342,7 @@ fn next_step(ctx: &mut Ctx<'_>, group: &mut Group, failed: TargetRun, message: S
             duration_ms: ctx.now.saturating_sub(group.bumped_at),
             partitions_moved: 0,
             fallback_used: true,
+            in_place: false,
         };
         group.record(record);
         group.assignment_epoch = failed.epoch;
@@ -449,6 +452,7 @@ fn install(
         duration_ms: ctx.now.saturating_sub(group.bumped_at),
         partitions_moved: moved,
         fallback_used: group.fallback_used,
+        in_place: false,
     };
     group.record(history);
     ctx.notice(Notice::GenerationCompleted {
@@ -466,6 +470,11 @@ fn install(
         group.module_state = ModuleState::from_answer(&record.module, answer.state);
     }
     group.last_run = Some(record);
+    let targets = group.members.values().flat_map(|m| m.target.iter());
+    crate::coordinator::held::refresh(&mut group.held, targets, &ctx.env.topics);
+    group.follow_up_at = answer
+        .rebalance_after_ms
+        .map(|ms| ctx.now.saturating_add(ms));
     ctx.follow_up(&group.id, answer.rebalance_after_ms);
     after_target(ctx, group, run.epoch);
 }
@@ -506,4 +515,21 @@ fn notice_run(ctx: &mut Ctx<'_>, group: &Group, record: &RunRecord) {
         fuel: record.fuel,
         fallback: record.fallback_used,
     });
+}
+
+/// Whether the module the group's target comes from declares `in_place`: it may hold a
+/// departed member's partitions for it (`twins.rs`).
+pub(crate) fn module_may_hold(ctx: &Ctx<'_>, group: &Group) -> bool {
+    let choice = choose(ctx, group);
+    ctx.env
+        .strategies
+        .modules
+        .get(&choice.module)
+        .is_some_and(|e| e.in_place)
+}
+
+/// The wait for a joiner's twins reached its bound: compute the target now.
+pub(crate) fn twins_wait_over(ctx: &mut Ctx<'_>, group: &mut Group) {
+    twins::wait_over(group);
+    maybe_start(ctx, group);
 }

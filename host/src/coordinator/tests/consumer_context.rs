@@ -29,6 +29,7 @@ pub fn strategies_with_uniform() -> Arc<StrategiesView> {
         StrategyEntry {
             active_version: 1,
             rebalance_protocol: assignor_sdk::RebalanceProtocol::Eager,
+            in_place: false,
         },
     );
     Arc::new(view)
@@ -312,4 +313,23 @@ pub fn union(clients: &[Client]) -> Owned {
         }
     }
     all
+}
+
+/// Polls every client in turn until none changes (at most `rounds` rounds), checking after
+/// each heartbeat that no partition has two owners, by the coordinator's books and by what
+/// the clients consume.
+pub fn settle(ctx: &mut TestContext, clients: &mut [Client], rounds: usize) {
+    for _ in 0..rounds {
+        let before: Vec<_> = clients.iter().map(|c| (c.epoch, c.owned.clone())).collect();
+        for i in 0..clients.len() {
+            clients[i].poll(ctx);
+            ctx.assert_single_owners(super::builders::G);
+            assert_disjoint(clients);
+        }
+        let after: Vec<_> = clients.iter().map(|c| (c.epoch, c.owned.clone())).collect();
+        if before == after && clients.iter().all(|c| !c.ack) {
+            return;
+        }
+    }
+    panic!("clients did not settle: {clients:?}");
 }

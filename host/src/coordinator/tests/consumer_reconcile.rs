@@ -11,25 +11,6 @@ use crate::coordinator::consumer::ConsumerGroupState;
 use crate::coordinator::tests::builders::G;
 use crate::coordinator::{CoordinatorConfig, TimerKey};
 
-/// Polls every client in turn until none changes (at most `rounds` rounds), checking after
-/// each heartbeat that no partition has two owners, by the coordinator's books and by what
-/// the clients consume.
-fn settle(ctx: &mut super::context::TestContext, clients: &mut [Client], rounds: usize) {
-    for _ in 0..rounds {
-        let before: Vec<_> = clients.iter().map(|c| (c.epoch, c.owned.clone())).collect();
-        for i in 0..clients.len() {
-            clients[i].poll(ctx);
-            ctx.assert_single_owners(G);
-            assert_disjoint(clients);
-        }
-        let after: Vec<_> = clients.iter().map(|c| (c.epoch, c.owned.clone())).collect();
-        if before == after && clients.iter().all(|c| !c.ack) {
-            return;
-        }
-    }
-    panic!("clients did not settle: {clients:?}");
-}
-
 #[test]
 fn item27_a_moving_partition_reaches_its_new_owner_only_after_the_old_one_released_it() {
     let mut ctx = consumer_context(CoordinatorConfig::default());

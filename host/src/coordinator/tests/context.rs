@@ -57,6 +57,9 @@ pub fn native(strategy: &str, request: &AssignRequest) -> Result<AssignResponse,
         "roundrobin" => assignor_roundrobin::assign(request)
             .map(|a| a.into_response())
             .map_err(|e| e.to_string()),
+        "hold-departed" => assignor_hold_departed::assign(request)
+            .map(|a| a.into_response())
+            .map_err(|e| e.to_string()),
         "uniform" => assignor_uniform::assign(request)
             .map(|a| a.into_response())
             .map_err(|e| e.to_string()),
@@ -79,12 +82,13 @@ pub fn default_topics() -> TopicsView {
     Arc::new(Topics::with_derived_ids(topics))
 }
 
-/// range, roundrobin (eager), cooperative-sticky (cooperative); kafkajs's
-/// `RoundRobinAssigner` is an alias of roundrobin.
+/// range, roundrobin (eager), cooperative-sticky (cooperative), hold-departed (eager, in
+/// place); kafkajs's `RoundRobinAssigner` is an alias of roundrobin.
 pub fn default_strategies() -> Arc<StrategiesView> {
     let entry = |p| StrategyEntry {
         active_version: 1,
         rebalance_protocol: p,
+        in_place: false,
     };
     let mut view = StrategiesView::default();
     view.modules
@@ -94,6 +98,13 @@ pub fn default_strategies() -> Arc<StrategiesView> {
     view.modules.insert(
         "cooperative-sticky".into(),
         entry(RebalanceProtocol::Cooperative),
+    );
+    view.modules.insert(
+        "hold-departed".into(),
+        StrategyEntry {
+            in_place: true,
+            ..entry(RebalanceProtocol::Eager)
+        },
     );
     view.aliases
         .insert("RoundRobinAssigner".into(), "roundrobin".into());

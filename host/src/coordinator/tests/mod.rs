@@ -12,6 +12,7 @@ pub(crate) mod context;
 mod host;
 mod host_admin;
 mod host_cooperative;
+mod in_place;
 mod items_join;
 mod items_offsets;
 mod items_static;
