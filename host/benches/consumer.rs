@@ -1,4 +1,4 @@
-//! Consumer-protocol (KIP-848) coordinator benchmarks (targets in README.md, "Numbers"):
+//! Consumer-protocol (KIP-848) coordinator benchmarks (targets in docs/numbers.md):
 //! 1. 1,000 members, one joins: from its epoch-0 ConsumerGroupHeartbeat in until the target is
 //!    computed by the built-in `uniform` wasm module (the sandbox call included), and until
 //!    the heartbeat that carries the new member's partitions is answered (the owners'

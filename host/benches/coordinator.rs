@@ -1,4 +1,4 @@
-//! Sans-io coordinator benchmarks (the targets are in README.md, "Numbers"):
+//! Sans-io coordinator benchmarks (the targets are in docs/numbers.md):
 //! 1. 1,000 members rejoining: from the last JoinGroup in to every SyncGroup answered, the
 //!    module call included: the built-in range in wasm, in a sandbox on the host's default
 //!    limits (and, beside it, the same Rust compiled natively, which shows what the sandbox

@@ -1,6 +1,6 @@
 //! `uniform` on Kafka's JMH shape for it (`ServerSideAssignorBenchmark`, UNIFORM, HOMOGENEOUS,
 //! FULL): 10,000 members x 10 partitions per member (100,000 partitions) x {10, 100, 1000}
-//! topics. The target (README.md, "Numbers"): 10,000 members x 100,000 partitions, full
+//! topics. The target (docs/numbers.md): 10,000 members x 100,000 partitions, full
 //! assignment, in wasm, <= 10 ms median (Kafka's Java assignor: ~3-4 ms, assignor call only).
 //!
 //! Three tables:

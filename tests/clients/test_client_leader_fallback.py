@@ -1,11 +1,11 @@
-"""Strategy choice, the relay case (README.md, "How the host behaves"): when the group's common
-protocol has no module on the host, the host falls back to Kafka's classic protocol: it
-elects a member as leader, whose client computes the assignment, and relays it in SyncGroup.
-The strategy is aiokafka's sticky assignor under a name no module has (`client-sticky`). (Not
-kafka-python's: kafka-python 3.0.12 can lose a join as leader, see README "Client quirks".)
-Checked: every client holds what the host reports for it, the union covers each partition
-once, and after a member leaves the others keep their partitions (the client's sticky
-assignor ran, with its user data relayed through the host)."""
+"""Strategy choice, the relay case (docs/coordinator.md, "How the host behaves"): when the
+group's common protocol has no module on the host, the host falls back to Kafka's classic
+protocol: it elects a member as leader, whose client computes the assignment, and relays it in
+SyncGroup. The strategy is aiokafka's sticky assignor under a name no module has
+(`client-sticky`). (Not kafka-python's: kafka-python 3.0.12 can lose a join as leader, see
+README "Client quirks".) Checked: every client holds what the host reports for it, the union
+covers each partition once, and after a member leaves the others keep their partitions (the
+client's sticky assignor ran, with its user data relayed through the host)."""
 
 from conftest import unique
 from harness.expect import all_partitions

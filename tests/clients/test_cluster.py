@@ -122,7 +122,7 @@ def cluster(tmp_path, precompiled_cache, request):
             # a group's state does not move with its shard yet, so a group re-formed on a new
             # node forms a new generation from the members that join within this delay, and a
             # member slower than that could still hold a partition the new generation gave to
-            # another (README, "Several nodes").
+            # another (docs/cluster.md).
             nodes.append(start_proxy_host(tmp_path / f"node{i}", upstream, shared,
                                           shared_cache=precompiled_cache,
                                           coordinator={"initial_rebalance_delay_ms": 3000},

@@ -13,11 +13,11 @@ use super::target::Target;
 /// A difference between the host and Kafka that the host makes on purpose.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Difference {
-    /// The host is the leader of every classic group it assigns (README "How the host
-    /// behaves", DESIGN "Coordinator semantics"): JoinGroup answers name the synthetic leader
-    /// `assignor-host`, no member is given the member list, and a static leader's rejoin is
-    /// never told to skip an assignment it never computes. Kafka names the first member
-    /// leader and gives it the member list.
+    /// The host is the leader of every classic group it assigns (docs/coordinator.md "How
+    /// the host behaves", DESIGN "Coordinator semantics"): JoinGroup answers name the
+    /// synthetic leader `assignor-host`, no member is given the member list, and a static
+    /// leader's rejoin is never told to skip an assignment it never computes. Kafka names the
+    /// first member leader and gives it the member list.
     HostLeads,
     /// The host assigns at the end of the join phase, not at the leader's SyncGroup: a group
     /// is Stable as soon as the assignment is installed, so DescribeGroups between JoinGroup
@@ -41,13 +41,13 @@ pub enum Difference {
     /// since then. Not yet in the host: it keeps no per-partition assignment epoch.
     CommitAtCurrentEpochOnly,
     /// A consumer group stays one when its last consumer-protocol member leaves and classic
-    /// members remain (README "Not yet"): ListGroups names its type `consumer` and
-    /// DescribeGroups, which describes classic groups only, says `Dead`. Kafka turns it back
-    /// into a classic group (the downgrade of `group.consumer.migration.policy`).
+    /// members remain (docs/coordinator.md "Not yet"): ListGroups names its type `consumer`
+    /// and DescribeGroups, which describes classic groups only, says `Dead`. Kafka turns it
+    /// back into a classic group (the downgrade of `group.consumer.migration.policy`).
     NoDowngrade,
     /// A consumer group naming an assignor without a module is assigned by the fallback
-    /// (README "The consumer protocol"): the host answers with an assignment where Kafka
-    /// answers UNSUPPORTED_ASSIGNOR (112).
+    /// (docs/coordinator.md "The consumer protocol"): the host answers with an
+    /// assignment where Kafka answers UNSUPPORTED_ASSIGNOR (112).
     FallbackAssignor,
 }
 

@@ -327,7 +327,7 @@ async fn a_group_describe_lists_each_partitions_holder_and_committed_offset() {
 }
 
 /// Issue 14, defect 6: a restart used to forget each group's module version, last assignor
-/// run and rebalance history (the README says a restart loses nothing).
+/// run and rebalance history (docs/coordinator.md, "Standalone": a restart loses nothing).
 #[tokio::test]
 async fn a_restart_keeps_each_groups_module_version_last_run_and_history() {
     let dir = tempfile::tempdir().unwrap();

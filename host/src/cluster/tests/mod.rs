@@ -138,7 +138,7 @@ fn node_id(server: &Server) -> i32 {
 }
 
 // (noida-db 0.2.3 sometimes lost the second node's JoinGroup here, so against it this test
-// was left out of `cargo test`; Kafka never did: README, "Several nodes".)
+// was left out of `cargo test`; Kafka never did: docs/cluster.md.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_nodes_split_the_groups_and_one_takes_them_all_when_the_other_leaves() {
     let (kafka, name) = (Kafka::shared().await, unique("split"));

@@ -1,7 +1,7 @@
 //! Protocol selection: Kafka's vote, restricted to strategies with a module, and the choice
 //! between host-side assignment and the classic leader relay.
 //!
-//! Rules (README.md, "How the host behaves", strategy choice):
+//! Rules (docs/coordinator.md, "How the host behaves", strategy choice):
 //! 1. Candidates are the vote keys every member proposed (client spellings normalised through
 //!    the strategies' aliases, see [`super::group::vote_key`]).
 //! 2. If some candidates have a module, each member votes for the first of its own keys among

@@ -1,6 +1,7 @@
-//! The host's differences from Kafka, on purpose (README.md, "How the host behaves"): the
-//! synthetic leader, per-member protocol names, strategy choice, the fallback chain,
-//! host-started rebalances and the ABI request. Cooperative safety is in `host_cooperative.rs`.
+//! The host's differences from Kafka, on purpose (docs/coordinator.md, "How the host
+//! behaves"): the synthetic leader, per-member protocol names, strategy choice, the fallback
+//! chain, host-started rebalances and the ABI request. Cooperative safety is in
+//! `host_cooperative.rs`.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
