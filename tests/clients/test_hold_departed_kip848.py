@@ -22,6 +22,13 @@ from test_consumer_protocol import covered_once
 from test_hold_departed_eager import GONE_WINDOW_MS, WINDOW_MS, Run, record, revoked_since
 
 
+def balanced(members, partition_counts):
+    """`covered_once`, and every member holds its even share (the target of `uniform`)."""
+    covered, seen = covered_once(members, partition_counts)
+    share = sum(partition_counts.values()) // len(members)
+    return covered and all(len(m.current) == share for m in members), seen
+
+
 def gained_since(agent, index):
     """Partitions `agent` was given (callbacks with additions) from its event `index` on."""
     return [tp for e in agent.events[index:] if e.get("event") == "assigned"
@@ -38,8 +45,10 @@ def test_consumer_protocol_members_that_stay_keep_their_partitions(
     runs = [Run(proxy, proxy_consumers, "confluent-kafka", "uniform", held, window, **options)
             for held in (True, False)]
     for run in runs:
-        wait_until(lambda run=run: covered_once(list(run.agents.values()), run.topics),
-                   f"{run.group}: three consumers", timeout_s=90)
+        # Covered once and balanced (uniform: two partitions each): the last target is
+        # reached, so nothing moves after `mark` but what the departure moves.
+        wait_until(lambda run=run: balanced(list(run.agents.values()), run.topics),
+                   f"{run.group}: three consumers, two partitions each", timeout_s=90)
         for a in run.agents.values():
             wait_until(lambda a=a: (len(a.records()) > 0, a.summary()), f"{a.name} reads",
                        timeout_s=30)
