@@ -28,10 +28,12 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 mod answer;
+pub(crate) mod index;
+pub(crate) mod order;
 pub mod v2;
 
-pub use crate::index::Index;
 pub use answer::{Answer, AnswerEntry, Unresolved};
+pub use index::Index;
 
 /// ABI v1: named-field MessagePack maps. The host serves it for good.
 pub const ABI_V1: u32 = 1;

@@ -115,7 +115,6 @@ pub mod abi;
 mod assignment;
 mod bump;
 mod hash;
-mod index;
 mod request;
 
 #[cfg(feature = "guest")]
@@ -127,10 +126,11 @@ pub mod glue;
 #[cfg(feature = "guest")]
 pub mod log;
 
+pub use abi::order::{java_string_order, kafka_member_order};
 pub use abi::*;
 pub use assignment::{AssignError, Assignment};
 pub use bump::BumpAllocator;
-pub use request::{SubscriptionGroup, java_string_order, kafka_member_order};
+pub use request::SubscriptionGroup;
 
 /// Marks the function that computes a group's assignment and exports it to the host.
 ///

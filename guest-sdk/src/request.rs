@@ -9,11 +9,11 @@
 //! lookups binary-search first and fall back to a scan.
 
 use std::borrow::Cow;
-use std::cmp::Ordering;
 use std::ops::Range;
 
+use crate::abi::index::IndexData;
+use crate::abi::order::kafka_member_order;
 use crate::abi::{AssignRequest, Member, Topic, TopicPartitions};
-use crate::index::IndexData;
 
 /// The members sharing one subscription (see [`AssignRequest::subscription_groups`]): topic and
 /// member positions in the request.
@@ -48,7 +48,7 @@ impl AssignRequest {
     pub fn member_ids_sorted(&self) -> bool {
         match &self.index.0 {
             Some(data) => data.ids_sorted,
-            None => crate::index::ids_sorted(&self.members),
+            None => crate::abi::index::ids_sorted(&self.members),
         }
     }
 
@@ -90,7 +90,7 @@ impl AssignRequest {
     pub fn kafka_order(&self) -> Cow<'_, [u32]> {
         match &self.index.0 {
             Some(data) => Cow::Borrowed(&data.kafka_order),
-            None => Cow::Owned(crate::index::kafka_order(&self.members)),
+            None => Cow::Owned(crate::abi::index::kafka_order(&self.members)),
         }
     }
 
@@ -300,30 +300,6 @@ impl Topic {
     }
 }
 
-/// Kafka's member order (`AbstractPartitionAssignor.MemberInfo.compareTo`): static members
-/// first, ordered by `group_instance_id`; then dynamic members, ordered by `member_id`.
-///
-/// Strings compare as Java's `String.compareTo` does (by UTF-16 code unit), so the order is
-/// Kafka's for every string, not just ASCII ones.
-pub fn kafka_member_order(a: &Member, b: &Member) -> Ordering {
-    match (&a.group_instance_id, &b.group_instance_id) {
-        (Some(x), Some(y)) => java_string_order(x, y),
-        (Some(_), None) => Ordering::Less,
-        (None, Some(_)) => Ordering::Greater,
-        (None, None) => java_string_order(&a.member_id, &b.member_id),
-    }
-}
-
-/// Java's `String.compareTo`: lexicographic by UTF-16 code unit. It differs from Rust's `str`
-/// order only between characters above U+FFFF and those in U+E000..=U+FFFF.
-pub fn java_string_order(a: &str, b: &str) -> Ordering {
-    if a.is_ascii() && b.is_ascii() {
-        a.cmp(b)
-    } else {
-        a.encode_utf16().cmp(b.encode_utf16())
-    }
-}
-
 fn lookup<T>(items: &[T], key: &str, key_of: impl Fn(&T) -> &String) -> Option<usize> {
     match items.binary_search_by(|item| key_of(item).as_str().cmp(key)) {
         Ok(i) => Some(i),
@@ -399,18 +375,6 @@ mod tests {
             member("0", None, &[]),
         ]);
         assert_eq!(ids(&req.members_in_kafka_order()), ["c", "b", "0", "a"]);
-    }
-
-    #[test]
-    fn kafka_order_compares_like_java_strings() {
-        // U+FF5E sorts before U+1F600 in Rust (code points) but after it in Java (UTF-16).
-        let (bmp, astral) = ("\u{FF5E}", "\u{1F600}");
-        assert_eq!(bmp.cmp(astral), Ordering::Less);
-        assert_eq!(java_string_order(bmp, astral), Ordering::Greater);
-        assert_eq!(
-            java_string_order("consumer-a", "consumer-b"),
-            Ordering::Less
-        );
     }
 
     #[test]

@@ -36,7 +36,8 @@
 //! - [`server`]: assembles the parts from a [`config::Config`] and runs them until shutdown.
 //!
 //! The arrows between these parts, and the ones that must never exist, are in
-//! `docs/architecture.md`; `tests/all/architecture.rs` checks the code against it.
+//! `docs/architecture.md`; `tests/architecture` (`cargo test -p assignor-architecture`) checks
+//! the code against it.
 
 pub mod acls;
 pub mod admin;

@@ -6,12 +6,13 @@
 //! of the group ([`assign_subgroup`]), and the **member patterns** of their parameters
 //! ([`patterns`]).
 //!
-//! The inner strategies are the built-in crates themselves, linked as plain Rust libraries:
-//! `range`, `roundrobin` and `uniform` without their `module` feature (so their wasm exports
-//! and allocator stay out of the composite module), `sticky` and `cooperative-sticky` through
-//! the sticky core they wrap. A composite module therefore answers exactly what the named
-//! built-in would answer for the same members; an upload that replaces a built-in under its
-//! name does not change what a composite calls.
+//! The inner strategies are the cores the built-in modules wrap, linked as plain Rust
+//! libraries: `assignor-range-core`, `assignor-roundrobin-core` and `assignor-uniform-core`
+//! for `range`, `roundrobin` and `uniform`, `assignor-sticky-core` for `sticky` and
+//! `cooperative-sticky` (no crate of `assignors/` is linked, so no module's wasm exports or
+//! allocator end up in the composite module). A composite module therefore answers exactly what
+//! the named built-in would answer for the same members; an upload that replaces a built-in
+//! under its name does not change what a composite calls.
 
 use std::collections::BTreeMap;
 
@@ -89,8 +90,8 @@ impl Inner {
     /// The strategy's answer for `request`, exactly as its built-in module computes it.
     pub fn assign(self, request: &AssignRequest) -> Result<Assignment, AssignError> {
         match self {
-            Inner::Range => assignor_range::assign(request),
-            Inner::RoundRobin => assignor_roundrobin::assign(request),
+            Inner::Range => assignor_range_core::assign(request),
+            Inner::RoundRobin => assignor_roundrobin_core::assign(request),
             Inner::Sticky => {
                 assignor_sticky_core::assign(request, assignor_sticky_core::Flavor::Sticky)
             }
@@ -98,7 +99,7 @@ impl Inner {
                 request,
                 assignor_sticky_core::Flavor::CooperativeSticky,
             ),
-            Inner::Uniform => assignor_uniform::assign(request),
+            Inner::Uniform => assignor_uniform_core::assign(request),
         }
     }
 }
@@ -284,9 +285,9 @@ mod tests {
         for inner in Inner::ALL {
             let ours = inner.assign(&group).unwrap().into_response();
             let theirs = match inner {
-                Inner::Range => assignor_range::assign(&group),
-                Inner::RoundRobin => assignor_roundrobin::assign(&group),
-                Inner::Uniform => assignor_uniform::assign(&group),
+                Inner::Range => assignor_range_core::assign(&group),
+                Inner::RoundRobin => assignor_roundrobin_core::assign(&group),
+                Inner::Uniform => assignor_uniform_core::assign(&group),
                 Inner::Sticky => {
                     assignor_sticky_core::assign(&group, assignor_sticky_core::Flavor::Sticky)
                 }

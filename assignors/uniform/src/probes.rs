@@ -62,6 +62,6 @@ pub extern "C" fn probe_assignment(ptr: i32, len: i32) -> i64 {
     let Ok(owners) = crate::owners(&group) else {
         return -3;
     };
-    let assignment = crate::output::assignment(&group, &owners);
+    let assignment = crate::assignment(&group, &owners);
     assignment.member_ids().count() as i64
 }

@@ -37,12 +37,12 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use super::index::{Index, IndexData, name_set};
 use super::{
     ABI_V2, Answer, AssignRequest, AssignResponse, Input, Member as ModelMember,
     MemberAssignment as ModelAssignment, Topic as ModelTopic, TopicOffsets as ModelOffsets,
     TopicPartitions as ModelPartitions,
 };
-use crate::index::{Index, IndexData};
 
 mod read;
 mod write;
@@ -315,16 +315,6 @@ fn check_topics(topics: &[ModelTopic]) -> Result<(), EncodeError> {
         ))),
         None => Ok(()),
     }
-}
-
-/// The set of `names`, sorted without duplicates: what tells two subscriptions apart.
-pub(crate) fn name_set(names: &[String]) -> Vec<&str> {
-    let mut set: Vec<&str> = names.iter().map(String::as_str).collect();
-    if !set.is_sorted_by(|a, b| a < b) {
-        set.sort_unstable();
-        set.dedup();
-    }
-    set
 }
 
 /// Topic indices of `names` (sorted, de-duplicated), leaving out names not in `topics`.

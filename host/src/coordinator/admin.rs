@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use assignor_sdk::AssignRequest;
 use serde::Serialize;
 
+use super::api::CLASSIC;
 use super::api::Millis;
 use super::classic::group::Groups;
 use super::classic::rebalance;
@@ -15,7 +16,6 @@ use super::config::{GroupConfig, MAX_STABILIZE_MS};
 use super::context::{Ctx, Env};
 use super::event::{Effect, RebalanceReason};
 use super::held::Held;
-use super::list_groups::CLASSIC;
 use assignor_wire::consumer_protocol::{self, decode_assignment, decode_subscription};
 
 /// One group in detail.

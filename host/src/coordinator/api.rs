@@ -22,6 +22,11 @@ use kafka_protocol::messages::{
 /// Coordinator time in milliseconds (monotonic, from the driver's clock; a fake clock in tests).
 pub type Millis = u64;
 
+/// The group type ListGroups reports for every classic group (KIP-848's `GroupType`).
+pub const CLASSIC: &str = "classic";
+/// The group type of a consumer group, which is also its protocol type.
+pub const CONSUMER: &str = "consumer";
+
 /// A token naming a caller waiting for a [`GroupResponse`]. The driver allocates it and maps it
 /// back to the waiting connection; the coordinator only stores and returns it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

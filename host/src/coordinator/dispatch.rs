@@ -16,7 +16,7 @@ use super::api::GroupResponse;
 use super::api::{GroupRequest, Millis, ReplyTo, RequestContext};
 use super::classic::group::{Group, Groups};
 use super::classic::{
-    GroupState, assignment, heartbeat, join_group, leave_group, rebalance, stabilize, sync_group,
+    GroupState, heartbeat, join_group, leave_group, rebalance, stabilize, sync_group,
 };
 use super::config::{CoordinatorConfig, GroupConfig};
 use super::consumer::group::{
@@ -29,6 +29,7 @@ use super::consumer::{
 use super::context::{Ctx, Env};
 use super::event::{Effect, Event, RestoredGroup, TimerKey};
 use super::responses;
+use super::run;
 use super::view::{StrategiesView, TopicsView};
 use super::{
     delete_groups, describe_groups, list_groups, offset_commit, offset_delete, offset_fetch,
@@ -105,7 +106,7 @@ impl Coordinator {
                 } else if let Some(group) = groups.get_mut(done.group_id.as_str()) {
                     rebalance::assignor_done(&mut ctx, group, done)
                 } else {
-                    assignment::dropped(&mut ctx, &done)
+                    run::dropped(&mut ctx, &done)
                 }
             }
             Event::TopicsChanged(topics) => {

@@ -11,7 +11,7 @@ use kafka_protocol::messages::{
 };
 
 use super::api::{GroupRequest, GroupResponse, Millis, OffsetFetchQuery, ReplyTo, RequestContext};
-use super::classic::state::GroupState;
+use super::classic_state::GroupState;
 use super::config::GroupConfig;
 use super::snapshot::{GroupSnapshot, OffsetRecord};
 use super::view::{StrategiesView, TopicsView};

@@ -6,14 +6,10 @@ use kafka_protocol::messages::GroupId;
 use kafka_protocol::messages::list_groups_response::ListedGroup;
 use kafka_protocol::protocol::StrBytes;
 
+use super::api::{CLASSIC, CONSUMER};
 use super::classic::group::Groups;
 use super::consumer::group::Groups as ConsumerGroups;
 use super::responses::s;
-
-/// The group type ListGroups reports for every classic group (KIP-848's `GroupType`).
-pub const CLASSIC: &str = "classic";
-/// The group type of a consumer group, which is also its protocol type.
-pub const CONSUMER: &str = "consumer";
 
 /// The groups of `groups` and `consumers` that pass the filters, sorted by id.
 pub(crate) fn list(

@@ -18,11 +18,12 @@
 //! reads the `use` lines and checks it, see `docs/architecture.md`):
 //! 1. plain data and settings: `api` (requests, responses, times, reply tokens), `config`,
 //!    `view` (topics and strategies), `ids`, `snapshot` (persisted shapes), `committed`
-//!    (offsets), `classic::state`; then `event` (events, effects, timers, notices, reasons);
+//!    (offsets), `classic_state` (a classic group's states); then `event` (events, effects, timers, notices, reasons);
 //! 2. `context` (`Ctx`: the event's time, the shard's environment, the effects so
-//!    far) and `responses` (version-shaped answers);
+//!    far) and `responses` (version-shaped answers); then `run`, one assignor run for every
+//!    group type (the call, its deadline, its records, the fallback, `native_range`);
 //! 3. the group protocols: [`classic`] (Kafka's classic protocol, with host-side
-//!    assignment; KIP-848's consumer protocol will sit beside it);
+//!    assignment) and [`consumer`] (KIP-848's consumer protocol) beside it;
 //! 4. the APIs every protocol shares: `offset_commit`, `txn_offset_commit`, `offset_fetch`,
 //!    `offset_delete`, `describe_groups`, `list_groups`, `delete_groups`, and `admin` (the
 //!    operator's views and changes). Offsets are not the coordinator's state: it decides whether a commit or a
@@ -36,6 +37,7 @@
 mod admin;
 mod api;
 pub mod classic;
+mod classic_state;
 mod committed;
 mod config;
 pub mod consumer;
@@ -47,11 +49,13 @@ mod event;
 mod held;
 mod ids;
 mod list_groups;
+mod native_range;
 mod offset_commit;
 mod offset_delete;
 mod offset_fetch;
 mod record;
 mod responses;
+mod run;
 mod snapshot;
 mod txn_offset_commit;
 pub mod view;
@@ -64,8 +68,9 @@ pub use admin::{
     check_group_config,
 };
 pub use api::{
-    ConsumerGroupDescribe, DeleteGroup, DescribeGroup, GroupCall, GroupRequest, GroupResponse,
-    Millis, OffsetFetchQuery, OffsetFetchResult, PartitionOffset, ReplyTo, RequestContext,
+    CLASSIC, ConsumerGroupDescribe, DeleteGroup, DescribeGroup, GroupCall, GroupRequest,
+    GroupResponse, Millis, OffsetFetchQuery, OffsetFetchResult, PartitionOffset, ReplyTo,
+    RequestContext,
 };
 pub use classic::{GroupState, HOST_LEADER, RebalanceRecord, RunRecord};
 pub use committed::{Committed, OffsetTable};
@@ -76,7 +81,6 @@ pub use event::{
     RebalanceReason, RemovalReason, RestoredGroup, RunOutcome, TimerKey,
 };
 pub use held::Held;
-pub use list_groups::CLASSIC;
 pub use responses::{error_response, txn_offset_commit_all};
 pub use snapshot::{
     ConsumerMemberSnapshot, ConsumerSnapshot, DeferredRebalance, GroupSnapshot, MemberSnapshot,

@@ -118,6 +118,12 @@ pub struct RegistryConfig {
     pub builtins: Vec<BuiltinSource>,
     /// Source of upload times and quarantine deadlines.
     pub clock: Arc<dyn Clock>,
+    /// At start, serve a module the precompiled cache lacks on baseline code (Winch, tens of
+    /// milliseconds) and optimise it in the background, as an upload is; `false` compiles it
+    /// with Cranelift before `open` returns (seconds per large module). The server sets it so
+    /// a first start (an empty cache) listens at once; tests and benches that time calls keep
+    /// the default and start on optimised code.
+    pub serve_first: bool,
 }
 
 impl Default for RegistryConfig {
@@ -127,6 +133,7 @@ impl Default for RegistryConfig {
             cache_dir: None,
             builtins: BuiltinSource::embedded(),
             clock: Arc::new(SystemClock),
+            serve_first: false,
         }
     }
 }
@@ -217,7 +224,7 @@ impl Registry {
             optimizer,
         };
         let started = std::time::Instant::now();
-        let catalog = registry.restore()?;
+        let (catalog, baseline) = registry.restore()?;
         let versions: usize = catalog.names.values().map(|e| e.versions.len()).sum();
         let precompiled = catalog
             .names
@@ -228,11 +235,16 @@ impl Registry {
         tracing::info!(
             versions,
             precompiled,
+            baseline = baseline.len(),
             problems = registry.problems.len(),
             elapsed_ms = started.elapsed().as_secs_f64() * 1e3,
             "module registry restored"
         );
         registry.publish(catalog);
+        // Queued once published: the optimiser caches code only for versions the catalog uses.
+        for (version, wasm) in baseline {
+            registry.optimizer.submit(version, &wasm);
+        }
         Ok(registry)
     }
 

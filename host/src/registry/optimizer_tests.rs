@@ -126,6 +126,67 @@ fn a_version_deleted_while_it_is_optimised_leaves_no_cached_code() {
     assert_eq!(registry.optimization("spread", 1), None);
 }
 
+/// `open` with `serve_first` (the server's start): a built-in missing from the cache is served
+/// by baseline code at once, optimised in the background like an upload, cached when optimised,
+/// and read from the cache as optimised code by the next start.
+#[test]
+fn a_first_start_serves_built_ins_on_baseline_code_then_caches_their_optimised_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let open = || {
+        let config = RegistryConfig {
+            builtins: crate::registry::BuiltinSource::embedded()
+                .into_iter()
+                .filter(|b| b.name == "range")
+                .collect(),
+            cache_dir: Some(dir.path().join("cache")),
+            serve_first: true,
+            ..RegistryConfig::default()
+        };
+        let log = Captured::default();
+        let writer = log.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || writer.clone())
+            .with_ansi(false)
+            .finish();
+        let registry = tracing::subscriber::with_default(subscriber, || {
+            Registry::open(sandbox(), None, config).expect("registry")
+        });
+        let log = String::from_utf8(log.0.lock().clone()).unwrap();
+        let restored = log
+            .lines()
+            .find(|l| l.contains("module registry restored"))
+            .unwrap_or_else(|| panic!("the restore is logged: {log}"))
+            .to_owned();
+        (registry, restored)
+    };
+    let request = crate::registry::smoke_request("range");
+
+    let (registry, restored) = open();
+    assert!(
+        restored.contains("baseline=1") && restored.contains("precompiled=0"),
+        "served by baseline code: {restored}"
+    );
+    let first = registry.run("range", None, &request, false).unwrap();
+    registry.finish_optimizing();
+    let version = registry.resolve("range", None).unwrap();
+    assert_eq!(version.compiled().tier(), Tier::Optimized);
+    assert_eq!(registry.optimization("range", 0), Some(Optimization::Done));
+    assert_eq!(cached(dir.path()).len(), 1, "{:?}", cached(dir.path()));
+    let second = registry.run("range", None, &request, false).unwrap();
+    assert_eq!(first.answer, second.answer);
+    assert_eq!(first.stats.fuel_used, second.stats.fuel_used);
+    drop(registry);
+
+    let (registry, restored) = open();
+    assert!(
+        restored.contains("baseline=0") && restored.contains("precompiled=1"),
+        "read from the cache: {restored}"
+    );
+    let version = registry.resolve("range", None).unwrap();
+    assert!(version.meta.precompiled);
+    assert_eq!(version.compiled().tier(), Tier::Optimized);
+}
+
 /// Log output, for a test's own subscriber.
 #[derive(Clone, Default)]
 struct Captured(Arc<Mutex<Vec<u8>>>);

@@ -1,6 +1,8 @@
 //! Bringing the registry back at start: the built-ins first (version 0 of their names), then
 //! every stored version and the active pointers, each module from the precompiled cache when a
-//! valid artifact is there and compiled (then cached) otherwise.
+//! valid artifact is there and compiled (then cached) otherwise. With
+//! [`super::RegistryConfig::serve_first`] "compiled" is baseline code, and the versions that
+//! got it are handed back for the optimiser, as uploads are.
 
 use std::sync::Arc;
 
@@ -8,12 +10,16 @@ use assignor_sdk::AssignorInfo;
 
 use super::catalog::{BUILTIN_VERSION, Catalog, ModuleVersion, NameEntry, VersionMeta};
 use super::{LoadProblem, Registry, RegistryError, info_or_default, sha256_hex};
-use crate::sandbox::{CompiledModule, LoadError, Sandbox};
+use crate::sandbox::{CompiledModule, LoadError, Sandbox, Tier};
+
+/// The versions restored on baseline code, with the bytes their optimised code is compiled from.
+pub(super) type Baseline = Vec<(Arc<ModuleVersion>, Vec<u8>)>;
 
 impl Registry {
-    pub(super) fn restore(&mut self) -> Result<Catalog, RegistryError> {
+    pub(super) fn restore(&mut self) -> Result<(Catalog, Baseline), RegistryError> {
         let now = self.config.clock.now_ms();
         let mut catalog = Catalog::default();
+        let mut baseline = Baseline::new();
         for builtin in &self.config.builtins.clone() {
             let meta = |sha256: String| VersionMeta {
                 sha256,
@@ -27,7 +33,11 @@ impl Registry {
             let sha256 = sha256_hex(&builtin.wasm);
             match self.load_version(&builtin.name, BUILTIN_VERSION, &builtin.wasm, sha256, meta) {
                 Ok(version) => {
-                    let versions = [(BUILTIN_VERSION, Arc::new(version))].into();
+                    let version = Arc::new(version);
+                    if version.compiled.tier() == Tier::Baseline {
+                        baseline.push((version.clone(), builtin.wasm.to_vec()));
+                    }
+                    let versions = [(BUILTIN_VERSION, version)].into();
                     let entry = NameEntry {
                         versions,
                         active: BUILTIN_VERSION,
@@ -38,11 +48,11 @@ impl Registry {
             }
         }
         let Some(store) = self.store.clone() else {
-            return Ok(catalog);
+            return Ok((catalog, baseline));
         };
         let stored = store.load_modules()?;
         catalog.next = stored.next;
-        for record in stored.versions {
+        for mut record in stored.versions {
             let meta = |sha256: String| VersionMeta {
                 sha256,
                 size: record.meta.size,
@@ -56,6 +66,10 @@ impl Registry {
             let sha256 = record.meta.sha256.clone();
             match self.load_version(&record.name, record.version, &record.wasm, sha256, meta) {
                 Ok(version) => {
+                    let version = Arc::new(version);
+                    if version.compiled.tier() == Tier::Baseline {
+                        baseline.push((version.clone(), std::mem::take(&mut record.wasm)));
+                    }
                     let entry =
                         catalog
                             .names
@@ -64,7 +78,7 @@ impl Registry {
                                 versions: Default::default(),
                                 active: record.version,
                             });
-                    entry.versions.insert(record.version, Arc::new(version));
+                    entry.versions.insert(record.version, version);
                 }
                 Err(problem) => self.problems.push(problem),
             }
@@ -85,11 +99,12 @@ impl Registry {
                 None => highest,
             };
         }
-        Ok(catalog)
+        Ok((catalog, baseline))
     }
 
     /// Loads `wasm` (whose hex sha256 is `sha256`) as `name` version `version`: from the
-    /// precompiled cache when possible, else compiled (and then cached). `meta` builds the
+    /// precompiled cache when possible, else compiled (optimised code is then cached; baseline
+    /// code, with `serve_first`, is the optimiser's to replace and cache). `meta` builds the
     /// metadata from the sha256.
     #[allow(
         clippy::result_large_err,
@@ -103,7 +118,12 @@ impl Registry {
         sha256: String,
         meta: impl FnOnce(String) -> VersionMeta,
     ) -> Result<ModuleVersion, LoadProblem> {
-        let (compiled, precompiled) = self.compile(wasm, &sha256).map_err(|error| {
+        let compiled = if self.config.serve_first {
+            self.compile_for_upload(wasm, &sha256)
+        } else {
+            self.compile(wasm, &sha256)
+        };
+        let (compiled, precompiled) = compiled.map_err(|error| {
             tracing::error!(module = name, version, %error, "cannot load module version");
             LoadProblem {
                 name: name.to_owned(),
@@ -111,7 +131,10 @@ impl Registry {
                 error,
             }
         })?;
-        if !precompiled && let Some(cache) = &self.cache {
+        if !precompiled
+            && compiled.tier() == Tier::Optimized
+            && let Some(cache) = &self.cache
+        {
             cache.put(compiled.module(), &sha256);
         }
         let mut meta = meta(sha256);

@@ -8,7 +8,7 @@ use assignor_sdk::{Answer, AssignRequest};
 
 use super::Registry;
 use super::catalog::ModuleVersion;
-use crate::sandbox::{CallError, CallStats, CallTag, LagLookup};
+use crate::sandbox::{Call, CallError, CallStats, CallTag, LagLookup};
 
 /// A successful run: the checked assignment and which version produced it.
 #[derive(Debug, Clone)]
@@ -169,13 +169,13 @@ impl Registry {
         } else {
             None
         };
-        match self.sandbox.assign_with_lag(
-            &module.compiled,
+        let call = Call {
             tag,
             request,
             cooperative,
-            offsets.as_deref(),
-        ) {
+            lag: offsets.as_deref(),
+        };
+        match self.sandbox.call(&module.compiled, call) {
             Ok(outcome) => {
                 module.health.record_success(self.config.clock.now_ms());
                 tracing::debug!(

@@ -114,6 +114,19 @@ pub struct CallTag<'a> {
     pub version: u32,
 }
 
+/// One call of a module, as one value handed from the registry down to the instance: what it
+/// is called (for the logs), on what, under which rule, with which lag.
+#[derive(Debug, Clone, Copy)]
+pub struct Call<'a> {
+    pub tag: CallTag<'a>,
+    pub request: &'a AssignRequest,
+    /// Turns on the KIP-429 safety check of the answer.
+    pub cooperative: bool,
+    /// The offsets a v2 module reading lag gets; `None`: the request's own `lag`. Ignored for
+    /// a module that does not read lag.
+    pub lag: Option<&'a [TopicOffsets]>,
+}
+
 /// A successful call: an answer that passed every check, by positions in its request
 /// ([`Answer::to_response`] gives the model).
 #[derive(Debug, Clone)]
@@ -295,7 +308,7 @@ impl Sandbox {
 
     /// Runs `module` on `request` in a fresh instance and checks the answer. `cooperative`
     /// turns on the KIP-429 safety check. Marshalling and checks are included in the stats.
-    /// A v2 module reading lag gets the request's own `lag` ([`Sandbox::assign_with_lag`]).
+    /// A v2 module reading lag gets the request's own `lag` ([`Sandbox::call`] says otherwise).
     #[allow(
         clippy::result_large_err,
         reason = "failures are rare (one per failed rebalance) and carry what an operator needs; boxing buys nothing"
@@ -307,41 +320,46 @@ impl Sandbox {
         request: &AssignRequest,
         cooperative: bool,
     ) -> Result<CallOutcome, CallFailure> {
-        self.assign_with_lag(module, tag, request, cooperative, None)
+        let call = Call {
+            tag,
+            request,
+            cooperative,
+            lag: None,
+        };
+        self.call(module, call)
     }
 
-    /// [`Sandbox::assign`], with the offsets a v2 module reading lag gets (`None`: the
-    /// request's own `lag`); ignored for a module that does not read lag.
+    /// Makes `call` of `module`: baseline or optimised code, one of them from start to end
+    /// (`tier`), in a fresh instance, the answer checked.
     #[allow(
         clippy::result_large_err,
         reason = "failures are rare (one per failed rebalance) and carry what an operator needs; boxing buys nothing"
     )]
-    pub fn assign_with_lag(
+    pub fn call(
         &self,
         module: &CompiledModule,
-        tag: CallTag<'_>,
-        request: &AssignRequest,
-        cooperative: bool,
-        lag: Option<&[TopicOffsets]>,
+        call: Call<'_>,
     ) -> Result<CallOutcome, CallFailure> {
-        // Baseline or optimised code, one of them from start to end (`tier`).
-        self.assign_tiered(module, tag, request, cooperative, lag)
+        self.call_tiered(module, call)
     }
 
-    /// [`Sandbox::assign_with_lag`] of exactly `module`, on this sandbox's engine (the one
-    /// that compiled it).
+    /// [`Sandbox::call`] of exactly `module`, on this sandbox's engine (the one that compiled
+    /// it).
     #[allow(
         clippy::result_large_err,
         reason = "failures are rare (one per failed rebalance) and carry what an operator needs; boxing buys nothing"
     )]
-    fn assign_compiled(
+    fn call_compiled(
         &self,
         module: &CompiledModule,
-        tag: CallTag<'_>,
-        request: &AssignRequest,
-        cooperative: bool,
-        lag: Option<&[TopicOffsets]>,
+        call: Call<'_>,
     ) -> Result<CallOutcome, CallFailure> {
+        let Call {
+            tag,
+            request,
+            cooperative,
+            lag,
+        } = call;
         let started = Instant::now();
         let failure = |error, mut stats: CallStats, logs| {
             stats.duration = started.elapsed();

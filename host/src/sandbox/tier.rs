@@ -22,7 +22,7 @@
 //! memory per byte, which Winch cannot do ([`super::engine::fuel_costs`]). What does depend
 //! on the tier is the wall-clock deadline (baseline code is slower) and the stack (Winch's
 //! frames are larger), so baseline code may answer but never refuses: a call it fails is run
-//! again on the optimised code, which decides ([`Sandbox::assign_tiered`]).
+//! again on the optimised code, which decides ([`Sandbox::call_tiered`]).
 //!
 //! Only optimised code is ever written to the precompiled cache (its key is the optimising
 //! engine's compatibility hash), so a restart always loads optimised code.
@@ -30,7 +30,6 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use assignor_sdk::{AssignRequest, TopicOffsets};
 use wasmtime::{Engine, Linker, Module};
 
 use super::engine::{Compiler, EpochTicker, Permits, Tier, engine_config};
@@ -39,7 +38,7 @@ use super::limits::{Metering, PoolConfig, SandboxLimits};
 use super::stats::CallStats;
 use super::store::CallState;
 use super::{
-    CallOutcome, CallTag, CompiledModule, Sandbox, SandboxError, Shared, check_limits, log, wire,
+    Call, CallOutcome, CompiledModule, Sandbox, SandboxError, Shared, check_limits, log, wire,
 };
 
 /// The optimised code could not replace a baseline module's; it goes on serving baseline code.
@@ -172,7 +171,7 @@ impl Sandbox {
         Ok(module)
     }
 
-    /// [`Sandbox::assign_with_lag`]: resolves the code once ([`CompiledModule::serving`]) and
+    /// [`Sandbox::call`]: resolves the code once ([`CompiledModule::serving`]) and
     /// runs it to the end. Baseline code may answer but never refuses: a call it fails (other
     /// than an input over the cap, refused before any code runs) is run again on the
     /// optimised code, compiled now if it is not in yet, and that is the outcome. Fuel, memory
@@ -182,16 +181,13 @@ impl Sandbox {
         clippy::result_large_err,
         reason = "failures are rare (one per failed rebalance) and carry what an operator needs; boxing buys nothing"
     )]
-    pub(super) fn assign_tiered(
+    pub(super) fn call_tiered(
         &self,
         module: &CompiledModule,
-        tag: CallTag<'_>,
-        request: &AssignRequest,
-        cooperative: bool,
-        lag: Option<&[TopicOffsets]>,
+        call: Call<'_>,
     ) -> Result<CallOutcome, CallFailure> {
         let serving = module.serving();
-        let failure = match self.run_on_tier(serving, tag, request, cooperative, lag) {
+        let failure = match self.run_on_tier(serving, call) {
             Err(failure) if serving.tier == Tier::Baseline => failure,
             outcome => return outcome,
         };
@@ -204,9 +200,9 @@ impl Sandbox {
         let Some(optimized) = self.optimized_now(module) else {
             return Err(failure);
         };
-        tracing::warn!(module = tag.module, version = tag.version, error = %failure.error,
+        tracing::warn!(module = call.tag.module, version = call.tag.version, error = %failure.error,
             "baseline code failed; the optimised code decides");
-        self.run_on_tier(optimized, tag, request, cooperative, lag)
+        self.run_on_tier(optimized, call)
     }
 
     #[allow(
@@ -216,13 +212,10 @@ impl Sandbox {
     fn run_on_tier(
         &self,
         module: &CompiledModule,
-        tag: CallTag<'_>,
-        request: &AssignRequest,
-        cooperative: bool,
-        lag: Option<&[TopicOffsets]>,
+        call: Call<'_>,
     ) -> Result<CallOutcome, CallFailure> {
         match self.on_tier(module.tier) {
-            Ok(sandbox) => sandbox.assign_compiled(module, tag, request, cooperative, lag),
+            Ok(sandbox) => sandbox.call_compiled(module, call),
             Err(error) => Err(CallFailure {
                 error,
                 stats: CallStats::default(),

@@ -10,7 +10,7 @@ use std::time::Duration;
 use assignor_sdk::{AssignRequest, Member, Topic};
 
 use crate::sandbox::{
-    CallError, CallTag, CompiledModule, Metering, OptimizeError, PoolConfig, Sandbox,
+    Call, CallError, CallTag, CompiledModule, Metering, OptimizeError, PoolConfig, Sandbox,
     SandboxLimits, Tier,
 };
 
@@ -438,7 +438,15 @@ fn a_call_baseline_code_fails_is_decided_by_the_optimised_code() {
         let sandbox = sandbox.on_tier(module.tier).unwrap();
         trap(
             sandbox
-                .assign_compiled(module, TAG, &request, false, None)
+                .call_compiled(
+                    module,
+                    Call {
+                        tag: TAG,
+                        request: &request,
+                        cooperative: false,
+                        lag: None,
+                    },
+                )
                 .unwrap_err(),
         )
     };

@@ -129,6 +129,8 @@ impl Server {
         let registry_config = RegistryConfig {
             settings: config.registry.clone(),
             cache_dir: Some(config.data_dir.join("cache")),
+            // Listen at once on a first start; Cranelift's code is swapped in meanwhile.
+            serve_first: true,
             ..RegistryConfig::default()
         };
         // In a cluster the modules are the module log's (`cluster::modules`), applied at start.
@@ -434,7 +436,19 @@ impl Server {
         let admin_task = tokio::spawn(admin::serve(admin_socket, admin_tls, admin_state, async {
             let _ = admin_stopped.await;
         }));
+        // The one line that says what this host serves and where.
+        let upstream_at = config.upstream.bootstrap.join(",");
+        let mode = if clustered {
+            let name = config.cluster.name.as_deref().unwrap_or_default();
+            format!("node of cluster {name} in front of {upstream_at}")
+        } else if proxy_mode {
+            format!("proxy in front of {upstream_at}")
+        } else {
+            "standalone".to_owned()
+        };
         tracing::info!(
+            mode = %mode,
+            strategies = registry.list().len(),
             kafka = %kafka_addr,
             admin = %admin_addr,
             admin_auth = config.admin.token.is_some(),

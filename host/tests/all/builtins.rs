@@ -316,23 +316,9 @@ fn builtin_directories_are_read_by_their_package_name() {
     assert_eq!(package_name("[dependencies]\nname = \"x\"\n"), None);
 }
 
-#[test]
-fn composite_builtins_are_told_apart_by_their_dependencies() {
-    use build_script::manifest_dependencies;
-    let filtered = "[package]\nname = \"assignor-filtered\"\n\n[dependencies]\n\
-                    assignor-sdk = { path = \"../../guest-sdk\" }\n\
-                    # a comment = no dependency\n\
-                    assignor-inner = { path = \"../../assignors-common/inner\" }\n\n\
-                    [dev-dependencies]\nproptest.workspace = true\n";
-    assert_eq!(
-        manifest_dependencies(filtered),
-        ["assignor-sdk", "assignor-inner"]
-    );
-    assert!(manifest_dependencies("[package]\nname = \"x\"\n").is_empty());
-}
-
-/// The composite built-ins link range and the others as libraries: their modules must still
-/// export only their own glue and answer what the same code answers natively.
+/// The composite built-ins link the algorithms of range and the others (`assignors-common/`):
+/// their modules must still export only their own glue and answer what the same code answers
+/// natively.
 #[test]
 fn composite_modules_answer_what_they_answer_natively() {
     let engine = Engine::default();

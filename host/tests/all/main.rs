@@ -12,7 +12,6 @@
 
 mod sandbox_support;
 
-mod architecture;
 mod builtins;
 mod cli;
 mod registry_builtins;

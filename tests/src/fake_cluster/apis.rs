@@ -2,50 +2,19 @@
 //! and one dispatch on the API key.
 //!
 //! Kafka's rules for what cannot be served are kept, because the proxy must live with them: an
-//! API or version outside [`API_VERSIONS`] closes the connection (ApiVersions excepted: a newer
+//! API or version outside [`API_VERSIONS`](super::cluster::API_VERSIONS) closes the connection (ApiVersions excepted: a newer
 //! one is answered v0 with UNSUPPORTED_VERSION, KIP-511), and so does a body that does not
 //! decode. The group APIs are advertised but closed: the proxy must serve them itself, and a
 //! test that finds one in `FakeCluster::requests` has caught it forwarding.
 
 use assignor_wire::guard;
 use bytes::Bytes;
-use kafka_protocol::messages::{ApiKey, RequestHeader, RequestKind, ResponseKind};
+use kafka_protocol::messages::{ApiKey, RequestHeader, RequestKind};
 
+use super::answer::Answer;
+use super::cluster::advertised;
 use super::state::{Received, Shared};
 use super::{cluster, data, fetch, offsets};
-
-/// What every broker advertises: `(api, min, max)`. Produce v10+ and Fetch v16 carry KIP-951
-/// leader hints; the group APIs, TxnOffsetCommit, ConsumerGroupHeartbeat and
-/// DescribeTopicPartitions are listed but never served (module docs).
-pub const API_VERSIONS: &[(ApiKey, i16, i16)] = &[
-    (ApiKey::Produce, 3, 11),
-    (ApiKey::Fetch, 4, 16),
-    (ApiKey::ListOffsets, 1, 7),
-    (ApiKey::Metadata, 0, 12),
-    (ApiKey::OffsetCommit, 2, 8),
-    (ApiKey::OffsetFetch, 1, 8),
-    (ApiKey::FindCoordinator, 0, 4),
-    (ApiKey::JoinGroup, 0, 9),
-    (ApiKey::Heartbeat, 0, 4),
-    (ApiKey::LeaveGroup, 0, 5),
-    (ApiKey::SyncGroup, 0, 5),
-    (ApiKey::ApiVersions, 0, 3),
-    (ApiKey::CreateTopics, 2, 7),
-    (ApiKey::DeleteGroups, 0, 2),
-    (ApiKey::DescribeCluster, 0, 1),
-    // Advertised but never served, as a Kafka 4 broker advertises them: a proxy must leave
-    // them out of its own ApiVersions answer and never pass them up.
-    (ApiKey::TxnOffsetCommit, 0, 4),
-    (ApiKey::ConsumerGroupHeartbeat, 0, 1),
-    (ApiKey::DescribeTopicPartitions, 0, 0),
-];
-
-/// Whether the fake advertises `version` of `api`.
-pub fn advertised(api: ApiKey, version: i16) -> bool {
-    API_VERSIONS
-        .iter()
-        .any(|&(key, min, max)| key == api && (min..=max).contains(&version))
-}
 
 /// A request whose header decoded; the body is decoded when it is answered.
 pub struct Request {
@@ -61,26 +30,6 @@ impl Request {
 
     pub fn received(&self) -> Received {
         (self.api_key, self.version(), self.header.correlation_id)
-    }
-}
-
-/// What a connection does with one request.
-#[allow(clippy::large_enum_variant)] // one per request, written at once
-pub enum Answer {
-    /// Write this response, encoded at `version` with the header version it prescribes.
-    Reply { version: i16, body: ResponseKind },
-    /// Write nothing and go on (Produce with acks=0).
-    Silent,
-    /// Close the connection, answering nothing more.
-    Close(String),
-}
-
-impl Answer {
-    pub fn reply(version: i16, body: impl Into<ResponseKind>) -> Answer {
-        Answer::Reply {
-            version,
-            body: body.into(),
-        }
     }
 }
 

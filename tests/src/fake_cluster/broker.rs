@@ -29,7 +29,8 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
-use super::apis::{self, Answer, Request};
+use super::answer::Answer;
+use super::apis::{self, Request};
 use super::state::Shared;
 
 /// Frames larger than this close the connection (Kafka's `socket.request.max.bytes`).

@@ -14,14 +14,14 @@ use kafka_protocol::messages::metadata_response::{
     MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
 };
 use kafka_protocol::messages::{
-    ApiVersionsResponse, BrokerId, CreateTopicsRequest, CreateTopicsResponse,
+    ApiKey, ApiVersionsResponse, BrokerId, CreateTopicsRequest, CreateTopicsResponse,
     DescribeClusterResponse, FindCoordinatorRequest, FindCoordinatorResponse, MetadataRequest,
     MetadataResponse, TopicName,
 };
 use kafka_protocol::protocol::StrBytes;
 use uuid::Uuid;
 
-use super::apis::{API_VERSIONS, Answer};
+use super::answer::Answer;
 use super::state::{CLUSTER_ID, State, Topic, error};
 
 /// Partitions of a topic created with `num_partitions` -1 (the broker default).
@@ -33,6 +33,39 @@ fn string(value: impl Into<String>) -> StrBytes {
 
 fn brokers(ids: &[i32]) -> Vec<BrokerId> {
     ids.iter().copied().map(BrokerId).collect()
+}
+
+/// What every broker advertises: `(api, min, max)`. Produce v10+ and Fetch v16 carry KIP-951
+/// leader hints; the group APIs, TxnOffsetCommit, ConsumerGroupHeartbeat and
+/// DescribeTopicPartitions are listed but never served (module docs).
+pub const API_VERSIONS: &[(ApiKey, i16, i16)] = &[
+    (ApiKey::Produce, 3, 11),
+    (ApiKey::Fetch, 4, 16),
+    (ApiKey::ListOffsets, 1, 7),
+    (ApiKey::Metadata, 0, 12),
+    (ApiKey::OffsetCommit, 2, 8),
+    (ApiKey::OffsetFetch, 1, 8),
+    (ApiKey::FindCoordinator, 0, 4),
+    (ApiKey::JoinGroup, 0, 9),
+    (ApiKey::Heartbeat, 0, 4),
+    (ApiKey::LeaveGroup, 0, 5),
+    (ApiKey::SyncGroup, 0, 5),
+    (ApiKey::ApiVersions, 0, 3),
+    (ApiKey::CreateTopics, 2, 7),
+    (ApiKey::DeleteGroups, 0, 2),
+    (ApiKey::DescribeCluster, 0, 1),
+    // Advertised but never served, as a Kafka 4 broker advertises them: a proxy must leave
+    // them out of its own ApiVersions answer and never pass them up.
+    (ApiKey::TxnOffsetCommit, 0, 4),
+    (ApiKey::ConsumerGroupHeartbeat, 0, 1),
+    (ApiKey::DescribeTopicPartitions, 0, 0),
+];
+
+/// Whether the fake advertises `version` of `api`.
+pub fn advertised(api: ApiKey, version: i16) -> bool {
+    API_VERSIONS
+        .iter()
+        .any(|&(key, min, max)| key == api && (min..=max).contains(&version))
 }
 
 /// The advertised table, as ApiVersions carries it.

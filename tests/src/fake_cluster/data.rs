@@ -19,7 +19,7 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::StrBytes;
 
-use super::apis::Answer;
+use super::answer::Answer;
 use super::state::{Partition, Shared, State, error};
 
 /// Where a partition's requests must go, seen from `broker`.

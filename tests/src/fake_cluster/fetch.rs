@@ -18,7 +18,7 @@ use kafka_protocol::messages::fetch_response::{
 use kafka_protocol::messages::{BrokerId, FetchRequest, FetchResponse};
 use tokio::time::Instant;
 
-use super::apis::Answer;
+use super::answer::Answer;
 use super::data::{Route, endpoints, route};
 use super::state::{Shared, State, error};
 

@@ -36,6 +36,7 @@
 //! moving by itself (the test moves it with [`FakeCluster::set_leader`]); ListOffsets by
 //! timestamp finer than a batch.
 
+mod answer;
 mod apis;
 mod broker;
 mod cluster;
@@ -57,7 +58,7 @@ use kafka_protocol::messages::ApiKey;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
-pub use apis::API_VERSIONS;
+pub use cluster::API_VERSIONS;
 pub use fetch::MAX_WAIT as MAX_FETCH_WAIT;
 pub use state::{CLUSTER_ID, HOST, topic_id};
 

@@ -22,7 +22,7 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::StrBytes;
 
-use super::apis::Answer;
+use super::answer::Answer;
 use super::state::{Committed, State, error};
 
 /// NOT_COORDINATOR unless `broker` is the coordinator, else 0.

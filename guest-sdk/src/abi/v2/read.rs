@@ -16,7 +16,7 @@ use std::sync::Arc;
 use rmp::Marker;
 
 use super::super::{ABI_V2, Answer, AssignRequest, Member, Topic, TopicOffsets, TopicPartitions};
-use crate::index::{Index, IndexData};
+use crate::abi::index::{Index, IndexData};
 
 /// A cursor over MessagePack bytes; every method reads one value or gives up.
 struct Reader<'a> {

@@ -10,7 +10,10 @@
 //!    cooperative group every partition another member still owns is then stripped from its
 //!    new owner ([`strip_owned`]) so the hand-over happens in the next round, after the owner
 //!    revoked it and rejoined (KIP-429 clients rejoin by themselves after a revocation);
-//! 3. a native range assignment (`native_range.rs`), stripped the same way.
+//! 3. a native range assignment (`coordinator/native_range.rs`), stripped the same way.
+//!
+//! The run itself (effect, deadline, records, the fallback's run) is `coordinator/run.rs`,
+//! shared with consumer groups.
 //!
 //! The coordinator does not check a module's output again: the runner already did, with the
 //! host's one set of [`assignor_wire::checks`] (the contract is on
@@ -23,17 +26,13 @@ use std::sync::Arc;
 
 use assignor_sdk::{ABI_VERSION, AssignRequest, Member as AbiMember, Topic};
 
-use super::group::{Group, Mode, PendingRun};
+use super::group::{Group, Mode};
 use super::install::install_assigned;
-use super::native_range::native_range;
-use super::state::GroupState;
 use crate::coordinator::api::Millis;
+use crate::coordinator::classic_state::GroupState;
 use crate::coordinator::context::Ctx;
-use crate::coordinator::event::{
-    AssignorDone, AssignorFailure, AssignorOutput, AssignorRun, Effect, Notice, RunOutcome,
-    TimerKey,
-};
-use crate::coordinator::record::RunRecord;
+use crate::coordinator::event::AssignorDone;
+use crate::coordinator::run::{self, Finished, Run};
 use crate::coordinator::snapshot::ModuleState;
 use assignor_wire::checks::strip_owned;
 use assignor_wire::consumer_protocol::{self, decode_subscription};
@@ -131,19 +130,16 @@ pub fn build_request(
 
 /// Starts the primary run of the current generation.
 pub(crate) fn start(ctx: &mut Ctx<'_>, group: &mut Group) {
-    if let Some((pending, counts, cooperative)) = primary(ctx, group) {
+    if let Some((run, counts, cooperative)) = primary(ctx, group) {
         group.topic_counts = counts;
-        launch(ctx, group, pending, cooperative);
+        launch(ctx, group, run, cooperative);
     }
 }
 
 /// The primary run of the current generation (the selected module, at `group.generation_id`),
 /// with the partition counts of the topics it subscribes to and whether it is cooperative;
 /// `None` in relay mode.
-pub(crate) fn primary(
-    ctx: &Ctx<'_>,
-    group: &Group,
-) -> Option<(PendingRun, BTreeMap<String, i32>, bool)> {
+pub(crate) fn primary(ctx: &Ctx<'_>, group: &Group) -> Option<(Run, BTreeMap<String, i32>, bool)> {
     let Mode::Host {
         strategy,
         pinned_version,
@@ -161,53 +157,26 @@ pub(crate) fn primary(
         group.generation_id,
         ctx.env.clock_ms(ctx.now),
     );
-    let pending = PendingRun {
-        run_id: 0,
-        generation_id: group.generation_id,
-        strategy,
-        pinned_version,
-        fallback: false,
-        started_at: ctx.now,
-        request: Arc::new(request),
-        versions: Arc::new(versions),
-    };
-    Some((pending, counts, cooperative))
+    let mut run = Run::new(group.generation_id, strategy, pinned_version, request);
+    run.versions = Arc::new(versions);
+    Some((run, counts, cooperative))
 }
 
-/// Emits the run and arms its deadline.
-pub(crate) fn launch(
-    ctx: &mut Ctx<'_>,
-    group: &mut Group,
-    mut pending: PendingRun,
-    cooperative: bool,
-) {
-    pending.run_id = ctx.env.next_run;
-    ctx.env.next_run += 1;
-    pending.started_at = ctx.now;
-    ctx.effect(Effect::RunAssignor(Box::new(AssignorRun {
-        group_id: group.id.to_string(),
-        generation_id: pending.generation_id,
-        run_id: pending.run_id,
-        strategy: pending.strategy.clone(),
-        pinned_version: pending.pinned_version,
-        cooperative: cooperative && !pending.fallback,
-        fallback: pending.fallback,
-        request: pending.request.clone(),
-    })));
+/// Emits the run, with a deadline of half the group's rebalance timeout at most.
+pub(crate) fn launch(ctx: &mut Ctx<'_>, group: &mut Group, run: Run, cooperative: bool) {
     let budget = ctx
         .env
         .config
         .assignor_deadline_ms
         .min((group.rebalance_timeout_ms() / 2).max(1));
-    ctx.schedule_in(
-        TimerKey::AssignorDeadline {
-            group: group.id.clone(),
-        },
+    run::launch(
+        ctx,
+        &group.id,
+        &mut group.pending_run,
+        run,
+        cooperative,
         budget,
     );
-    tracing::debug!(group = %group.id, generation = pending.generation_id, module = %pending.strategy,
-        fallback = pending.fallback, "assignor run started");
-    group.pending_run = Some(pending);
 }
 
 fn cooperative(group: &Group) -> bool {
@@ -220,71 +189,29 @@ fn cooperative(group: &Group) -> bool {
     )
 }
 
-/// A result came back for a group that no longer exists.
-pub(crate) fn dropped(ctx: &mut Ctx<'_>, done: &AssignorDone) {
-    ctx.notice(Notice::AssignorFinished {
-        group: Arc::from(done.group_id.as_str()),
-        generation: done.generation_id,
-        module: module_of(done),
-        version: version_of(done),
-        outcome: RunOutcome::Stale,
-        duration_us: 0,
-        fuel: 0,
-        fallback: false,
-    });
-}
-
-fn module_of(done: &AssignorDone) -> String {
-    match &done.result {
-        Ok(o) => o.module.clone(),
-        Err(f) => f.module.clone(),
-    }
-}
-
-fn version_of(done: &AssignorDone) -> Option<u32> {
-    match &done.result {
-        Ok(o) => Some(o.version),
-        Err(f) => f.version,
-    }
-}
-
 /// An assignor run finished. Results for another generation, another run or a group that is
 /// no longer completing its rebalance are dropped.
 pub(crate) fn on_done(ctx: &mut Ctx<'_>, group: &mut Group, done: AssignorDone) {
-    let current = group
-        .pending_run
-        .as_ref()
-        .is_some_and(|p| p.run_id == done.run_id && p.generation_id == done.generation_id)
-        && group.is(GroupState::CompletingRebalance)
-        && done.generation_id == group.generation_id;
-    if !current {
-        tracing::debug!(group = %group.id, generation = done.generation_id, "stale assignor result dropped");
-        return dropped(ctx, &done);
-    }
-    let pending = group.pending_run.take().expect("checked");
-    ctx.cancel(TimerKey::AssignorDeadline {
-        group: group.id.clone(),
-    });
-    match done.result {
-        Ok(output) => {
-            let record = answered(group, &output, pending.fallback);
-            notice_run(ctx, group, &record);
-            let mut answer = output.answer;
-            if pending.fallback && cooperative(group) {
+    let wanted =
+        group.is(GroupState::CompletingRebalance) && done.generation_id == group.generation_id;
+    match run::finish(ctx, &group.id, &mut group.pending_run, done, wanted) {
+        Finished::Stale => {}
+        Finished::Answered {
+            run,
+            mut answer,
+            record,
+        } => {
+            if run.fallback && cooperative(group) {
                 // The fallback ran without the cooperative rule; obey it now.
-                let stripped = strip_owned(&pending.request, &mut answer);
+                let stripped = strip_owned(&run.request, &mut answer);
                 tracing::debug!(group = %group.id, generation = group.generation_id,
-                    module = %output.module, stripped, "fallback output stripped of owned partitions");
+                    module = %record.module, stripped, "fallback output stripped of owned partitions");
             }
-            install_assigned(ctx, group, &pending, answer, record);
+            install_assigned(ctx, group, &run, answer, record);
         }
-        Err(failure) => {
-            let record = failed(group, &failure, pending.fallback);
-            tracing::warn!(group = %group.id, generation = group.generation_id, module = %failure.module,
-                version = ?failure.version, error = %failure.message, "assignor failed");
-            notice_run(ctx, group, &record);
+        Finished::Failed { run, record, .. } => {
             group.last_run = Some(record);
-            next_step(ctx, group, pending);
+            next_step(ctx, group, run);
         }
     }
 }
@@ -294,108 +221,23 @@ pub(crate) fn deadline(ctx: &mut Ctx<'_>, group: &mut Group) {
     if !group.is(GroupState::CompletingRebalance) {
         return;
     }
-    let Some(pending) = group.pending_run.take() else {
-        return;
-    };
-    let record = timed_out(ctx, group, &pending);
-    tracing::warn!(group = %group.id, generation = group.generation_id, module = %pending.strategy, "assignor timed out");
-    notice_run(ctx, group, &record);
-    group.last_run = Some(record);
-    next_step(ctx, group, pending);
+    if let Some((run, record)) = run::expire(ctx, &group.id, &mut group.pending_run) {
+        group.last_run = Some(record);
+        next_step(ctx, group, run);
+    }
 }
 
 /// After a failed step: the fallback strategy, else the native last resort.
-fn next_step(ctx: &mut Ctx<'_>, group: &mut Group, failed: PendingRun) {
+fn next_step(ctx: &mut Ctx<'_>, group: &mut Group, failed: Run) {
     group.fallback_used = true;
-    let fallback = ctx
-        .env
-        .strategies
-        .canonical(&ctx.env.config.fallback_strategy)
-        .map(str::to_string);
-    match fallback {
-        Some(name)
-            if !failed.fallback && (name != failed.strategy || failed.pinned_version.is_some()) =>
-        {
-            let pending = PendingRun {
-                strategy: name,
-                pinned_version: None,
-                fallback: true,
-                ..failed
-            };
-            launch(ctx, group, pending, false);
-        }
-        _ => {
-            let mut answer = native_range(&failed.request);
+    match failed.clone().fallback(ctx) {
+        Some(fallback) => launch(ctx, group, fallback, false),
+        None => {
+            let (mut answer, record) = run::native(ctx, &group.id, &failed);
             if cooperative(group) {
                 strip_owned(&failed.request, &mut answer);
             }
-            let record = RunRecord {
-                generation: group.generation_id,
-                module: "native-range".to_string(),
-                version: None,
-                duration_us: 0,
-                fuel: 0,
-                outcome: RunOutcome::Ok,
-                fallback_used: true,
-            };
-            notice_run(ctx, group, &record);
             install_assigned(ctx, group, &failed, answer, record);
         }
     }
-}
-
-/// The record of a call the module answered.
-pub(crate) fn answered(group: &Group, output: &AssignorOutput, fallback_used: bool) -> RunRecord {
-    RunRecord {
-        generation: group.generation_id,
-        module: output.module.clone(),
-        version: Some(output.version),
-        duration_us: output.duration_us,
-        fuel: output.fuel,
-        outcome: RunOutcome::Ok,
-        fallback_used,
-    }
-}
-
-/// The record of a call that failed, or whose answer the output checks refused.
-pub(crate) fn failed(group: &Group, failure: &AssignorFailure, fallback_used: bool) -> RunRecord {
-    let outcome = match &failure.invalid_output {
-        Some(invalid) => RunOutcome::Refused(invalid.to_string()),
-        None => RunOutcome::Failed(failure.message.clone()),
-    };
-    RunRecord {
-        generation: group.generation_id,
-        module: failure.module.clone(),
-        version: failure.version,
-        duration_us: failure.duration_us,
-        fuel: 0,
-        outcome,
-        fallback_used,
-    }
-}
-
-/// The record of `pending`'s call, past its deadline now.
-pub(crate) fn timed_out(ctx: &Ctx<'_>, group: &Group, pending: &PendingRun) -> RunRecord {
-    RunRecord {
-        generation: group.generation_id,
-        module: pending.strategy.clone(),
-        version: pending.pinned_version,
-        duration_us: ctx.now.saturating_sub(pending.started_at) * 1000,
-        fuel: 0,
-        outcome: RunOutcome::TimedOut,
-        fallback_used: pending.fallback,
-    }
-}
-
-pub(crate) fn notice_run(ctx: &mut Ctx<'_>, group: &Group, record: &RunRecord) {
-    ctx.notice(Notice::AssignorFinished {
-        group: group.id.clone(),
-        generation: record.generation,
-        module: record.module.clone(),
-        version: record.version,
-        outcome: record.outcome.clone(),
-        duration_us: record.duration_us,
-        fuel: record.fuel,
-        fallback: record.fallback_used,
-    });
 }

@@ -13,12 +13,13 @@ use std::sync::Arc;
 use kafka_protocol::ResponseError;
 
 use super::member::Member;
-use super::state::GroupState;
 use crate::coordinator::api::Millis;
+use crate::coordinator::classic_state::GroupState;
 use crate::coordinator::context::{Ctx, Parked};
 use crate::coordinator::event::{Notice, RebalanceReason, TimerKey};
 use crate::coordinator::held::{self, Held};
 use crate::coordinator::record::{RebalanceRecord, RunRecord};
+use crate::coordinator::run::Run;
 use crate::coordinator::snapshot::ModuleState;
 use crate::coordinator::view::StrategiesView;
 
@@ -59,22 +60,6 @@ pub struct Stabilizing {
     pub(in crate::coordinator) left: usize,
 }
 
-/// The assignor run in flight for the current generation.
-#[derive(Debug, Clone)]
-pub struct PendingRun {
-    pub(in crate::coordinator) run_id: u64,
-    pub(in crate::coordinator) generation_id: i32,
-    pub(in crate::coordinator) strategy: String,
-    pub(in crate::coordinator) pinned_version: Option<u32>,
-    pub(in crate::coordinator) fallback: bool,
-    pub(in crate::coordinator) started_at: Millis,
-    /// The request of this generation (the fallback reuses it).
-    pub(in crate::coordinator) request: Arc<assignor_sdk::AssignRequest>,
-    /// Each member's Subscription version, in `request.members` order (`None`: the metadata
-    /// was not a Subscription).
-    pub(in crate::coordinator) versions: Arc<Vec<Option<i16>>>,
-}
-
 /// One classic group. Its fields are the coordinator's own; other parts see a group through
 /// the coordinator's views (`GroupDetail`, `GroupSummary`, snapshots).
 #[derive(Debug, Clone)]
@@ -99,7 +84,7 @@ pub struct Group {
     pub(in crate::coordinator) new_member_added: bool,
     /// `(delay, remaining)` of the initial-rebalance timer while it is armed.
     pub(in crate::coordinator) initial_delay: Option<(Millis, Millis)>,
-    pub(in crate::coordinator) pending_run: Option<PendingRun>,
+    pub(in crate::coordinator) pending_run: Option<Run>,
     /// Partition counts of the subscribed topics when the current assignment was computed.
     pub(in crate::coordinator) topic_counts: BTreeMap<String, i32>,
     /// Why the rebalance in progress (or the last one) started.

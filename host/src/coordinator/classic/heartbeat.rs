@@ -7,8 +7,8 @@ use kafka_protocol::messages::HeartbeatRequest;
 
 use super::group::Groups;
 use super::rebalance;
-use super::state::GroupState;
 use crate::coordinator::api::{GroupResponse, Millis, ReplyTo};
+use crate::coordinator::classic_state::GroupState;
 use crate::coordinator::context::Ctx;
 use crate::coordinator::responses;
 

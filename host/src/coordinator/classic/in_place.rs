@@ -32,15 +32,16 @@ use std::sync::Arc;
 use assignor_sdk::{Answer, AssignRequest};
 
 use super::assignment;
-use super::group::{Group, InPlace, Mode, PendingRun};
+use super::group::{Group, InPlace, Mode};
 use super::install::Given;
 use super::protocol;
-use super::state::GroupState;
 use crate::coordinator::api::Millis;
+use crate::coordinator::classic_state::GroupState;
 use crate::coordinator::context::{Ctx, Parked};
 use crate::coordinator::event::{AssignorDone, Notice, RebalanceReason, RemovalReason, TimerKey};
 use crate::coordinator::held::Held;
 use crate::coordinator::record::{RebalanceRecord, RunRecord};
+use crate::coordinator::run::{self, Finished, Run};
 use crate::coordinator::snapshot::ModuleState;
 use assignor_wire::consumer_protocol;
 
@@ -299,7 +300,7 @@ fn call(ctx: &mut Ctx<'_>, group: &mut Group) -> Step {
     {
         return give_up(ctx, group);
     }
-    let Some((pending, counts, cooperative)) = assignment::primary(ctx, group) else {
+    let Some((run, counts, cooperative)) = assignment::primary(ctx, group) else {
         return give_up(ctx, group);
     };
     if counts != group.topic_counts {
@@ -309,7 +310,7 @@ fn call(ctx: &mut Ctx<'_>, group: &mut Group) -> Step {
     let round = group.in_place.as_mut().expect("a round");
     round.calls += 1;
     round.stale = false;
-    assignment::launch(ctx, group, pending, cooperative);
+    assignment::launch(ctx, group, run, cooperative);
     Step::Going
 }
 
@@ -325,32 +326,28 @@ pub(crate) fn owns(group: &Group, done: &AssignorDone) -> bool {
 
 /// The round's module call answered (`owns` said so).
 pub(crate) fn on_done(ctx: &mut Ctx<'_>, group: &mut Group, done: AssignorDone) -> Step {
-    let pending = group.pending_run.take().expect("owns checked it");
-    ctx.cancel(TimerKey::AssignorDeadline {
-        group: group.id.clone(),
-    });
     let stale = group.in_place.as_ref().is_some_and(|r| r.stale);
-    match done.result {
-        Ok(output) => {
-            let record = assignment::answered(group, &output, false);
-            assignment::notice_run(ctx, group, &record);
+    match run::finish(ctx, &group.id, &mut group.pending_run, done, true) {
+        Finished::Stale => Step::Going,
+        Finished::Answered {
+            run,
+            answer,
+            record,
+        } => {
             if stale {
                 tracing::debug!(group = %group.id, "membership changed during the in-place call; calling again");
                 return changed(ctx, group);
             }
-            if fits(group, &pending.request, &output.answer) {
-                apply(ctx, group, &pending, output.answer, record)
+            if fits(group, &run.request, &answer) {
+                apply(ctx, group, &run, answer, record)
             } else {
                 tracing::info!(group = %group.id, generation = group.generation_id,
                     "the module's answer moves partitions of members that stayed; rebalancing");
                 give_up(ctx, group)
             }
         }
-        Err(failure) => {
-            let record = assignment::failed(group, &failure, false);
-            tracing::warn!(group = %group.id, module = %failure.module, error = %failure.message,
-                "in-place assignor call failed; rebalancing");
-            assignment::notice_run(ctx, group, &record);
+        Finished::Failed { .. } => {
+            tracing::warn!(group = %group.id, "in-place assignor call failed; rebalancing");
             give_up(ctx, group)
         }
     }
@@ -358,13 +355,10 @@ pub(crate) fn on_done(ctx: &mut Ctx<'_>, group: &mut Group, done: AssignorDone) 
 
 /// The round's module call took too long: rebalance (its late answer is dropped).
 pub(crate) fn deadline(ctx: &mut Ctx<'_>, group: &mut Group) -> Step {
-    let Some(pending) = group.pending_run.take() else {
-        return Step::Going;
-    };
-    let record = assignment::timed_out(ctx, group, &pending);
-    tracing::warn!(group = %group.id, module = %pending.strategy, "in-place assignor call timed out; rebalancing");
-    assignment::notice_run(ctx, group, &record);
-    give_up(ctx, group)
+    match run::expire(ctx, &group.id, &mut group.pending_run) {
+        Some(_) => give_up(ctx, group),
+        None => Step::Going,
+    }
 }
 
 /// Whether `answer` can be applied without a rebalance: every member of `request` that stayed
@@ -412,22 +406,17 @@ fn fits(group: &Group, request: &AssignRequest, answer: &Answer) -> bool {
 fn apply(
     ctx: &mut Ctx<'_>,
     group: &mut Group,
-    pending: &PendingRun,
+    run: &Run,
     mut answer: Answer,
     record: RunRecord,
 ) -> Step {
     let round = group.in_place.take().expect("a round");
-    let request = &pending.request;
+    let request = &run.request;
     let entry_of = answer.entry_of(request.members.len());
     let consumer = group.protocol_type.as_deref() == Some(consumer_protocol::PROTOCOL_TYPE);
     let key = group.protocol_key.clone().unwrap_or_default();
     let mut joiners = Vec::new();
-    for (m, (abi, version)) in request
-        .members
-        .iter()
-        .zip(pending.versions.iter())
-        .enumerate()
-    {
+    for (m, (abi, version)) in request.members.iter().zip(run.versions.iter()).enumerate() {
         if !group.is_parked(&abi.member_id) {
             continue;
         }
@@ -442,7 +431,7 @@ fn apply(
         member.is_new = false;
         joiners.push((id, parked));
     }
-    group.module_state = ModuleState::from_answer(&pending.strategy, answer.state.take());
+    group.module_state = ModuleState::from_answer(&run.strategy, answer.state.take());
     group.refresh_held(&ctx.env.topics);
     group.follow_up_at = answer
         .rebalance_after_ms
@@ -501,10 +490,8 @@ pub(crate) fn abandon(ctx: &mut Ctx<'_>, group: &mut Group) -> Option<InPlace> {
     ctx.cancel(TimerKey::InPlace {
         group: group.id.clone(),
     });
-    if group.is(GroupState::Stable) && group.pending_run.take().is_some() {
-        ctx.cancel(TimerKey::AssignorDeadline {
-            group: group.id.clone(),
-        });
+    if group.is(GroupState::Stable) {
+        run::abandon(ctx, &group.id, &mut group.pending_run);
     }
     Some(round)
 }

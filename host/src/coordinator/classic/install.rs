@@ -10,13 +10,14 @@ use assignor_sdk::{Answer, AssignRequest, TopicPartitions};
 use bytes::Bytes;
 use kafka_protocol::messages::SyncGroupRequest;
 
-use super::group::{Group, HISTORY_LEN, Mode, PendingRun};
-use super::state::GroupState;
+use super::group::{Group, HISTORY_LEN, Mode};
 use crate::coordinator::api::{GroupResponse, Millis};
+use crate::coordinator::classic_state::GroupState;
 use crate::coordinator::context::Ctx;
 use crate::coordinator::event::Notice;
 use crate::coordinator::record::{RebalanceRecord, RunRecord};
 use crate::coordinator::responses;
+use crate::coordinator::run::Run;
 use crate::coordinator::snapshot::ModuleState;
 use assignor_wire::consumer_protocol::{self, encode_assignment};
 
@@ -24,25 +25,20 @@ use assignor_wire::consumer_protocol::{self, encode_assignment};
 /// member's Subscription version; raw bytes for other protocol types), counts the partitions
 /// that changed owner since the previous generation (the request's previous assignments), and
 /// goes Stable. A module's `rebalance_after_ms` arms the follow-up. `answer` is by positions in
-/// `pending.request`, which the checks guaranteed.
+/// `run.request`, which the checks guaranteed.
 pub(crate) fn install_assigned(
     ctx: &mut Ctx<'_>,
     group: &mut Group,
-    pending: &PendingRun,
+    run: &Run,
     mut answer: Answer,
     record: RunRecord,
 ) {
-    let request = &pending.request;
+    let request = &run.request;
     let entry_of = answer.entry_of(request.members.len());
     let consumer = group.protocol_type.as_deref() == Some(consumer_protocol::PROTOCOL_TYPE);
     let before = PreviousOwners::new(request);
     let mut moved = 0u64;
-    for (m, (abi, version)) in request
-        .members
-        .iter()
-        .zip(pending.versions.iter())
-        .enumerate()
-    {
+    for (m, (abi, version)) in request.members.iter().zip(run.versions.iter()).enumerate() {
         let Some(member) = group.members.get_mut(abi.member_id.as_str()) else {
             continue;
         };
@@ -54,7 +50,7 @@ pub(crate) fn install_assigned(
     }
     let strategy = record.module.clone();
     let version = record.version;
-    if !pending.fallback && strategy == pending.strategy {
+    if !run.fallback && strategy == run.strategy {
         // The selected module answered: what it keeps replaces what it kept. A fallback's
         // round leaves the module's state as it was, for the module's next round.
         group.module_state = ModuleState::from_answer(&strategy, answer.state.take());
@@ -67,7 +63,7 @@ pub(crate) fn install_assigned(
     // Before the snapshot `stabilize` writes, so the kept state is persisted with it.
     stabilize(ctx, group, Some(strategy), version, moved);
     ctx.follow_up(&group.id, answer.rebalance_after_ms);
-    tracing::info!(group = %group.id, generation = group.generation_id, module = %pending.strategy,
+    tracing::info!(group = %group.id, generation = group.generation_id, module = %run.strategy,
         partitions_moved = moved, "assignment installed");
 }
 

@@ -7,8 +7,8 @@ use kafka_protocol::messages::leave_group_response::MemberResponse;
 
 use super::group::Groups;
 use super::rebalance::{self, member_removed, remove_member};
-use super::state::GroupState;
 use crate::coordinator::api::{GroupResponse, ReplyTo, RequestContext};
+use crate::coordinator::classic_state::GroupState;
 use crate::coordinator::context::Ctx;
 use crate::coordinator::event::{RebalanceReason, RemovalReason};
 use crate::coordinator::responses;

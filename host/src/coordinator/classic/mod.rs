@@ -46,17 +46,13 @@ pub(super) mod install;
 pub(super) mod join_group;
 pub(super) mod leave_group;
 pub(super) mod member;
-pub(super) mod native_range;
 pub(super) mod protocol;
 pub(super) mod rebalance;
 pub(super) mod snapshot;
 pub(super) mod stabilize;
-pub mod state;
 pub(super) mod sync_group;
 
+pub use crate::coordinator::classic_state::GroupState;
 pub use crate::coordinator::record::{RebalanceRecord, RunRecord};
 pub use assignment::build_request;
 pub use group::{HISTORY_LEN, HOST_LEADER, Mode};
-#[cfg(test)]
-pub(crate) use native_range::native_range;
-pub use state::GroupState;

@@ -13,8 +13,8 @@ use super::group::{Group, HOST_LEADER, Mode};
 use super::in_place::{self, Step};
 use super::protocol;
 use super::stabilize;
-use super::state::GroupState;
 use crate::coordinator::api::{GroupResponse, Millis};
+use crate::coordinator::classic_state::GroupState;
 use crate::coordinator::context::Ctx;
 use crate::coordinator::event::{AssignorDone, Notice, RebalanceReason, RemovalReason, TimerKey};
 use crate::coordinator::responses::{self, JoinOk};
@@ -53,11 +53,7 @@ pub(crate) fn prepare(ctx: &mut Ctx<'_>, group: &mut Group, reason: RebalanceRea
     if group.is(GroupState::CompletingRebalance) {
         reset_and_propagate_error(ctx, group, ResponseError::RebalanceInProgress);
     }
-    if group.pending_run.take().is_some() {
-        ctx.cancel(TimerKey::AssignorDeadline {
-            group: group.id.clone(),
-        });
-    }
+    crate::coordinator::run::abandon(ctx, &group.id, &mut group.pending_run);
     ctx.cancel(TimerKey::Sync {
         group: group.id.clone(),
     });

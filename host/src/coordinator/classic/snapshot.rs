@@ -10,7 +10,7 @@ use bytes::Bytes;
 
 use super::group::{Group, HISTORY_LEN, Mode, vote_key};
 use super::member::Member;
-use super::state::GroupState;
+use crate::coordinator::classic_state::GroupState;
 use crate::coordinator::snapshot::{DeferredRebalance, GroupSnapshot, MemberSnapshot};
 use crate::coordinator::view::StrategiesView;
 

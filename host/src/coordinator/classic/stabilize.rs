@@ -24,8 +24,8 @@
 use std::sync::Arc;
 
 use super::group::{Group, Stabilizing};
-use super::state::GroupState;
 use crate::coordinator::api::Millis;
+use crate::coordinator::classic_state::GroupState;
 use crate::coordinator::context::Ctx;
 use crate::coordinator::event::{RebalanceReason, TimerKey};
 use crate::coordinator::snapshot::DeferredRebalance;

@@ -9,8 +9,8 @@ use kafka_protocol::messages::SyncGroupRequest;
 
 use super::group::{Group, Groups, Mode, vote_key};
 use super::install::{install_relayed, protocol_name_for};
-use super::state::GroupState;
 use crate::coordinator::api::{GroupResponse, ReplyTo, RequestContext};
+use crate::coordinator::classic_state::GroupState;
 use crate::coordinator::context::{Ctx, Parked};
 use crate::coordinator::event::TimerKey;
 use crate::coordinator::responses;

@@ -9,9 +9,9 @@ use std::collections::BTreeMap;
 use super::group::{Group, Groups};
 use super::partitions::Partitions;
 use crate::coordinator::admin::{ConsumerDetail, ConsumerMemberDetail, GroupDetail, GroupSummary};
+use crate::coordinator::api::CONSUMER;
 use crate::coordinator::api::Millis;
 use crate::coordinator::context::Env;
-use crate::coordinator::list_groups::CONSUMER;
 use assignor_wire::consumer_protocol::PROTOCOL_TYPE;
 
 /// The detail of one consumer group.

@@ -12,7 +12,6 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
 
-use assignor_sdk::AssignRequest;
 use uuid::Uuid;
 
 use super::member::{Current, Member};
@@ -20,6 +19,7 @@ use crate::coordinator::api::Millis;
 use crate::coordinator::classic::{HISTORY_LEN, RebalanceRecord, RunRecord};
 use crate::coordinator::context::Ctx;
 use crate::coordinator::event::{Notice, RebalanceReason, TimerKey};
+use crate::coordinator::run::Run;
 use crate::coordinator::view::Topics;
 
 /// The consumer groups of a shard, by group id.
@@ -48,21 +48,6 @@ impl ConsumerGroupState {
             ConsumerGroupState::Stable => "Stable",
         }
     }
-}
-
-/// A target computation in flight: one assignor call, for the group epoch it started at.
-#[derive(Debug, Clone)]
-pub struct TargetRun {
-    pub run_id: u64,
-    pub epoch: i32,
-    /// Canonical module name.
-    pub strategy: String,
-    pub pinned_version: Option<u32>,
-    /// This is the fallback module's run (after the named module failed, or because the
-    /// named assignor has no module).
-    pub fallback: bool,
-    pub started_at: Millis,
-    pub request: Arc<AssignRequest>,
 }
 
 /// Which module computes the group's targets, and why.
@@ -96,7 +81,7 @@ pub struct Group {
     /// Each subscribed topic's id and partition count as the last target run saw them
     /// (Kafka's metadata hash): a change moves the epoch again.
     pub(in crate::coordinator) topic_signature: BTreeMap<String, (Uuid, i32)>,
-    pub(in crate::coordinator) pending_run: Option<TargetRun>,
+    pub(in crate::coordinator) pending_run: Option<Run>,
     /// How the last target was computed (or the one in flight).
     pub(in crate::coordinator) assignor: AssignorChoice,
     pub(in crate::coordinator) last_run: Option<RunRecord>,

@@ -24,14 +24,14 @@ use std::sync::Arc;
 use assignor_sdk::{ABI_VERSION, Answer, AssignRequest, Member as AbiMember, Topic};
 use kafka_protocol::ResponseError;
 
-use super::group::{AssignorChoice, Group, TargetRun};
+use super::group::{AssignorChoice, Group};
 use super::partitions::Partitions;
 use super::respond::{answer_waiting_up_to, fail_waiting};
 use super::twins;
-use crate::coordinator::classic::native_range::native_range;
 use crate::coordinator::classic::{RebalanceRecord, RunRecord};
 use crate::coordinator::context::Ctx;
-use crate::coordinator::event::{AssignorDone, AssignorRun, Effect, Notice, RunOutcome, TimerKey};
+use crate::coordinator::event::{AssignorDone, Notice};
+use crate::coordinator::run::{self, Finished, Run};
 use crate::coordinator::snapshot::ModuleState;
 
 /// Starts the computation of the group's next target when one is due (the group epoch moved
@@ -43,11 +43,7 @@ pub(crate) fn maybe_start(ctx: &mut Ctx<'_>, group: &mut Group) {
         return;
     }
     if group.members.is_empty() {
-        if group.pending_run.take().is_some() {
-            ctx.cancel(TimerKey::AssignorDeadline {
-                group: group.id.clone(),
-            });
-        }
+        run::abandon(ctx, &group.id, &mut group.pending_run);
         group.assignment_epoch = group.group_epoch;
         return;
     }
@@ -81,15 +77,13 @@ pub(crate) fn maybe_start(ctx: &mut Ctx<'_>, group: &mut Group) {
             (t.name.clone(), (id, t.partition_count))
         })
         .collect();
-    let run = TargetRun {
-        run_id: 0,
-        epoch: group.group_epoch,
-        strategy: choice.module.clone(),
-        pinned_version: choice.pinned_version,
-        fallback: choice.missing,
-        started_at: ctx.now,
-        request: Arc::new(request),
-    };
+    let mut run = Run::new(
+        group.group_epoch,
+        choice.module.clone(),
+        choice.pinned_version,
+        request,
+    );
+    run.fallback = choice.missing;
     group.fallback_used = choice.missing;
     group.assignor = choice;
     if run.strategy.is_empty() {
@@ -210,107 +204,44 @@ pub fn build_request(
     }
 }
 
-/// Emits the run and arms its deadline.
-fn launch(ctx: &mut Ctx<'_>, group: &mut Group, mut run: TargetRun) {
-    run.run_id = ctx.env.next_run;
-    ctx.env.next_run += 1;
-    run.started_at = ctx.now;
-    ctx.effect(Effect::RunAssignor(Box::new(AssignorRun {
-        group_id: group.id.to_string(),
-        generation_id: run.epoch,
-        run_id: run.run_id,
-        strategy: run.strategy.clone(),
-        pinned_version: run.pinned_version,
-        // Reconciliation keeps every hand-over safe: no module output needs the rule.
-        cooperative: false,
-        fallback: run.fallback,
-        request: run.request.clone(),
-    })));
-    ctx.schedule_in(
-        TimerKey::AssignorDeadline {
-            group: group.id.clone(),
-        },
-        ctx.env.config.assignor_deadline_ms.max(1),
-    );
-    tracing::debug!(group = %group.id, epoch = run.epoch, module = %run.strategy,
-        fallback = run.fallback, "target assignment run started");
-    group.pending_run = Some(run);
+/// Emits the run; its deadline is the configured one (no rebalance timeout bounds a target).
+fn launch(ctx: &mut Ctx<'_>, group: &mut Group, run: Run) {
+    // Reconciliation keeps every hand-over safe: no module output needs the cooperative rule.
+    let budget = ctx.env.config.assignor_deadline_ms;
+    run::launch(ctx, &group.id, &mut group.pending_run, run, false, budget);
 }
 
 /// A run finished. A result for another run (superseded, timed out) is dropped.
 pub(crate) fn on_done(ctx: &mut Ctx<'_>, group: &mut Group, done: AssignorDone) {
-    let current = group
-        .pending_run
-        .as_ref()
-        .is_some_and(|r| r.run_id == done.run_id && r.epoch == done.generation_id);
-    if !current {
-        tracing::debug!(group = %group.id, epoch = done.generation_id, "stale assignor result dropped");
-        return dropped(ctx, &done);
-    }
-    let run = group.pending_run.take().expect("checked");
-    ctx.cancel(TimerKey::AssignorDeadline {
-        group: group.id.clone(),
-    });
-    match done.result {
-        Ok(output) => {
-            let record = RunRecord {
-                generation: run.epoch,
-                module: output.module.clone(),
-                version: Some(output.version),
-                duration_us: output.duration_us,
-                fuel: output.fuel,
-                outcome: RunOutcome::Ok,
-                fallback_used: run.fallback,
-            };
-            notice_run(ctx, group, &record);
-            install(ctx, group, &run, output.answer, record);
-        }
-        Err(failure) => {
-            let outcome = match &failure.invalid_output {
-                Some(invalid) => RunOutcome::Refused(invalid.to_string()),
-                None => RunOutcome::Failed(failure.message.clone()),
-            };
-            let record = RunRecord {
-                generation: run.epoch,
-                module: failure.module.clone(),
-                version: failure.version,
-                duration_us: failure.duration_us,
-                fuel: 0,
-                outcome,
-                fallback_used: run.fallback,
-            };
-            tracing::warn!(group = %group.id, epoch = run.epoch, module = %failure.module,
-                version = ?failure.version, error = %failure.message, "assignor failed");
-            notice_run(ctx, group, &record);
+    match run::finish(ctx, &group.id, &mut group.pending_run, done, true) {
+        Finished::Stale => {}
+        Finished::Answered {
+            run,
+            answer,
+            record,
+        } => install(ctx, group, &run, answer, record),
+        Finished::Failed {
+            run,
+            record,
+            message,
+        } => {
             group.last_run = Some(record);
-            next_step(ctx, group, run, failure.message);
+            next_step(ctx, group, run, message);
         }
     }
 }
 
 /// The run in flight took too long: the next step (its late result is dropped).
 pub(crate) fn deadline(ctx: &mut Ctx<'_>, group: &mut Group) {
-    let Some(run) = group.pending_run.take() else {
-        return;
-    };
-    let record = RunRecord {
-        generation: run.epoch,
-        module: run.strategy.clone(),
-        version: run.pinned_version,
-        duration_us: ctx.now.saturating_sub(run.started_at) * 1000,
-        fuel: 0,
-        outcome: RunOutcome::TimedOut,
-        fallback_used: run.fallback,
-    };
-    tracing::warn!(group = %group.id, epoch = run.epoch, module = %run.strategy, "assignor timed out");
-    notice_run(ctx, group, &record);
-    group.last_run = Some(record);
-    next_step(ctx, group, run, "the assignor timed out".to_owned());
+    if let Some((run, record)) = run::expire(ctx, &group.id, &mut group.pending_run) {
+        group.last_run = Some(record);
+        next_step(ctx, group, run, "the assignor timed out".to_owned());
+    }
 }
 
 /// After a failed run: Kafka's error (strict), else the previous target, else the fallback
 /// module, else the native range.
-fn next_step(ctx: &mut Ctx<'_>, group: &mut Group, failed: TargetRun, message: String) {
+fn next_step(ctx: &mut Ctx<'_>, group: &mut Group, failed: Run, message: String) {
     group.fallback_used = true;
     if ctx.env.config.strict {
         let waiting: Vec<_> = group
@@ -319,7 +250,7 @@ fn next_step(ctx: &mut Ctx<'_>, group: &mut Group, failed: TargetRun, message: S
             .filter(|m| {
                 m.waiting
                     .as_ref()
-                    .is_some_and(|w| w.for_epoch <= failed.epoch)
+                    .is_some_and(|w| w.for_epoch <= failed.generation)
             })
             .filter_map(|m| m.waiting.take().map(|w| (m.id.clone(), w)))
             .collect();
@@ -331,10 +262,10 @@ fn next_step(ctx: &mut Ctx<'_>, group: &mut Group, failed: TargetRun, message: S
         return;
     }
     if group.assignment_epoch > 0 {
-        tracing::warn!(group = %group.id, epoch = failed.epoch,
+        tracing::warn!(group = %group.id, epoch = failed.generation,
             "the previous target assignment is kept");
         let record = RebalanceRecord {
-            generation: failed.epoch,
+            generation: failed.generation,
             reason: group.bump_reason.take().map(|r| r.to_string()),
             strategy: Some("previous target".to_owned()),
             module_version: None,
@@ -345,59 +276,28 @@ fn next_step(ctx: &mut Ctx<'_>, group: &mut Group, failed: TargetRun, message: S
             in_place: false,
         };
         group.record(record);
-        group.assignment_epoch = failed.epoch;
+        group.assignment_epoch = failed.generation;
         group.dirty = true;
-        return after_target(ctx, group, failed.epoch);
+        return after_target(ctx, group, failed.generation);
     }
-    let fallback = ctx
-        .env
-        .strategies
-        .canonical(&ctx.env.config.fallback_strategy)
-        .map(str::to_owned);
-    match fallback {
-        Some(name)
-            if !failed.fallback && (name != failed.strategy || failed.pinned_version.is_some()) =>
-        {
-            let run = TargetRun {
-                strategy: name,
-                pinned_version: None,
-                fallback: true,
-                ..failed
-            };
-            launch(ctx, group, run);
-        }
-        _ => install_native(ctx, group, failed),
+    match failed.clone().fallback(ctx) {
+        Some(fallback) => launch(ctx, group, fallback),
+        None => install_native(ctx, group, failed),
     }
 }
 
 /// The last resort: Kafka's range computed natively (valid by construction).
-fn install_native(ctx: &mut Ctx<'_>, group: &mut Group, run: TargetRun) {
-    let answer = native_range(&run.request);
-    let record = RunRecord {
-        generation: run.epoch,
-        module: "native-range".to_owned(),
-        version: None,
-        duration_us: 0,
-        fuel: 0,
-        outcome: RunOutcome::Ok,
-        fallback_used: true,
-    };
+fn install_native(ctx: &mut Ctx<'_>, group: &mut Group, run: Run) {
+    let (answer, record) = run::native(ctx, &group.id, &run);
     group.fallback_used = true;
-    notice_run(ctx, group, &record);
     install(ctx, group, &run, answer, record);
 }
 
-/// Installs a checked output as the target of `run.epoch`: each member of the run's request
+/// Installs a checked output as the target of `run.generation`: each member of the run's request
 /// gets its share (none if the output leaves it out); members that joined after the run
 /// started keep theirs until the next target. Then the waiting requests are answered and the
 /// next run starts if the group epoch moved meanwhile.
-fn install(
-    ctx: &mut Ctx<'_>,
-    group: &mut Group,
-    run: &TargetRun,
-    answer: Answer,
-    record: RunRecord,
-) {
+fn install(ctx: &mut Ctx<'_>, group: &mut Group, run: &Run, answer: Answer, record: RunRecord) {
     let topics = &run.request.topics;
     let mut by_member: HashMap<String, Partitions> = answer
         .entries()
@@ -441,10 +341,10 @@ fn install(
             .count() as u64;
         member.target = target;
     }
-    group.assignment_epoch = run.epoch;
+    group.assignment_epoch = run.generation;
     group.dirty = true;
     let history = RebalanceRecord {
-        generation: run.epoch,
+        generation: run.generation,
         reason: group.bump_reason.take().map(|r| r.to_string()),
         strategy: Some(record.module.clone()),
         module_version: record.version,
@@ -457,12 +357,12 @@ fn install(
     group.record(history);
     ctx.notice(Notice::GenerationCompleted {
         group: group.id.clone(),
-        generation: run.epoch,
+        generation: run.generation,
         members: group.members.len(),
         protocol: Some(group.assignor.requested.clone()),
         strategy: Some(record.module.clone()),
     });
-    tracing::info!(group = %group.id, epoch = run.epoch, module = %record.module,
+    tracing::info!(group = %group.id, epoch = run.generation, module = %record.module,
         partitions_moved = moved, "target assignment installed");
     if !run.fallback && record.module == run.strategy {
         // The selected module answered: what it keeps replaces what it kept; a fallback's
@@ -476,7 +376,7 @@ fn install(
         .rebalance_after_ms
         .map(|ms| ctx.now.saturating_add(ms));
     ctx.follow_up(&group.id, answer.rebalance_after_ms);
-    after_target(ctx, group, run.epoch);
+    after_target(ctx, group, run.generation);
 }
 
 /// A target of `epoch` is in place: the requests waiting for it are answered, and the next
@@ -484,37 +384,6 @@ fn install(
 fn after_target(ctx: &mut Ctx<'_>, group: &mut Group, epoch: i32) {
     answer_waiting_up_to(ctx, group, epoch);
     maybe_start(ctx, group);
-}
-
-/// A result nobody waits for any more (another run, or a group that is gone).
-pub(crate) fn dropped(ctx: &mut Ctx<'_>, done: &AssignorDone) {
-    let (module, version) = match &done.result {
-        Ok(o) => (o.module.clone(), Some(o.version)),
-        Err(f) => (f.module.clone(), f.version),
-    };
-    ctx.notice(Notice::AssignorFinished {
-        group: Arc::from(done.group_id.as_str()),
-        generation: done.generation_id,
-        module,
-        version,
-        outcome: RunOutcome::Stale,
-        duration_us: 0,
-        fuel: 0,
-        fallback: false,
-    });
-}
-
-fn notice_run(ctx: &mut Ctx<'_>, group: &Group, record: &RunRecord) {
-    ctx.notice(Notice::AssignorFinished {
-        group: group.id.clone(),
-        generation: record.generation,
-        module: record.module.clone(),
-        version: record.version,
-        outcome: record.outcome.clone(),
-        duration_us: record.duration_us,
-        fuel: record.fuel,
-        fallback: record.fallback_used,
-    });
 }
 
 /// Whether the module the group's target comes from declares `in_place`: it may hold a

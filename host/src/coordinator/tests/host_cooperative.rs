@@ -8,7 +8,7 @@ use assignor_sdk::{
 
 use super::context::*;
 use super::host::{joined, notices_of_run, sync_all};
-use crate::coordinator::classic::native_range;
+use crate::coordinator::native_range::native_range;
 use crate::coordinator::{GroupState, RunOutcome};
 use assignor_wire::checks::{OutputError, check_named, check_response, resolve, strip_owned};
 

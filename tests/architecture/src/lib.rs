@@ -1,22 +1,27 @@
-//! The host's import graph, read from its own sources, against `docs/architecture.md`.
+//! The workspace's import graph, read from its own sources.
 //!
-//! Every `use` and every `crate::` / `super::` path of `host/src` (test modules left out) is
-//! resolved to the file that defines it, through `pub use` re-exports. Two rules follow:
-//! - inside each part (a top-level module such as `coordinator`), the files import one
-//!   another without a circle;
-//! - between parts, the arrows are exactly the ones the document lists (its `arrows` block),
-//!   and none of the ones it forbids (its `never` block).
+//! Every `use` and every `crate::` / `super::` path of a crate's sources (test modules left
+//! out) is resolved to the file that defines it, through `pub use` re-exports. The tests of
+//! this crate hold the graph to the rules of `docs/architecture.md`:
+//! - in every crate of the workspace, no folder's sibling modules (files or folders) import
+//!   one another in a circle, and no file of the host's parts does (`tests/workspace.rs`);
+//! - between the host's parts, the arrows are exactly the ones the document lists (its
+//!   `arrows` block), and none of the ones it forbids (its `never` block) (`tests/host.rs`);
+//! - no crate of `assignors-common/` depends on a strategy crate of `assignors/`.
 //!
-//! Run it alone with `cargo test -p assignor-host --test all architecture`.
+//! Run them with `cargo test -p assignor-architecture` (a few seconds: this crate builds only
+//! `syn`).
+
+pub mod workspace;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use syn::visit::Visit;
 
 /// A module path below the crate root (`["coordinator", "classic", "group"]`); the root is `[]`.
-type ModPath = Vec<String>;
+pub type ModPath = Vec<String>;
 
 struct Module {
     ast: syn::File,
@@ -30,18 +35,33 @@ fn is_cfg_test(attrs: &[syn::Attribute]) -> bool {
     })
 }
 
-/// Every module of the crate reachable from `lib.rs` through `mod x;`, test modules left out.
-fn modules(src: &Path) -> BTreeMap<ModPath, Module> {
+/// The file a `#[path = "..."]` attribute names.
+fn path_attribute(attrs: &[syn::Attribute]) -> Option<String> {
+    attrs.iter().find_map(|a| match &a.meta {
+        syn::Meta::NameValue(nv) if nv.path.is_ident("path") => match &nv.value {
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(s),
+                ..
+            }) => Some(s.value()),
+            _ => None,
+        },
+        _ => None,
+    })
+}
+
+/// Every module of the crate reachable from its root file (`lib.rs`, `main.rs`) through
+/// `mod x;`, test modules left out.
+fn modules(root: &Path) -> BTreeMap<ModPath, Module> {
     let mut found = BTreeMap::new();
-    let mut queue = vec![(Vec::new(), src.join("lib.rs"))];
+    let mut queue = vec![(Vec::new(), root.to_path_buf())];
     while let Some((path, file)) = queue.pop() {
         let text = fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
         let ast = syn::parse_file(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
         let name = file.file_name().and_then(|n| n.to_str()).unwrap_or("");
         let dir = file.parent().unwrap().to_path_buf();
-        // Children of lib.rs and mod.rs sit beside them; children of a.rs under a/.
-        let children_dir = if name == "lib.rs" || name == "mod.rs" {
-            dir
+        // Children of a root and of mod.rs sit beside them; children of a.rs under a/.
+        let children_dir = if path.is_empty() || name == "mod.rs" {
+            dir.clone()
         } else {
             dir.join(name.trim_end_matches(".rs"))
         };
@@ -53,7 +73,12 @@ fn modules(src: &Path) -> BTreeMap<ModPath, Module> {
                 let child = m.ident.to_string();
                 let flat = children_dir.join(format!("{child}.rs"));
                 let nested = children_dir.join(&child).join("mod.rs");
-                let child_file = if flat.exists() { flat } else { nested };
+                // `#[path = "x.rs"]` is relative to the folder of the file that says it.
+                let child_file = match path_attribute(&m.attrs) {
+                    Some(given) => dir.join(given),
+                    None if flat.exists() => flat,
+                    None => nested,
+                };
                 let mut child_path = path.clone();
                 child_path.push(child);
                 queue.push((child_path, child_file));
@@ -182,7 +207,8 @@ fn absolute(
     Some(out)
 }
 
-struct Graph {
+/// One crate's modules and the references between them.
+pub struct Graph {
     modules: BTreeMap<ModPath, Module>,
     /// Per module: name -> absolute path it re-exports.
     reexports: BTreeMap<ModPath, BTreeMap<String, Vec<String>>>,
@@ -190,8 +216,9 @@ struct Graph {
 }
 
 impl Graph {
-    fn read(src: &Path) -> Graph {
-        let modules = modules(src);
+    /// The crate whose root file is `root` (`src/lib.rs`).
+    pub fn read(root: &Path) -> Graph {
+        let modules = modules(root);
         let mut reexports = BTreeMap::new();
         let mut references = BTreeMap::new();
         for (path, module) in &modules {
@@ -232,9 +259,14 @@ impl Graph {
         module
     }
 
+    /// Every module of the crate.
+    pub fn modules(&self) -> impl Iterator<Item = &ModPath> {
+        self.modules.keys()
+    }
+
     /// File-level edges `from -> to`. A re-export of a module's own descendants is its
     /// facade, not a dependency, and is left out.
-    fn edges(&self) -> BTreeSet<(ModPath, ModPath)> {
+    pub fn edges(&self) -> BTreeSet<(ModPath, ModPath)> {
         let mut edges = BTreeSet::new();
         for (from, refs) in &self.references {
             for r in refs {
@@ -255,42 +287,131 @@ impl Graph {
     }
 }
 
-fn name(path: &ModPath) -> String {
-    path.join("::")
+/// `a::b::c`, or `crate` for the root.
+pub fn name(path: &ModPath) -> String {
+    if path.is_empty() {
+        "crate".to_owned()
+    } else {
+        path.join("::")
+    }
 }
 
-/// A circle among the files of `part`, if there is one.
-fn find_cycle(part: &str, edges: &BTreeSet<(ModPath, ModPath)>) -> Option<Vec<ModPath>> {
-    let inside: Vec<&(ModPath, ModPath)> = edges
+/// A circle among the files of `part` (a top-level module), if there is one.
+pub fn find_cycle(part: &str, edges: &BTreeSet<(ModPath, ModPath)>) -> Option<Vec<ModPath>> {
+    let inside: BTreeSet<(ModPath, ModPath)> = edges
         .iter()
         .filter(|(a, b)| a.first().map(String::as_str) == Some(part) && a.first() == b.first())
+        .cloned()
         .collect();
-    let mut next: BTreeMap<&ModPath, Vec<&ModPath>> = BTreeMap::new();
-    for (a, b) in &inside {
+    cycle(&inside)
+}
+
+/// The circles among the children of each folder module: a reference from anything inside
+/// child `a` to anything inside its sibling `b` is an arrow `a -> b` (a reference to or from
+/// the folder's own file is not one: it is the parent, not a sibling). One line per group of
+/// siblings that reach one another, `folder: {a, b, c}`.
+pub fn sibling_circles(graph: &Graph) -> Vec<String> {
+    let edges = graph.edges();
+    let mut circles = Vec::new();
+    for folder in graph.modules() {
+        let depth = folder.len();
+        // Each arrow between siblings, with the first file-level reference that makes it.
+        let mut siblings: BTreeMap<(String, String), String> = BTreeMap::new();
+        for (a, b) in &edges {
+            if a.len() > depth
+                && b.len() > depth
+                && a.starts_with(folder)
+                && b.starts_with(folder)
+                && a[depth] != b[depth]
+            {
+                let arrow = (a[depth].clone(), b[depth].clone());
+                siblings
+                    .entry(arrow)
+                    .or_insert_with(|| format!("{} -> {}", name(a), name(b)));
+            }
+        }
+        let arrows: BTreeSet<(String, String)> = siblings.keys().cloned().collect();
+        for group in circle_groups(&arrows) {
+            let members: Vec<&str> = group.iter().map(String::as_str).collect();
+            let because: Vec<&str> = siblings
+                .iter()
+                .filter(|((a, b), _)| group.contains(a) && group.contains(b))
+                .map(|(_, example)| example.as_str())
+                .collect();
+            circles.push(format!(
+                "{}: {{{}}}, by {}",
+                name(folder),
+                members.join(", "),
+                because.join("; ")
+            ));
+        }
+    }
+    circles
+}
+
+/// The groups of two or more nodes of `edges` that all reach one another (the strongly
+/// connected components), each sorted.
+pub fn circle_groups<N: Ord + Clone>(edges: &BTreeSet<(N, N)>) -> Vec<BTreeSet<N>> {
+    let mut next: BTreeMap<&N, Vec<&N>> = BTreeMap::new();
+    for (a, b) in edges {
+        next.entry(a).or_default().push(b);
+    }
+    let reach = |from: &N| -> BTreeSet<N> {
+        let mut seen = BTreeSet::new();
+        let mut stack = vec![from];
+        while let Some(node) = stack.pop() {
+            for &child in next.get(node).into_iter().flatten() {
+                if seen.insert(child.clone()) {
+                    stack.push(child);
+                }
+            }
+        }
+        seen
+    };
+    let nodes: BTreeSet<&N> = edges.iter().flat_map(|(a, b)| [a, b]).collect();
+    let reaches: BTreeMap<&N, BTreeSet<N>> = nodes.iter().map(|n| (*n, reach(n))).collect();
+    let mut groups: Vec<BTreeSet<N>> = Vec::new();
+    for node in &nodes {
+        if groups.iter().any(|g| g.contains(*node)) || !reaches[node].contains(*node) {
+            continue;
+        }
+        let group: BTreeSet<N> = reaches[node]
+            .iter()
+            .filter(|other| reaches[other].contains(*node))
+            .cloned()
+            .collect();
+        groups.push(group);
+    }
+    groups
+}
+
+/// A circle in the directed graph `edges`, as its nodes with the first repeated at the end.
+pub fn cycle<N: Ord + Clone>(edges: &BTreeSet<(N, N)>) -> Option<Vec<N>> {
+    let mut next: BTreeMap<&N, Vec<&N>> = BTreeMap::new();
+    for (a, b) in edges {
         next.entry(a).or_default().push(b);
     }
     // Depth-first search with colours: 1 = on the stack, 2 = done.
-    fn visit<'a>(
-        node: &'a ModPath,
-        next: &BTreeMap<&'a ModPath, Vec<&'a ModPath>>,
-        colour: &mut BTreeMap<&'a ModPath, u8>,
-        stack: &mut Vec<&'a ModPath>,
-    ) -> Option<Vec<ModPath>> {
+    fn visit<'a, N: Ord + Clone>(
+        node: &'a N,
+        next: &BTreeMap<&'a N, Vec<&'a N>>,
+        colour: &mut BTreeMap<&'a N, u8>,
+        stack: &mut Vec<&'a N>,
+    ) -> Option<Vec<N>> {
         colour.insert(node, 1);
         stack.push(node);
         for &child in next.get(node).into_iter().flatten() {
             match colour.get(child).copied() {
                 Some(1) => {
                     let start = stack.iter().position(|n| *n == child).unwrap();
-                    let mut cycle: Vec<ModPath> =
-                        stack[start..].iter().map(|n| (*n).clone()).collect();
-                    cycle.push(child.clone());
-                    return Some(cycle);
+                    let mut found: Vec<N> = stack[start..].iter().map(|n| (*n).clone()).collect();
+                    found.push(child.clone());
+                    return Some(found);
                 }
                 Some(_) => {}
                 None => {
-                    if let Some(cycle) = visit(child, next, colour, stack) {
-                        return Some(cycle);
+                    if let Some(found) = visit(child, next, colour, stack) {
+                        return Some(found);
                     }
                 }
             }
@@ -300,18 +421,18 @@ fn find_cycle(part: &str, edges: &BTreeSet<(ModPath, ModPath)>) -> Option<Vec<Mo
         None
     }
     let mut colour = BTreeMap::new();
-    for (a, _) in &inside {
+    for (a, _) in edges {
         if !colour.contains_key(a)
-            && let Some(cycle) = visit(a, &next, &mut colour, &mut Vec::new())
+            && let Some(found) = visit(a, &next, &mut colour, &mut Vec::new())
         {
-            return Some(cycle);
+            return Some(found);
         }
     }
     None
 }
 
 /// The `part -> a, b, c` lines of the fenced block of `kind` in the document.
-fn arrows(doc: &str, kind: &str) -> BTreeSet<(String, String)> {
+pub fn arrows(doc: &str, kind: &str) -> BTreeSet<(String, String)> {
     let fence = format!("```{kind}\n");
     let start = doc
         .find(&fence)
@@ -332,104 +453,4 @@ fn arrows(doc: &str, kind: &str) -> BTreeSet<(String, String)> {
         }
     }
     out
-}
-
-fn host_src() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
-}
-
-fn document() -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/architecture.md");
-    fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
-#[test]
-fn no_part_of_the_host_imports_in_a_circle() {
-    let graph = Graph::read(&host_src());
-    let edges = graph.edges();
-    let parts: BTreeSet<String> = graph
-        .modules
-        .keys()
-        .filter_map(|p| p.first().cloned())
-        .collect();
-    assert!(parts.contains("coordinator"), "{parts:?}");
-    let circles: Vec<String> = parts
-        .iter()
-        .filter_map(|part| find_cycle(part, &edges))
-        .map(|cycle| cycle.iter().map(name).collect::<Vec<_>>().join(" -> "))
-        .collect();
-    assert!(
-        circles.is_empty(),
-        "import circles:\n{}",
-        circles.join("\n")
-    );
-}
-
-#[test]
-fn the_coordinator_is_a_ladder_with_dispatch_on_top() {
-    let graph = Graph::read(&host_src());
-    let edges = graph.edges();
-    let dispatch: ModPath = vec!["coordinator".into(), "dispatch".into()];
-    let into_dispatch: Vec<String> = edges
-        .iter()
-        .filter(|(from, to)| {
-            *to == dispatch && *from != dispatch && from.first() == dispatch.first()
-        })
-        .map(|(from, _)| name(from))
-        .collect();
-    assert!(
-        into_dispatch.is_empty(),
-        "dispatch.rs is the top of the coordinator; these coordinator files import it: \
-         {into_dispatch:?}"
-    );
-}
-
-#[test]
-fn arrows_between_parts_are_the_documented_ones() {
-    let graph = Graph::read(&host_src());
-    let mut actual: BTreeSet<(String, String)> = BTreeSet::new();
-    let mut examples: BTreeMap<(String, String), String> = BTreeMap::new();
-    for (from, to) in graph.edges() {
-        let (Some(a), Some(b)) = (from.first(), to.first()) else {
-            continue;
-        };
-        if a != b {
-            let arrow = (a.clone(), b.clone());
-            examples
-                .entry(arrow.clone())
-                .or_insert_with(|| format!("{} -> {}", name(&from), name(&to)));
-            actual.insert(arrow);
-        }
-    }
-    let doc = document();
-    let allowed = arrows(&doc, "arrows");
-    let never = arrows(&doc, "never");
-    let contradictions: Vec<_> = allowed.intersection(&never).collect();
-    assert!(
-        contradictions.is_empty(),
-        "both allowed and forbidden: {contradictions:?}"
-    );
-    let forbidden: Vec<String> = actual
-        .intersection(&never)
-        .map(|arrow| examples[arrow].clone())
-        .collect();
-    assert!(
-        forbidden.is_empty(),
-        "arrows docs/architecture.md forbids:\n{}",
-        forbidden.join("\n")
-    );
-    let undocumented: Vec<String> = actual
-        .difference(&allowed)
-        .map(|arrow| examples[arrow].clone())
-        .collect();
-    let unused: Vec<String> = allowed
-        .difference(&actual)
-        .map(|(a, b)| format!("{a} -> {b}"))
-        .collect();
-    assert!(
-        undocumented.is_empty() && unused.is_empty(),
-        "docs/architecture.md does not match the code.\nin the code, not in the document:\n{}\nin the document, not in the code:\n{}",
-        undocumented.join("\n"),
-        unused.join("\n")
-    );
 }

@@ -11,8 +11,8 @@
 
 use std::sync::Arc;
 
-use crate::abi::Member;
-use crate::request::kafka_member_order;
+use super::Member;
+use super::order::kafka_member_order;
 
 /// The lookups of a decoded ABI v2 request; empty otherwise. Opaque: read it through the
 /// helpers on [`crate::AssignRequest`]. Cloning gives an empty index (a clone may be changed,
@@ -180,19 +180,17 @@ impl IndexData {
         for member in &request.members {
             let id = match last {
                 Some((topics, id)) if Arc::ptr_eq(topics, &member.topics) => id,
-                _ => *distinct
-                    .entry(crate::abi::v2::name_set(&member.topics))
-                    .or_insert_with(|| {
-                        let mut ids: Vec<u32> = member
-                            .topics
-                            .iter()
-                            .filter_map(|t| position.get(t.as_str()).copied())
-                            .collect();
-                        ids.sort_unstable();
-                        ids.dedup();
-                        subscriptions.push(ids);
-                        subscriptions.len() as u32 - 1
-                    }),
+                _ => *distinct.entry(name_set(&member.topics)).or_insert_with(|| {
+                    let mut ids: Vec<u32> = member
+                        .topics
+                        .iter()
+                        .filter_map(|t| position.get(t.as_str()).copied())
+                        .collect();
+                    ids.sort_unstable();
+                    ids.dedup();
+                    subscriptions.push(ids);
+                    subscriptions.len() as u32 - 1
+                }),
             };
             subscription_of.push(id);
             last = Some((&member.topics, id));
@@ -204,4 +202,14 @@ impl IndexData {
             subscription_of,
         )
     }
+}
+
+/// The set of `names`, sorted without duplicates: what tells two subscriptions apart.
+pub(crate) fn name_set(names: &[String]) -> Vec<&str> {
+    let mut set: Vec<&str> = names.iter().map(String::as_str).collect();
+    if !set.is_sorted_by(|a, b| a < b) {
+        set.sort_unstable();
+        set.dedup();
+    }
+    set
 }
