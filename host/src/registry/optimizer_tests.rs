@@ -4,7 +4,7 @@
 //! baseline state, so nothing depends on timing.
 
 use std::path::Path;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use parking_lot::Mutex;
 
@@ -12,20 +12,11 @@ use assignor_sdk::AssignResponse;
 
 use super::Optimization;
 use crate::registry::{Checked, Registry, RegistryConfig, UploadError, UploadOptions};
-use crate::sandbox::{PoolConfig, Sandbox, SandboxLimits, Tier};
+use crate::sandbox::{Sandbox, Tier};
 use crate::store::Store;
 
 fn sandbox() -> Sandbox {
-    static SANDBOX: OnceLock<Sandbox> = OnceLock::new();
-    SANDBOX
-        .get_or_init(|| {
-            let pool = PoolConfig {
-                max_instances: 4,
-                ..PoolConfig::default()
-            };
-            Sandbox::new(pool, SandboxLimits::default()).expect("sandbox")
-        })
-        .clone()
+    Sandbox::shared_default()
 }
 
 /// A registry without built-ins; with a store and a precompiled cache in `dir` if given.

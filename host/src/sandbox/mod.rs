@@ -183,6 +183,22 @@ impl CompiledModule {
 }
 
 impl Sandbox {
+    /// The process's one sandbox with the default limits and a pool of 8 instances, made on
+    /// first use and shared by clone: an engine, its pool and its epoch ticker are costly to
+    /// make, so the tests and examples of a process share one instead of each making its own.
+    pub fn shared_default() -> Sandbox {
+        static SHARED: std::sync::OnceLock<Sandbox> = std::sync::OnceLock::new();
+        SHARED
+            .get_or_init(|| {
+                let pool = PoolConfig {
+                    max_instances: 8,
+                    ..PoolConfig::default()
+                };
+                Sandbox::new(pool, SandboxLimits::default()).expect("the default sandbox")
+            })
+            .clone()
+    }
+
     /// Creates the engine with [`Metering::Fuel`] (the default: fuel budget plus wall-clock
     /// deadline), the linker (only `assignor.log`) and the epoch ticker.
     pub fn new(pool: PoolConfig, limits: SandboxLimits) -> Result<Sandbox, SandboxError> {

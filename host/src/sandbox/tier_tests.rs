@@ -3,7 +3,6 @@
 //! cap, NaN canonicalization) on the baseline engine, and a baseline module swaps to its
 //! optimised code once, whole, for calls that start after the swap.
 
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -21,16 +20,7 @@ const TAG: CallTag<'static> = CallTag {
 
 /// One fuel-metered sandbox for these tests (its baseline twin is made on first use).
 fn sandbox() -> Sandbox {
-    static SANDBOX: OnceLock<Sandbox> = OnceLock::new();
-    SANDBOX
-        .get_or_init(|| {
-            let pool = PoolConfig {
-                max_instances: 8,
-                ..PoolConfig::default()
-            };
-            Sandbox::new(pool, SandboxLimits::default()).expect("sandbox")
-        })
-        .clone()
+    Sandbox::shared_default()
 }
 
 fn builtin(name: &str) -> &'static [u8] {

@@ -39,11 +39,7 @@ fn range() -> &'static [u8] {
 }
 
 fn sandbox() -> Sandbox {
-    let pool = PoolConfig {
-        max_instances: 2,
-        ..PoolConfig::default()
-    };
-    Sandbox::new(pool, SandboxLimits::default()).expect("sandbox")
+    Sandbox::shared_default()
 }
 
 fn tp(topic: &str, partitions: &[i32]) -> TopicPartitions {

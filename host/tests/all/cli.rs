@@ -688,3 +688,91 @@ async fn local_simulate_runs_a_module_file_with_no_host() {
         stderr(&refused)
     );
 }
+
+/// `serve` on an empty data directory (a newcomer's first start): the built-ins are served on
+/// baseline code (none is in the precompiled cache yet), and one line says what the host
+/// serves and where; the Kafka port it names accepts a connection.
+#[tokio::test]
+async fn a_first_start_serves_the_built_ins_on_baseline_code_and_says_where() {
+    use tokio::io::{AsyncBufReadExt, BufReader};
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(BIN)
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--admin-listen",
+            "127.0.0.1:0",
+        ])
+        .arg("--data-dir")
+        .arg(dir.path())
+        .env_remove("RUST_LOG")
+        .env_remove("ASSIGNOR_HOST_CONFIG")
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the binary runs");
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut seen = Vec::new();
+    let (mut restored, mut serving) = (None, None);
+    let read = async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            let line = strip_ansi(&line);
+            if line.contains("module registry restored") {
+                restored = Some(line.clone());
+            }
+            if line.contains("assignor-host serving") {
+                serving = Some(line.clone());
+                break;
+            }
+            seen.push(line);
+        }
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(120), read)
+        .await
+        .unwrap_or_else(|_| {
+            panic!(
+                "no serving line within 120 s; the log:\n{}",
+                seen.join("\n")
+            )
+        });
+    let restored = restored.unwrap_or_else(|| panic!("no restore line:\n{}", seen.join("\n")));
+    let builtins = assignor_host::builtins::BUILTINS.len();
+    assert!(
+        restored.contains(&format!("baseline={builtins}")) && restored.contains("precompiled=0"),
+        "{restored}"
+    );
+    let serving = serving.expect("the loop ends on it");
+    assert!(serving.contains("mode=standalone"), "{serving}");
+    assert!(
+        serving.contains(&format!("strategies={builtins}")),
+        "{serving}"
+    );
+    let kafka = serving
+        .split_whitespace()
+        .find_map(|field| field.strip_prefix("kafka="))
+        .unwrap_or_else(|| panic!("no kafka address: {serving}"));
+    tokio::net::TcpStream::connect(kafka)
+        .await
+        .unwrap_or_else(|e| panic!("{kafka} refuses ({e}): {serving}"));
+    child.kill().await.unwrap();
+}
+
+/// `line` without its terminal colour codes (the log colours its fields on a pipe too).
+fn strip_ansi(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}

@@ -5,7 +5,7 @@
 
 use std::sync::OnceLock;
 
-use assignor_host::sandbox::{PoolConfig, Sandbox, SandboxLimits};
+use assignor_host::sandbox::{Sandbox, SandboxLimits};
 use assignor_sdk::{
     AssignRequest, AssignResponse, Member, MemberAssignment, Topic, TopicPartitions,
 };
@@ -13,16 +13,7 @@ use assignor_sdk::{
 /// One sandbox (one engine) for a whole test binary; tests that need other limits take a
 /// handle on the same engine with [`Sandbox::with_limits`].
 pub fn sandbox() -> Sandbox {
-    static SANDBOX: OnceLock<Sandbox> = OnceLock::new();
-    SANDBOX
-        .get_or_init(|| {
-            let pool = PoolConfig {
-                max_instances: 8,
-                ..PoolConfig::default()
-            };
-            Sandbox::new(pool, SandboxLimits::default()).expect("sandbox")
-        })
-        .clone()
+    Sandbox::shared_default()
 }
 
 /// The default sandbox with other limits.

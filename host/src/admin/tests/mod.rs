@@ -11,7 +11,7 @@ mod bodies;
 mod modules;
 mod resources;
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode, header};
@@ -23,19 +23,10 @@ use crate::catalog::{Catalog, CatalogConfig};
 use crate::driver::{Driver, DriverConfig, DriverSettings};
 use crate::metrics::Metrics;
 use crate::registry::{BuiltinSource, Registry, RegistryConfig, RegistrySettings};
-use crate::sandbox::{PoolConfig, Sandbox, SandboxLimits};
+use crate::sandbox::Sandbox;
 
 pub(super) fn sandbox() -> Sandbox {
-    static SANDBOX: OnceLock<Sandbox> = OnceLock::new();
-    SANDBOX
-        .get_or_init(|| {
-            let pool = PoolConfig {
-                max_instances: 8,
-                ..PoolConfig::default()
-            };
-            Sandbox::new(pool, SandboxLimits::default()).expect("sandbox")
-        })
-        .clone()
+    Sandbox::shared_default()
 }
 
 pub(super) fn range_wasm() -> &'static [u8] {

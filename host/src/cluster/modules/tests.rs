@@ -4,7 +4,7 @@
 //! number wins everywhere, a refused upload writes nothing, and a log that cannot be written
 //! is a clear error.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rdkafka::ClientConfig;
@@ -19,7 +19,7 @@ use crate::driver::{Driver, DriverConfig, DriverSettings};
 use crate::registry::{
     BuiltinSource, Registry, RegistryConfig, RegistryError, UploadError, UploadOptions, sha256_hex,
 };
-use crate::sandbox::{PoolConfig, Sandbox, SandboxLimits};
+use crate::sandbox::Sandbox;
 use crate::upstream::UpstreamConfig;
 use crate::upstream::client::tests::support::{Kafka, unique};
 
@@ -29,16 +29,7 @@ fn topic() -> String {
 }
 
 fn sandbox() -> Sandbox {
-    static SANDBOX: OnceLock<Sandbox> = OnceLock::new();
-    SANDBOX
-        .get_or_init(|| {
-            let pool = PoolConfig {
-                max_instances: 8,
-                ..PoolConfig::default()
-            };
-            Sandbox::new(pool, SandboxLimits::default()).expect("sandbox")
-        })
-        .clone()
+    Sandbox::shared_default()
 }
 
 /// The wasm of a built-in, to upload under other names.
