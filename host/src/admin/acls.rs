@@ -19,7 +19,7 @@ pub fn routes() -> Router<AdminState> {
 }
 
 fn acls(state: &AdminState) -> Result<std::sync::Arc<Acls>, ApiError> {
-    state.acls.clone().ok_or_else(|| {
+    state.mode.acls().cloned().ok_or_else(|| {
         ApiError::new(
             StatusCode::CONFLICT,
             "acls_are_upstream",

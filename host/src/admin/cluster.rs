@@ -15,7 +15,7 @@ pub(super) fn routes() -> Router<AdminState> {
 }
 
 async fn show(State(state): State<AdminState>) -> Result<axum::Json<OwnershipStatus>, ApiError> {
-    match &state.cluster {
+    match state.mode.cluster() {
         Some(ownership) => Ok(axum::Json(ownership.status())),
         None => Err(ApiError::not_found(
             "not_clustered",

@@ -35,7 +35,7 @@ pub async fn to_owner(
     group: &str,
     path: &[&str],
 ) -> Result<Option<Response>, ApiError> {
-    let Some(cluster) = &state.cluster else {
+    let Some(cluster) = state.mode.cluster() else {
         return Ok(None);
     };
     if headers.contains_key(FORWARDED) {

@@ -129,7 +129,7 @@ async fn set_config(
         stabilize_ms: body.stabilize_ms,
         stabilize_max_ms: body.stabilize_max_ms,
     };
-    match &state.module_log {
+    match state.mode.module_log() {
         // A cluster: every node applies it from the module log, this one before answering.
         Some(log) => {
             crate::coordinator::check_group_config(&config)?;

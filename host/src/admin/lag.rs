@@ -83,7 +83,7 @@ pub async fn offsets(
                 .committed = Some(p.committed_offset);
         }
     }
-    if let Some(upstream) = &state.upstream {
+    if let Some(upstream) = state.mode.upstream() {
         let partitions: Vec<(String, i32)> = lines.keys().cloned().collect();
         let ends = upstream
             .client

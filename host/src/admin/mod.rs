@@ -49,7 +49,7 @@ use tokio::net::TcpListener;
 pub use config::{AdminConfig, AdminConfigError, check_listen, load_token};
 pub use error::{ApiError, ErrorBody};
 pub use lag::PartitionLag;
-pub use state::{AdminState, AdminUpstream};
+pub use state::{AdminMode, AdminState, AdminUpstream};
 
 use crate::metrics;
 use crate::tls::ServerTls;
@@ -114,12 +114,12 @@ async fn healthz() -> impl IntoResponse {
 async fn scrape(State(state): State<AdminState>) -> impl IntoResponse {
     state.metrics.refresh_groups(&state.driver.groups().await);
     state.metrics.refresh_modules(&state.registry);
-    if let Some(upstream) = &state.upstream {
+    if let Some(upstream) = state.mode.upstream() {
         state
             .metrics
             .refresh_upstream(&upstream.client.security().health);
     }
-    if let Some(cluster) = &state.cluster {
+    if let Some(cluster) = state.mode.cluster() {
         let status = cluster.status();
         state.metrics.refresh_cluster(metrics::ClusterSample {
             cluster: status.cluster.clone(),
@@ -129,7 +129,7 @@ async fn scrape(State(state): State<AdminState>) -> impl IntoResponse {
             lease_left_ms: status.lease_left_ms,
             nodes: status.nodes.len(),
             unreachable: status.nodes.iter().filter(|n| !n.reachable).count(),
-            rejected_records: state.module_log.as_ref().map_or(0, |log| log.rejected()),
+            rejected_records: state.mode.module_log().map_or(0, |log| log.rejected()),
         });
     }
     (

@@ -91,7 +91,7 @@ async fn upload(
         expected_sha256: query.sha256,
         activate: query.activate.unwrap_or(true),
     };
-    let outcome = match &state.module_log {
+    let outcome = match state.mode.module_log() {
         Some(log) => log.upload(name, wasm.to_vec(), options).await?,
         None => {
             let registry = state.registry.clone();
@@ -201,7 +201,7 @@ async fn activate(
     let span = tracing::Span::current();
     span.record("module", name.as_str());
     span.record("version", body.version);
-    let canonical = match &state.module_log {
+    let canonical = match state.mode.module_log() {
         Some(log) => log.activate(&name, body.version).await?,
         None => {
             let registry = state.registry.clone();
@@ -221,7 +221,7 @@ async fn activate(
 async fn rollback(State(state): State<AdminState>, name: Name) -> Result<Json<Value>, ApiError> {
     let Path(name) = name?;
     tracing::Span::current().record("module", name.as_str());
-    let (canonical, version) = match &state.module_log {
+    let (canonical, version) = match state.mode.module_log() {
         Some(log) => log.rollback(&name).await?,
         None => {
             let registry = state.registry.clone();
@@ -244,7 +244,7 @@ async fn delete_module(
 ) -> Result<Json<Value>, ApiError> {
     let Path(name) = name?;
     tracing::Span::current().record("module", name.as_str());
-    let outcome = match &state.module_log {
+    let outcome = match state.mode.module_log() {
         Some(log) => log.delete(&name).await?,
         None => {
             let registry = state.registry.clone();
@@ -264,7 +264,7 @@ async fn delete_version(
     let span = tracing::Span::current();
     span.record("module", name.as_str());
     span.record("version", number);
-    let canonical = match &state.module_log {
+    let canonical = match state.mode.module_log() {
         Some(log) => log.delete_version(&name, number).await?,
         None => {
             let registry = state.registry.clone();

@@ -93,7 +93,7 @@ async fn create(
     State(state): State<AdminState>,
     JsonBody(body): JsonBody<CreateBody>,
 ) -> Result<(StatusCode, Json<TopicView>), ApiError> {
-    if let Some(upstream) = &state.upstream {
+    if let Some(upstream) = state.mode.upstream() {
         if !body.racks.is_empty() {
             return Err(ApiError::bad_request(
                 "in proxy mode the cluster places the replicas; create the topic without racks",
@@ -136,7 +136,7 @@ async fn add_partitions(
     JsonBody(body): JsonBody<PartitionsBody>,
 ) -> Result<Json<TopicView>, ApiError> {
     let Path(topic) = topic?;
-    if let Some(upstream) = &state.upstream {
+    if let Some(upstream) = state.mode.upstream() {
         let code = upstream
             .client
             .create_partitions(&topic, body.count)
@@ -159,7 +159,7 @@ async fn delete(
     topic: TopicName,
 ) -> Result<Json<TopicView>, ApiError> {
     let Path(topic) = topic?;
-    if state.upstream.is_some() {
+    if state.mode.upstream().is_some() {
         return Err(ApiError::new(
             StatusCode::METHOD_NOT_ALLOWED,
             "upstream_topic",

@@ -15,7 +15,7 @@ pub(super) fn routes() -> Router<AdminState> {
 }
 
 async fn show(State(state): State<AdminState>) -> Result<axum::Json<Value>, ApiError> {
-    let Some(upstream) = &state.upstream else {
+    let Some(upstream) = state.mode.upstream() else {
         return Err(ApiError::not_found(
             "standalone",
             "this host is standalone: it has no upstream cluster (serve --upstream HOST:PORT)",

@@ -25,7 +25,7 @@ pub fn routes() -> Router<AdminState> {
 }
 
 fn users(state: &AdminState) -> Result<std::sync::Arc<Users>, ApiError> {
-    state.users.clone().ok_or_else(|| {
+    state.mode.users().cloned().ok_or_else(|| {
         ApiError::new(
             StatusCode::CONFLICT,
             "users_are_upstream",

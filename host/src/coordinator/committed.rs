@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use super::api::{OffsetFetchQuery, OffsetFetchResult, PartitionOffset};
 use super::responses::no_offset;
-use super::snapshot::OffsetRecord;
+use super::saved::OffsetRecord;
 
 /// One committed offset.
 #[derive(Debug, Clone, PartialEq, Eq)]

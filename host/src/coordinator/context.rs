@@ -12,7 +12,7 @@ use super::config::{CoordinatorConfig, GroupConfig};
 use super::event::{Effect, Notice, TimerKey};
 use super::ids::IdGen;
 use super::responses;
-use super::snapshot::GroupSnapshot;
+use super::saved::SavedGroup;
 use super::view::{StrategiesView, TopicsView};
 
 /// What every handler of a shard shares: settings, the views of the world, the operator's
@@ -122,7 +122,7 @@ impl<'a> Ctx<'a> {
 
     /// Stores a group's metadata (before the answers that depend on it, as Kafka answers
     /// after the write).
-    pub fn persist(&mut self, snapshot: GroupSnapshot) {
+    pub fn persist(&mut self, snapshot: SavedGroup) {
         self.effect(Effect::PersistGroup(Arc::new(snapshot)));
     }
 

@@ -30,6 +30,7 @@ use super::context::{Ctx, Env};
 use super::event::{Effect, Event, RestoredGroup, TimerKey};
 use super::responses;
 use super::run;
+use super::saved::SavedGroup;
 use super::view::{StrategiesView, TopicsView};
 use super::{
     delete_groups, describe_groups, list_groups, offset_commit, offset_delete, offset_fetch,
@@ -441,9 +442,9 @@ fn consumer_group_heartbeat(
                     Ok(group) => {
                         // What is stored of the classic group is its Empty shape (its offsets
                         // stay): after a restart the members rejoin a consumer group.
-                        let mut snapshot = classic.snapshot();
-                        snapshot.members.clear();
-                        ctx.persist(snapshot);
+                        let mut record = classic.record();
+                        record.members.clear();
+                        ctx.persist(SavedGroup::Classic(record));
                         group
                     }
                     Err(why) => {
@@ -476,25 +477,25 @@ fn restore(
     if let Some(config) = restored.config {
         ctx.env.configs.insert(restored.group_id.clone(), config);
     }
-    if let Some(snapshot) = &restored.snapshot
-        && let Some(state) = &snapshot.consumer
-    {
-        let group = ConsumerGroup::restore(snapshot, state, &ctx.env.topics);
-        let group = consumers.entry(id).insert_entry(group).into_mut();
-        consumer_snapshot::resume(ctx, group);
-        return;
-    }
-    if restored.snapshot.is_none() && restored.offsets.is_empty() {
-        return;
-    }
-    let mut group = match &restored.snapshot {
-        Some(snapshot) => Group::restore(snapshot, &ctx.env.strategies),
+    let classic = match restored.snapshot {
+        Some(SavedGroup::Consumer(state)) => {
+            let group = ConsumerGroup::restore(&state, &ctx.env.topics);
+            let group = consumers.entry(id).insert_entry(group).into_mut();
+            consumer_snapshot::resume(ctx, group);
+            return;
+        }
+        Some(SavedGroup::Classic(record)) => Some(record),
+        None if restored.offsets.is_empty() => return,
+        None => None,
+    };
+    let mut group = match &classic {
+        Some(record) => Group::restore(record, &ctx.env.strategies),
         None => Group::new(id.clone()),
     };
     for member in group.members.values() {
         group.reschedule_heartbeat(&member.id, member.session_timeout_ms.max(0) as Millis, ctx);
     }
-    if let Some(deferred) = restored.snapshot.as_ref().and_then(|s| s.deferred)
+    if let Some(deferred) = classic.as_ref().and_then(|s| s.deferred)
         && group.is(GroupState::Stable)
     {
         stabilize::resume(ctx, &mut group, deferred);

@@ -13,7 +13,7 @@ use kafka_protocol::messages::{
 use super::api::{GroupRequest, GroupResponse, Millis, OffsetFetchQuery, ReplyTo, RequestContext};
 use super::classic_state::GroupState;
 use super::config::GroupConfig;
-use super::snapshot::{GroupSnapshot, OffsetRecord};
+use super::saved::{OffsetRecord, SavedGroup};
 use super::view::{StrategiesView, TopicsView};
 use assignor_wire::checks::OutputError;
 
@@ -46,7 +46,7 @@ pub enum Event {
 #[derive(Debug, Clone, Default)]
 pub struct RestoredGroup {
     pub group_id: String,
-    pub snapshot: Option<GroupSnapshot>,
+    pub snapshot: Option<SavedGroup>,
     pub offsets: Vec<OffsetRecord>,
     pub config: Option<GroupConfig>,
 }
@@ -117,7 +117,7 @@ pub enum Effect {
     /// `group_id`, `generation_id` and `run_id`.
     RunAssignor(Box<AssignorRun>),
     /// Store the group's metadata at this generation (replaces the previous record).
-    PersistGroup(Arc<GroupSnapshot>),
+    PersistGroup(Arc<SavedGroup>),
     /// Commit `offsets` for the group where offsets live (this host's store, or the upstream
     /// cluster), then answer `to` with `response`: its partitions that are in `offsets` read
     /// NONE and take the write's error where it failed; the others carry the coordinator's

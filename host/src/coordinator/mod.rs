@@ -17,7 +17,7 @@
 //! Each file imports only files below it, so the coordinator has no import circle (a test
 //! reads the `use` lines and checks it, see `docs/architecture.md`):
 //! 1. plain data and settings: `api` (requests, responses, times, reply tokens), `config`,
-//!    `view` (topics and strategies), `ids`, `snapshot` (persisted shapes), `committed`
+//!    `view` (topics and strategies), `ids`, `saved` (what is kept of a group, versioned), `committed`
 //!    (offsets), `classic_state` (a classic group's states); then `event` (events, effects, timers, notices, reasons);
 //! 2. `context` (`Ctx`: the event's time, the shard's environment, the effects so
 //!    far) and `responses` (version-shaped answers); then `run`, one assignor run for every
@@ -56,7 +56,7 @@ mod offset_fetch;
 mod record;
 mod responses;
 mod run;
-mod snapshot;
+mod saved;
 mod txn_offset_commit;
 pub mod view;
 
@@ -82,7 +82,8 @@ pub use event::{
 };
 pub use held::Held;
 pub use responses::{error_response, txn_offset_commit_all};
-pub use snapshot::{
-    ConsumerMemberSnapshot, ConsumerSnapshot, DeferredRebalance, GroupSnapshot, MemberSnapshot,
-    ModuleState, OffsetRecord,
+pub use saved::{
+    AssignorRecord, ClassicGroupRecord, ClassicMemberRecord, ConsumerGroupRecord,
+    ConsumerMemberRecord, DeferredRebalance, ModuleState, OffsetRecord, SavedGroup,
+    SavedGroupError,
 };

@@ -20,7 +20,7 @@ use super::consumer;
 use super::context::Ctx;
 use super::event::Effect;
 use super::responses;
-use super::snapshot::OffsetRecord;
+use super::saved::OffsetRecord;
 
 pub(crate) fn handle(
     ctx: &mut Ctx<'_>,

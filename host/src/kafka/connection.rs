@@ -230,8 +230,8 @@ impl Connection {
         let session = (self.broker.login.is_some()
             || self
                 .broker
-                .proxy
-                .as_ref()
+                .mode
+                .proxy()
                 .is_some_and(|p| p.authenticates_clients()))
         .then(|| Arc::new(parking_lot::Mutex::new(Session::default())));
         let mut writer = tokio::spawn(
@@ -371,7 +371,7 @@ impl Reader {
             let api_key = i16::from_be_bytes([frame[0], frame[1]]);
             let api_version = i16::from_be_bytes([frame[2], frame[3]]);
             let correlation_id = i32::from_be_bytes([frame[4], frame[5], frame[6], frame[7]]);
-            let route = match &self.broker.proxy {
+            let route = match self.broker.mode.proxy() {
                 Some(proxy) => proxy.route(api_key, api_version, &frame),
                 None => standalone_route(api_key),
             };
@@ -385,7 +385,7 @@ impl Reader {
                     .await?;
                 continue;
             }
-            if self.broker.proxy.is_some()
+            if self.broker.mode.proxy().is_some()
                 && let Some(refused) = self.sasl(&frame, api_key, api_version, correlation_id)?
             {
                 return self.refuse_sasl(refused).await;
@@ -423,10 +423,7 @@ impl Reader {
                     }
                 }
                 Route::Refuse => {
-                    let mode = match self.broker.proxy {
-                        Some(_) => "in proxy mode",
-                        None => "standalone",
-                    };
+                    let mode = self.broker.mode.describe();
                     let reason = format!(
                         "{:?} v{api_version} is not served {mode} (not advertised)",
                         ApiKey::try_from(api_key).map_err(|()| api_key)
@@ -696,7 +693,7 @@ impl Reader {
         // Proxy mode asks the cluster before the worker answers; standalone's ACLs are asked
         // by the API's file itself (`Client::allows`).
         let authorize = match self.session.clone() {
-            Some(session) if self.broker.proxy.is_some() => {
+            Some(session) if self.broker.mode.proxy().is_some() => {
                 Some(self.probe(&session, &request).await?)
             }
             _ => None,
@@ -725,7 +722,7 @@ impl Reader {
         rewrite: Option<ApiKey>,
         held: Option<Held>,
     ) -> Result<(), Stop> {
-        let Some(proxy) = self.broker.proxy.clone() else {
+        let Some(proxy) = self.broker.mode.proxy().cloned() else {
             return self.close("no upstream".into()).await;
         };
         let metrics = self.broker.metrics.clone();
@@ -1106,7 +1103,7 @@ async fn write_answers(
                 {
                     authenticated(session, &broker, version, &frame)?;
                 }
-                let frame = match (rewrite, &broker.proxy) {
+                let frame = match (rewrite, broker.mode.proxy()) {
                     (Some((api, version)), Some(proxy)) => {
                         answer::rewrite(proxy, api, version, frame)?
                     }

@@ -52,7 +52,7 @@ fn coordinator_of(broker: &Broker, client: &Client, key_type: i8, key: &str) -> 
             format!("Not authorized to access group: {key}"),
         ));
     }
-    let Some(cluster) = &broker.cluster else {
+    let Some(cluster) = broker.mode.cluster() else {
         let node = &broker.node;
         return Ok((
             node.node_id,

@@ -82,7 +82,7 @@ pub async fn run(
                 broker.tls.as_ref().map(|t| t.acceptor()),
                 client,
                 broker.clone(),
-                Limits::new(&config, broker.proxy.is_some()),
+                Limits::new(&config, broker.mode.proxy().is_some()),
                 stop.child_token(),
                 target,
             );

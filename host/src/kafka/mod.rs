@@ -36,6 +36,7 @@ mod list_offsets;
 pub mod listener;
 pub mod login;
 mod metadata;
+mod mode;
 mod offset_commit;
 mod offset_delete;
 mod offset_fetch;
@@ -54,6 +55,7 @@ use crate::catalog::Catalog;
 use crate::driver::Driver;
 
 pub use config::{Authentication, KafkaConfig};
+pub use mode::Mode;
 
 /// How the host presents itself as a broker: the one node of its cluster.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,16 +76,14 @@ pub struct Broker {
     pub driver: Driver,
     /// Where answered requests are counted (by API and error code); `None` counts nothing.
     pub metrics: Option<Arc<crate::metrics::Metrics>>,
-    /// Proxy mode: the upstream cluster requests are passed up to; `None`: standalone.
-    pub proxy: Option<Arc<proxy::Proxy>>,
+    /// Standalone, in front of a cluster, or one node of a cluster of hosts.
+    pub mode: Mode,
     /// Connection permits shared by every listener (`kafka.max_connections`).
     pub connections: Arc<tokio::sync::Semaphore>,
     /// Open connections by client address (`kafka.max_connections_per_address`).
     pub addresses: Arc<addresses::Addresses>,
     /// `kafka.max_fetch_wait`: the longest a standalone Fetch is held.
     pub max_fetch_wait: std::time::Duration,
-    /// In a cluster of host nodes: which groups this node coordinates, and who has the rest.
-    pub cluster: Option<Arc<crate::cluster::Ownership>>,
     /// TLS on every Kafka port (`kafka.tls_certificate_location`); `None`: plaintext.
     pub tls: Option<Arc<crate::tls::ServerTls>>,
     /// How a client certificate names its principal (`kafka.ssl_principal_mapping_rules`).

@@ -23,7 +23,7 @@ pub async fn handle(
     header: &RequestHeader,
     request: TxnOffsetCommitRequest,
 ) -> Option<TxnOffsetCommitResponse> {
-    broker.proxy.as_ref()?;
+    broker.mode.proxy()?;
     let group_id = request.group_id.to_string();
     let right = Right::read_group(&group_id);
     if let Some(refused) = refused(client, header, &group_id, &right, &request) {

@@ -10,7 +10,7 @@ use redb::{ReadableTable, TableDefinition};
 use super::Store;
 use super::groups::tests::{offset, snapshot};
 use super::groups::{CONFIGS, GROUPS, OFFSETS};
-use crate::coordinator::{GroupConfig, GroupSnapshot};
+use crate::coordinator::{GroupConfig, SavedGroup};
 use crate::mutate::Mutator;
 
 /// Replaces the value of `key` in `table` by `edit` of it.
@@ -56,8 +56,7 @@ fn corrupt_group_rows_are_read_whole_or_refused_naming_the_row() {
                 read += 1;
                 let g = groups.iter().find(|g| g.group_id == "g").unwrap();
                 if let Some(s) = &g.snapshot {
-                    let again: GroupSnapshot =
-                        rmp_serde::from_slice(&rmp_serde::to_vec_named(s).unwrap()).unwrap();
+                    let again = SavedGroup::decode(&s.encode().unwrap()).unwrap();
                     assert_eq!(&again, s, "case {case}: the snapshot read back");
                 }
                 if let Some(c) = &g.config {

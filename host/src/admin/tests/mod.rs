@@ -82,16 +82,15 @@ fn state_of(edit: impl FnOnce(&mut AdminConfig, &mut usize), builtins: &[&str]) 
     )
     .unwrap();
     AdminState {
-        users: Some(crate::users::Users::open(None).unwrap()),
-        acls: Some(crate::acls::Acls::open(None, crate::acls::AclSettings::default()).unwrap()),
         registry,
         driver,
         catalog,
         metrics,
         config: Arc::new(config),
-        upstream: None,
-        cluster: None,
-        module_log: None,
+        mode: super::AdminMode::Standalone {
+            users: crate::users::Users::open(None).unwrap(),
+            acls: crate::acls::Acls::open(None, crate::acls::AclSettings::default()).unwrap(),
+        },
     }
 }
 
@@ -147,4 +146,15 @@ pub(super) fn code(answer: &(StatusCode, Value)) -> &str {
     answer.1["error"]["code"]
         .as_str()
         .unwrap_or_else(|| panic!("not an error answer: {answer:?}"))
+}
+
+/// Proxy mode's view for routes that never reach the cluster: a client of an address nothing
+/// listens on (it connects lazily, so nothing is dialled unless a route asks the cluster).
+pub(super) fn proxy_mode() -> super::AdminMode {
+    let settings = crate::upstream::client::ClientSettings::new(vec!["127.0.0.1:9".to_owned()]);
+    super::AdminMode::Proxy(super::AdminUpstream {
+        client: crate::upstream::client::UpstreamClient::connect(settings).unwrap(),
+        reread_topics: Arc::new(|| {}),
+        timeout: std::time::Duration::from_secs(1),
+    })
 }

@@ -283,8 +283,7 @@ async fn stabilisation_settings_are_stored_and_bad_ones_refused() {
 #[tokio::test]
 async fn users_and_acls_are_the_clusters_in_proxy_mode_and_checked_standalone() {
     let mut proxied = state(|_, _| {});
-    proxied.users = None;
-    proxied.acls = None;
+    proxied.mode = proxy_mode();
     let api = Api::new(proxied);
     for (method, uri, body, expected) in [
         (Method::GET, "/v1/users", json!(null), "users_are_upstream"),

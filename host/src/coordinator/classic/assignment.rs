@@ -33,7 +33,7 @@ use crate::coordinator::classic_state::GroupState;
 use crate::coordinator::context::Ctx;
 use crate::coordinator::event::AssignorDone;
 use crate::coordinator::run::{self, Finished, Run};
-use crate::coordinator::snapshot::ModuleState;
+use crate::coordinator::saved::ModuleState;
 use assignor_wire::checks::strip_owned;
 use assignor_wire::consumer_protocol::{self, decode_subscription};
 

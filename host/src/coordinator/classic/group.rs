@@ -20,7 +20,7 @@ use crate::coordinator::event::{Notice, RebalanceReason, TimerKey};
 use crate::coordinator::held::{self, Held};
 use crate::coordinator::record::{RebalanceRecord, RunRecord};
 use crate::coordinator::run::Run;
-use crate::coordinator::snapshot::ModuleState;
+use crate::coordinator::saved::ModuleState;
 use crate::coordinator::view::StrategiesView;
 
 /// The synthetic leader id the host names in JoinGroup responses when it computes the

@@ -42,7 +42,7 @@ use crate::coordinator::event::{AssignorDone, Notice, RebalanceReason, RemovalRe
 use crate::coordinator::held::Held;
 use crate::coordinator::record::{RebalanceRecord, RunRecord};
 use crate::coordinator::run::{self, Finished, Run};
-use crate::coordinator::snapshot::ModuleState;
+use crate::coordinator::saved::ModuleState;
 use assignor_wire::consumer_protocol;
 
 /// A round calls the module at most this many times (membership that keeps changing while it

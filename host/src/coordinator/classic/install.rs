@@ -18,7 +18,7 @@ use crate::coordinator::event::Notice;
 use crate::coordinator::record::{RebalanceRecord, RunRecord};
 use crate::coordinator::responses;
 use crate::coordinator::run::Run;
-use crate::coordinator::snapshot::ModuleState;
+use crate::coordinator::saved::ModuleState;
 use assignor_wire::consumer_protocol::{self, encode_assignment};
 
 /// Installs a checked assignment of the host's: encodes every member's Assignment (with the

@@ -1,4 +1,4 @@
-//! A classic group to and from its persisted shape ([`GroupSnapshot`]): written at each
+//! A classic group to and from its record ([`ClassicGroupRecord`]): written at each
 //! installed generation and when the group becomes Empty; read back at start, when a group
 //! with members resumes Stable at its generation (heartbeat timers re-armed by the caller,
 //! a deferred rebalance resumed by `stabilize::resume`).
@@ -11,12 +11,19 @@ use bytes::Bytes;
 use super::group::{Group, HISTORY_LEN, Mode, vote_key};
 use super::member::Member;
 use crate::coordinator::classic_state::GroupState;
-use crate::coordinator::snapshot::{DeferredRebalance, GroupSnapshot, MemberSnapshot};
+use crate::coordinator::saved::{
+    AssignorRecord, ClassicGroupRecord, ClassicMemberRecord, DeferredRebalance, SavedGroup,
+};
 use crate::coordinator::view::StrategiesView;
 
 impl Group {
-    /// The group's persisted shape as it is now.
-    pub fn snapshot(&self) -> GroupSnapshot {
+    /// The group's record as it is now.
+    pub fn snapshot(&self) -> SavedGroup {
+        SavedGroup::Classic(self.record())
+    }
+
+    /// The group's record as it is now, before it is wrapped as a saved group.
+    pub fn record(&self) -> ClassicGroupRecord {
         let group = self;
         let (strategy, pinned_version, cooperative) = match &group.mode {
             Mode::Host {
@@ -29,7 +36,7 @@ impl Group {
         // Members parked by stabilisation or an in-place round are not written: they never
         // had this generation.
         let parked = |m: &&Member| group.is_parked(&m.id);
-        GroupSnapshot {
+        ClassicGroupRecord {
             group_id: group.id.to_string(),
             generation_id: group.generation_id,
             protocol_type: group.protocol_type.clone(),
@@ -47,7 +54,7 @@ impl Group {
                 .members
                 .values()
                 .filter(|m| !parked(m))
-                .map(|m| MemberSnapshot {
+                .map(|m| ClassicMemberRecord {
                     member_id: m.id.to_string(),
                     group_instance_id: m.group_instance_id.as_ref().map(|i| i.to_string()),
                     client_id: m.client_id.clone(),
@@ -69,20 +76,21 @@ impl Group {
                         .collect(),
                 })
                 .collect(),
-            last_run: group.last_run.clone(),
-            history: group.history.iter().cloned().collect(),
-            consumer: None,
-            module_state: group.module_state.clone(),
             deferred: group.stabilizing.as_ref().map(|w| DeferredRebalance {
                 joined: w.joined,
                 left: w.left,
             }),
-            held: group.held.clone(),
+            assignor: AssignorRecord {
+                last_run: group.last_run.clone(),
+                history: group.history.iter().cloned().collect(),
+                module_state: group.module_state.clone(),
+                held: group.held.clone(),
+            },
         }
     }
 
     /// Rebuilds a live group: Stable when it has members (the generation resumes), else Empty.
-    pub fn restore(snapshot: &GroupSnapshot, strategies: &StrategiesView) -> Group {
+    pub fn restore(snapshot: &ClassicGroupRecord, strategies: &StrategiesView) -> Group {
         let this = snapshot;
         let mut group = Group::new(Arc::from(this.group_id.as_str()));
         group.generation_id = this.generation_id;
@@ -96,11 +104,12 @@ impl Group {
             None => Mode::Relay,
         };
         group.topic_counts = this.topic_counts.iter().cloned().collect();
-        group.last_run = this.last_run.clone();
-        group.module_state = this.module_state.clone();
-        group.held = this.held.clone();
-        let skip = this.history.len().saturating_sub(HISTORY_LEN);
-        group.history = this.history.iter().skip(skip).cloned().collect();
+        let kept = &this.assignor;
+        group.last_run = kept.last_run.clone();
+        group.module_state = kept.module_state.clone();
+        group.held = kept.held.clone();
+        let skip = kept.history.len().saturating_sub(HISTORY_LEN);
+        group.history = kept.history.iter().skip(skip).cloned().collect();
         for m in &this.members {
             let protocols: Vec<(String, Bytes)> = m
                 .protocols

@@ -28,7 +28,7 @@ use crate::coordinator::api::Millis;
 use crate::coordinator::classic_state::GroupState;
 use crate::coordinator::context::Ctx;
 use crate::coordinator::event::{RebalanceReason, TimerKey};
-use crate::coordinator::snapshot::DeferredRebalance;
+use crate::coordinator::saved::DeferredRebalance;
 
 /// A new member joined a Stable group: park its JoinGroup instead of rebalancing, when the
 /// group's configuration says so. False: rebalance as usual.

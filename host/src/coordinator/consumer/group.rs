@@ -93,7 +93,7 @@ pub struct Group {
     pub(in crate::coordinator) fallback_used: bool,
     /// What the target module's last answer asked to keep (ABI v2 `state`), sent back in
     /// the next request to the same strategy.
-    pub(in crate::coordinator) module_state: Option<crate::coordinator::snapshot::ModuleState>,
+    pub(in crate::coordinator) module_state: Option<crate::coordinator::saved::ModuleState>,
     /// Partitions of fenced members that no target has given anyone since (describe).
     pub(in crate::coordinator) held: Vec<crate::coordinator::held::Held>,
     /// When the module's follow-up (`rebalance_after_ms`) is due, if one is armed.

@@ -1,5 +1,4 @@
-//! A consumer group to and from its persisted shape ([`ConsumerSnapshot`] inside a
-//! [`GroupSnapshot`]), and when it is written.
+//! A consumer group to and from its record ([`ConsumerGroupRecord`]), and when it is written.
 //!
 //! **When.** A change that matters after a restart (a member added, removed or reconciled,
 //! the group epoch moved, a target installed) marks the group dirty; the first such change
@@ -24,9 +23,10 @@ use super::partitions::Partitions;
 use super::{refresh, target};
 use crate::coordinator::context::Ctx;
 use crate::coordinator::event::TimerKey;
-use crate::coordinator::snapshot::{ConsumerMemberSnapshot, ConsumerSnapshot, GroupSnapshot};
+use crate::coordinator::saved::{
+    AssignorRecord, ConsumerGroupRecord, ConsumerMemberRecord, SavedGroup,
+};
 use crate::coordinator::view::Topics;
-use assignor_wire::consumer_protocol::PROTOCOL_TYPE;
 
 /// How long after its first unwritten change a consumer group is written.
 pub const PERSIST_DELAY_MS: u64 = 1_000;
@@ -52,12 +52,12 @@ fn state_of(name: &str) -> MemberState {
 }
 
 impl Group {
-    /// The group's persisted shape as it is now.
-    pub fn snapshot(&self) -> GroupSnapshot {
+    /// The group's record as it is now.
+    pub fn snapshot(&self) -> SavedGroup {
         let members = self
             .members
             .values()
-            .map(|m| ConsumerMemberSnapshot {
+            .map(|m| ConsumerMemberRecord {
                 member_id: m.id.to_string(),
                 instance_id: m.instance_id.as_ref().map(|i| i.to_string()),
                 rack_id: m.rack_id.clone(),
@@ -79,50 +79,40 @@ impl Group {
                     .map(|c| (c.session_timeout_ms, c.protocols.clone(), c.version)),
             })
             .collect();
-        GroupSnapshot {
+        SavedGroup::Consumer(ConsumerGroupRecord {
             group_id: self.id.to_string(),
-            generation_id: self.group_epoch,
-            protocol_type: Some(PROTOCOL_TYPE.to_owned()),
-            protocol_key: None,
-            strategy: None,
-            pinned_version: None,
-            cooperative: false,
-            leader_id: None,
-            topic_counts: Vec::new(),
-            members: Vec::new(),
-            last_run: self.last_run.clone(),
-            history: self.history.iter().cloned().collect(),
-            consumer: Some(ConsumerSnapshot {
-                group_epoch: self.group_epoch,
-                assignment_epoch: self.assignment_epoch,
-                members,
-                topics: self
-                    .topic_signature
-                    .iter()
-                    .map(|(name, (id, count))| (name.clone(), *id, *count))
-                    .collect(),
-            }),
-            module_state: self.module_state.clone(),
-            deferred: None,
-            held: self.held.clone(),
-        }
+            group_epoch: self.group_epoch,
+            assignment_epoch: self.assignment_epoch,
+            members,
+            topics: self
+                .topic_signature
+                .iter()
+                .map(|(name, (id, count))| (name.clone(), *id, *count))
+                .collect(),
+            assignor: AssignorRecord {
+                last_run: self.last_run.clone(),
+                history: self.history.iter().cloned().collect(),
+                module_state: self.module_state.clone(),
+                held: self.held.clone(),
+            },
+        })
     }
 
-    /// Rebuilds a live group from `snapshot` (its `consumer` part); regexes are compiled again
-    /// and matched against `topics` (a pattern that no longer compiles subscribes to nothing).
-    pub fn restore(snapshot: &GroupSnapshot, state: &ConsumerSnapshot, topics: &Topics) -> Group {
-        let mut group = Group::new(Arc::from(snapshot.group_id.as_str()));
+    /// Rebuilds a live group from its record; regexes are compiled again and matched against
+    /// `topics` (a pattern that no longer compiles subscribes to nothing).
+    pub fn restore(state: &ConsumerGroupRecord, topics: &Topics) -> Group {
+        let mut group = Group::new(Arc::from(state.group_id.as_str()));
         group.group_epoch = state.group_epoch;
         group.assignment_epoch = state.assignment_epoch;
-        group.last_run = snapshot.last_run.clone();
-        group.module_state = snapshot.module_state.clone();
-        group.held = snapshot.held.clone();
+        group.last_run = state.assignor.last_run.clone();
+        group.module_state = state.assignor.module_state.clone();
+        group.held = state.assignor.held.clone();
         group.topic_signature = state
             .topics
             .iter()
             .map(|(name, id, count)| (name.clone(), (*id, *count)))
             .collect();
-        group.history = snapshot.history.iter().cloned().collect();
+        group.history = state.assignor.history.iter().cloned().collect();
         for m in &state.members {
             let mut member = Member::new(
                 Arc::from(m.member_id.as_str()),

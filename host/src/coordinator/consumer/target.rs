@@ -32,7 +32,7 @@ use crate::coordinator::classic::{RebalanceRecord, RunRecord};
 use crate::coordinator::context::Ctx;
 use crate::coordinator::event::{AssignorDone, Notice};
 use crate::coordinator::run::{self, Finished, Run};
-use crate::coordinator::snapshot::ModuleState;
+use crate::coordinator::saved::ModuleState;
 
 /// Starts the computation of the group's next target when one is due (the group epoch moved
 /// past the target's) and none is in flight. A group without members needs none: its target

@@ -380,10 +380,17 @@ fn upgrade_a_stable_classic_group_becomes_a_consumer_group_when_a_consumer_membe
     );
     // The classic members stored as an Empty group: after a restart nothing claims them.
     let stored = ctx.persisted.iter().rev().find_map(|e| match e {
-        crate::coordinator::Effect::PersistGroup(s) if s.group_id == G => Some(s.clone()),
+        crate::coordinator::Effect::PersistGroup(s) if s.group_id() == G => Some(s.clone()),
         _ => None,
     });
-    assert!(stored.expect("persisted").members.is_empty());
+    let stored = stored.expect("persisted");
+    assert!(
+        stored
+            .classic()
+            .expect("a classic group")
+            .members
+            .is_empty()
+    );
 
     settle(&mut ctx, &mut consumers, &mut classics);
     assert_eq!(union_all(&consumers, &classics), all_partitions(&["t"]));

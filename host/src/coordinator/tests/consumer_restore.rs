@@ -8,13 +8,13 @@ use super::builders::G;
 use super::consumer_context::*;
 use super::context::TestContext;
 use crate::coordinator::consumer::ConsumerGroupState;
-use crate::coordinator::{CoordinatorConfig, Effect, Event, GroupSnapshot, RestoredGroup};
+use crate::coordinator::{CoordinatorConfig, Effect, Event, RestoredGroup, SavedGroup};
 
-fn writes(ctx: &TestContext) -> Vec<Arc<GroupSnapshot>> {
+fn writes(ctx: &TestContext) -> Vec<Arc<SavedGroup>> {
     ctx.persisted
         .iter()
         .filter_map(|e| match e {
-            Effect::PersistGroup(s) if s.group_id == G => Some(s.clone()),
+            Effect::PersistGroup(s) if s.group_id() == G => Some(s.clone()),
             _ => None,
         })
         .collect()
@@ -44,7 +44,7 @@ fn restore_members_go_on_at_their_epochs_with_what_they_own() {
         .last()
         .cloned()
         .expect("written within a second");
-    let consumer = written.consumer.as_ref().expect("a consumer group's state");
+    let consumer = written.consumer().expect("a consumer group's state");
     assert_eq!(consumer.members.len(), 2);
 
     // A new host reads it back.
@@ -99,7 +99,7 @@ fn restore_a_steady_group_writes_nothing_and_a_burst_of_joins_writes_once_a_seco
     ctx.advance(1_000);
     let burst = &writes(&ctx)[settled..];
     assert_eq!(burst.len(), 1, "one write for the burst");
-    assert_eq!(burst[0].consumer.as_ref().unwrap().members.len(), 12);
+    assert_eq!(burst[0].consumer().unwrap().members.len(), 12);
 }
 
 #[test]
@@ -114,7 +114,7 @@ fn restore_a_group_changed_just_before_shutdown_is_written_by_it() {
     let written: Vec<_> = effects
         .iter()
         .filter_map(|e| match e {
-            Effect::PersistGroup(s) => s.consumer.clone(),
+            Effect::PersistGroup(s) => s.consumer().cloned(),
             _ => None,
         })
         .collect();

@@ -13,8 +13,8 @@ use super::consumer_context::*;
 use super::context::*;
 use crate::coordinator::view::Topics;
 use crate::coordinator::{
-    Coordinator, CoordinatorConfig, Effect, Event, GroupConfig, GroupSnapshot, GroupState, Millis,
-    ReplyTo, RestoredGroup, TimerKey,
+    Coordinator, CoordinatorConfig, Effect, Event, GroupConfig, GroupState, Millis, ReplyTo,
+    RestoredGroup, SavedGroup, TimerKey,
 };
 
 const WINDOW: Millis = 20_000;
@@ -445,7 +445,7 @@ fn a_restored_group_is_asked_in_place_whether_it_still_holds_and_keeps_its_gener
     let mut ctx = TestContext::new();
     let (ids, generation, _) = three(&mut ctx, Join::new(G));
     ctx.leave(G, 3, &[(&ids[0], None)]);
-    let snapshot: GroupSnapshot = ctx
+    let snapshot: SavedGroup = ctx
         .persisted
         .iter()
         .rev()
@@ -455,7 +455,7 @@ fn a_restored_group_is_asked_in_place_whether_it_still_holds_and_keeps_its_gener
         })
         .expect("the departure was written");
     assert!(
-        snapshot.module_state.is_some(),
+        snapshot.assignor().module_state.is_some(),
         "the module's seats are written"
     );
 

@@ -74,7 +74,7 @@ fn item_44_restarted_static_member_rejoins_stable_without_rebalance_and_keeps_it
         ctx.persisted
             .iter()
             .any(|e| matches!(e, crate::coordinator::Effect::PersistGroup(s)
-            if s.members.iter().any(|m| m.member_id == r.member_id.as_str()))),
+            if s.classic().is_some_and(|c| c.members.iter().any(|m| m.member_id == r.member_id.as_str())))),
         "the new member id is persisted"
     );
     let after = ctx.sync(&Sync::new(G, &r.member_id, generation).instance("i1"));

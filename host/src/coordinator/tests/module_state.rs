@@ -9,8 +9,8 @@ use super::context::*;
 use super::host::sync_all;
 use crate::coordinator::view::Topics;
 use crate::coordinator::{
-    Coordinator, CoordinatorConfig, Effect, Event, GroupConfig, GroupSnapshot, GroupState,
-    ModuleState, RestoredGroup, TimerKey,
+    Coordinator, CoordinatorConfig, Effect, Event, GroupConfig, GroupState, ModuleState,
+    RestoredGroup, SavedGroup, TimerKey,
 };
 
 /// The runner: range's answer, keeping `[generation]` and asking for a follow-up in 1 s from
@@ -29,7 +29,7 @@ fn keeping(fail_at: i32) -> Runner {
     }))
 }
 
-fn last_snapshot(ctx: &TestContext) -> GroupSnapshot {
+fn last_snapshot(ctx: &TestContext) -> SavedGroup {
     ctx.persisted
         .iter()
         .rev()
@@ -71,7 +71,11 @@ fn what_a_module_keeps_comes_back_in_its_next_request_and_survives_a_restart() {
     ctx.runner = keeping(-1);
     let (ids, _) = ctx.stable_group(Join::new(G), 2);
     assert_eq!(ctx.runs[0].request.state, None, "a new group has none");
-    let kept = last_snapshot(&ctx).module_state.expect("persisted");
+    let kept = last_snapshot(&ctx)
+        .assignor()
+        .module_state
+        .clone()
+        .expect("persisted");
     assert_eq!(kept.strategy, "range");
     assert_eq!(kept.bytes.as_slice(), [1]);
 
@@ -87,7 +91,13 @@ fn what_a_module_keeps_comes_back_in_its_next_request_and_survives_a_restart() {
     assert!(!ctx.armed(&TimerKey::FollowUp { group: G.into() }));
     let snapshot = last_snapshot(&ctx);
     assert_eq!(
-        snapshot.module_state.as_ref().unwrap().bytes.as_slice(),
+        snapshot
+            .assignor()
+            .module_state
+            .as_ref()
+            .unwrap()
+            .bytes
+            .as_slice(),
         [2]
     );
 
@@ -122,9 +132,18 @@ fn a_round_the_fallback_assigned_leaves_the_modules_state_as_it_was() {
     ctx.advance(1_000);
     rejoin(&mut ctx, &ids);
     let snapshot = last_snapshot(&ctx);
-    let last = snapshot.history.last().unwrap();
+    let last = snapshot.assignor().history.last().unwrap();
     assert!(last.generation == 2 && last.fallback_used, "{last:?}");
-    assert_eq!(snapshot.module_state.unwrap().bytes.as_slice(), [1]);
+    assert_eq!(
+        snapshot
+            .assignor()
+            .module_state
+            .as_ref()
+            .unwrap()
+            .bytes
+            .as_slice(),
+        [1]
+    );
     grow(&mut ctx, 8);
     rejoin(&mut ctx, &ids);
     assert_eq!(

@@ -10,8 +10,8 @@ use kafka_protocol::ResponseError;
 use super::context::*;
 use super::host::sync_all;
 use crate::coordinator::{
-    AdminError, Coordinator, CoordinatorConfig, Effect, Event, GroupConfig, GroupSnapshot,
-    GroupState, Millis, ReplyTo, RestoredGroup, TimerKey,
+    AdminError, Coordinator, CoordinatorConfig, Effect, Event, GroupConfig, GroupState, Millis,
+    ReplyTo, RestoredGroup, SavedGroup, TimerKey,
 };
 
 fn stabilizing(ctx: &mut TestContext, quiet: Millis, max: Option<Millis>) {
@@ -274,7 +274,7 @@ fn a_deferred_rebalance_is_written_without_the_parked_members_and_resumes_after_
     // which writes the group.
     let replaced = ctx.join(&Join::new(G).instance("b").client("b"));
     assert_eq!(ctx.join_response(replaced).error_code, 0);
-    let snapshot: GroupSnapshot = ctx
+    let snapshot: SavedGroup = ctx
         .persisted
         .iter()
         .rev()
@@ -283,14 +283,15 @@ fn a_deferred_rebalance_is_written_without_the_parked_members_and_resumes_after_
             _ => None,
         })
         .unwrap();
-    let written: Vec<&str> = snapshot
+    let record = snapshot.classic().expect("a classic group");
+    let written: Vec<&str> = record
         .members
         .iter()
         .map(|m| m.member_id.as_str())
         .collect();
     assert_eq!(written.len(), 1, "only b's new id: {written:?}");
     assert!(!written.contains(&parked_id.as_str()));
-    let deferred = snapshot.deferred.expect("the deferral is written");
+    let deferred = record.deferred.expect("the deferral is written");
     assert_eq!((deferred.joined, deferred.left), (1, 1));
 
     // A new host reads it back: Stable, waiting for quiet again, then the rebalance.

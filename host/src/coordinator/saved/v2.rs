@@ -1,16 +1,70 @@
-//! The persisted shape of a group and of its offsets: plain data the store writes and reads.
-//! A snapshot is written at each installed generation and when a group becomes Empty, so a
-//! restart resumes stable groups without a rebalance. The conversions from and to a live group
-//! belong to its protocol (`classic/snapshot.rs`).
+//! Version 2, the one written: a record per group type.
 
 use serde::{Deserialize, Serialize};
 
-use super::held::Held;
-use super::record::{RebalanceRecord, RunRecord};
+use crate::coordinator::held::Held;
+use crate::coordinator::record::{RebalanceRecord, RunRecord};
 
-/// A group's metadata at one generation.
+/// A group as kept: its group type's record.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct GroupSnapshot {
+pub enum SavedGroup {
+    Classic(ClassicGroupRecord),
+    Consumer(ConsumerGroupRecord),
+}
+
+impl SavedGroup {
+    /// The group the record is about.
+    pub fn group_id(&self) -> &str {
+        match self {
+            SavedGroup::Classic(group) => &group.group_id,
+            SavedGroup::Consumer(group) => &group.group_id,
+        }
+    }
+
+    /// What is kept of the group's assignor, whatever its type.
+    pub fn assignor(&self) -> &AssignorRecord {
+        match self {
+            SavedGroup::Classic(group) => &group.assignor,
+            SavedGroup::Consumer(group) => &group.assignor,
+        }
+    }
+
+    /// The classic group's record; `None` for a consumer group.
+    pub fn classic(&self) -> Option<&ClassicGroupRecord> {
+        match self {
+            SavedGroup::Classic(group) => Some(group),
+            SavedGroup::Consumer(_) => None,
+        }
+    }
+
+    /// The consumer group's record; `None` for a classic group.
+    pub fn consumer(&self) -> Option<&ConsumerGroupRecord> {
+        match self {
+            SavedGroup::Consumer(group) => Some(group),
+            SavedGroup::Classic(_) => None,
+        }
+    }
+}
+
+/// What the host keeps of a group's assignor, whatever the group type: its last run, recent
+/// rebalances, the module's kept bytes and the departed members' held partitions.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AssignorRecord {
+    /// The last assignor run (which module version, how it went).
+    pub last_run: Option<RunRecord>,
+    /// The recent rebalances, oldest first, at most [`crate::coordinator::classic::HISTORY_LEN`].
+    pub history: Vec<RebalanceRecord>,
+    /// What the group's module asked the host to keep (ABI v2 input `state`), with the
+    /// strategy it belongs to.
+    pub module_state: Option<ModuleState>,
+    /// Departed members' partitions nobody has been given since, for describe after a
+    /// restart.
+    pub held: Vec<Held>,
+}
+
+/// A classic group at one generation (Kafka's `GroupMetadataValue`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClassicGroupRecord {
     pub group_id: String,
     pub generation_id: i32,
     pub protocol_type: Option<String>,
@@ -21,32 +75,13 @@ pub struct GroupSnapshot {
     pub cooperative: bool,
     pub leader_id: Option<String>,
     pub topic_counts: Vec<(String, i32)>,
-    pub members: Vec<MemberSnapshot>,
-    /// The last assignor run (which module version, how it went). Snapshots written before
-    /// it was kept read as none (`serde(default)`), as do the next two.
-    #[serde(default)]
-    pub last_run: Option<RunRecord>,
-    /// The recent rebalances, oldest first, at most [`super::classic::HISTORY_LEN`].
-    #[serde(default)]
-    pub history: Vec<RebalanceRecord>,
-    /// Set for a consumer group (KIP-848), whose state is all here; the classic fields above
-    /// are then left empty. Snapshots written before consumer groups were kept read as none.
-    #[serde(default)]
-    pub consumer: Option<ConsumerSnapshot>,
-    /// What the group's module asked the host to keep (ABI v2 input `state`), with the
-    /// strategy it belongs to. Snapshots written before it was kept read as none.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub module_state: Option<ModuleState>,
-    /// A classic group's rebalance deferred by stabilisation: membership changed since this
-    /// generation (members left; the members parked in JoinGroup are not written, their
-    /// clients join again), so the restored group waits for quiet again and then rebalances,
-    /// rather than resume an assignment that leaves partitions without an owner.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub members: Vec<ClassicMemberRecord>,
+    /// A rebalance deferred by stabilisation: membership changed since this generation
+    /// (members left; the members parked in JoinGroup are not written, their clients join
+    /// again), so the restored group waits for quiet again and then rebalances, rather than
+    /// resume an assignment that leaves partitions without an owner.
     pub deferred: Option<DeferredRebalance>,
-    /// Departed members' partitions nobody has been given since (either group type), for
-    /// describe after a restart.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub held: Vec<Held>,
+    pub assignor: AssignorRecord,
 }
 
 /// What a deferred rebalance had seen when its group was written.
@@ -87,21 +122,25 @@ impl ModuleState {
     }
 }
 
-/// A consumer group's persisted state: its epochs and every member's (Kafka keeps the same in
-/// its `ConsumerGroup*` records), so a restart resumes it without fencing anyone.
+/// A consumer group (KIP-848): its epochs and every member's, as Kafka keeps them in its
+/// `ConsumerGroupMetadataValue`, `ConsumerGroupMemberMetadataValue`,
+/// `ConsumerGroupCurrentMemberAssignmentValue` and `ConsumerGroupTargetAssignmentMemberValue`
+/// records, so a restart resumes it without fencing anyone.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ConsumerSnapshot {
+pub struct ConsumerGroupRecord {
+    pub group_id: String,
     pub group_epoch: i32,
     pub assignment_epoch: i32,
-    pub members: Vec<ConsumerMemberSnapshot>,
+    pub members: Vec<ConsumerMemberRecord>,
     /// The subscribed topics as the last target run saw them: `(name, topic id, partition
     /// count)`. A difference from the catalog at restore moves the epoch, as it would live.
     pub topics: Vec<(String, uuid::Uuid, i32)>,
+    pub assignor: AssignorRecord,
 }
 
-/// A consumer-group member's persisted state. Partition sets are `(topic, partitions)`.
+/// A consumer-group member. Partition sets are `(topic, partitions)`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ConsumerMemberSnapshot {
+pub struct ConsumerMemberRecord {
     pub member_id: String,
     pub instance_id: Option<String>,
     pub rack_id: Option<String>,
@@ -123,9 +162,9 @@ pub struct ConsumerMemberSnapshot {
     pub classic: Option<(i32, Vec<String>, i16)>,
 }
 
-/// A member's persisted state.
+/// A classic group's member (Kafka's `MemberMetadata`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MemberSnapshot {
+pub struct ClassicMemberRecord {
     pub member_id: String,
     pub group_instance_id: Option<String>,
     pub client_id: String,
@@ -137,14 +176,4 @@ pub struct MemberSnapshot {
     pub protocol_name: Option<String>,
     pub assignment: serde_bytes::ByteBuf,
     pub given: Vec<(String, Vec<i32>)>,
-}
-
-/// One committed offset as stored.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct OffsetRecord {
-    pub topic: String,
-    pub partition: i32,
-    pub offset: i64,
-    pub leader_epoch: i32,
-    pub metadata: Option<String>,
 }
