@@ -1,32 +1,32 @@
-"""Issue 10: the README's proxy-mode walkthrough ("Proxy mode: in front of your cluster"), run
-as written.
+"""Issue 10: the proxy-mode walkthrough (docs/proxy-walkthrough.md, which continues the
+README's walkthrough in front of Apache Kafka), run as written.
 
 The test reads the blocks marked `<!-- proxy-walkthrough:KIND [PATH] -->` in order and does
 what a user does with them, with the machinery of test_walkthrough.py
 (harness/walkthrough.py): the `upstream` block in terminal 1, the `host` block in terminal 3,
 the shell blocks (`upload`, `consumers`, `produce`, `lag`) one after the other in one bash,
-terminal 2, and `file payments.py` written where terminal 2 is. It then checks what the README
+terminal 2, and `file payments.py` written where terminal 2 is. It then checks what the page
 says the user sees: the module assigns at once (`alice assigned payments [0, 2]`, `bob
 assigned payments [1, 3]`), the consumers read the 1000 payments between them, the topic and
 the records are on the cluster (read from Kafka directly), and `group describe payments` has a
 TOPIC PARTITION MEMBER COMMITTED END LAG table whose LAG adds up to 200.
 
-Substitutions, each one checked so that a README edit that makes one stale fails here:
+Substitutions, each one checked so that an edit of the page that makes one stale fails here:
 
 (a) The upstream. The `upstream` block must read exactly `UPSTREAM` below; it runs as the
     suite's Kafka harness runs it (harness/kafka.py: the same `kafka-cluster` binary, built by
-    tests/clients/run where the README's `cargo run` builds it, with the same one node, in a
+    tests/clients/run where the page's `cargo run` builds it, with the same one node, in a
     temporary folder as `$(mktemp -d)`, on free ports instead of 19092-19094, owned by the
     test instead of the terminal). A Kafka of the test's own, as the reader's is.
 (b) The host. The `host` block must read exactly `HOST`; it runs as the suite's proxy-mode
     host (harness/host.py): the debug binary `tests/clients/run` builds, `serve --config FILE
     --upstream <Kafka's address>`, free ports for Kafka, the admin API and the broker
-    (`broker_ports_from = 0`, where the README's default is 9094), a temporary data dir,
+    (`broker_ports_from = 0`, where the page's default is 9094), a temporary data dir,
     `initial_rebalance_delay_ms = 0`. Terminal 2 reaches its admin API through the CLI's
     `ASSIGNOR_HOST_ADMIN`, as test_walkthrough.py's (a).
-(c) `127.0.0.1:9092`, the host's address in the README, becomes the test host's in every
+(c) `127.0.0.1:9092`, the host's address on the page, becomes the test host's in every
     terminal-2 block and in payments.py (checked present where it is needed).
-(d) Terminal 2 starts where the walkthrough above leaves it: in the `my-strategy` crate,
+(d) Terminal 2 starts where the README's walkthrough leaves it: in the `my-strategy` crate,
     built. The test makes that crate from that walkthrough's own blocks (`new`, `append
     Cargo.toml`, `file .cargo/config.toml`, `file src/lib.rs`, and the `cargo build` line of
     `build`), in a scratch directory, its `target` linked to the shared one as
@@ -50,6 +50,9 @@ from harness.walkthrough import (FILE_KINDS, Terminal, block, outside_repository
 from test_walkthrough import BLOCK_TIMEOUT_S as CRATE_TIMEOUT_S
 from test_walkthrough import README, SHARED_CRATE_TARGET, cli_json, parse_walkthrough
 
+# The page the walkthrough is on.
+PAGE = ROOT / "docs" / "proxy-walkthrough.md"
+
 PREFIX = "proxy-walkthrough"
 UPSTREAM = ('cargo run -p kafka-harness -- run --dir "$(mktemp -d)" '
             '--ports 19092,19093,19094,19095\n')
@@ -68,14 +71,14 @@ REPORT = re.compile(r"(alice|bob) (assigned payments \[|has read \d+ payments)")
 
 
 def parse_proxy_walkthrough(text):
-    blocks = parse_blocks(text, PREFIX, ["upstream", "host"] + SHELL_KINDS)
+    blocks = parse_blocks(text, PREFIX, ["upstream", "host"] + SHELL_KINDS, "docs/proxy-walkthrough.md")
     kinds = [b.kind for b in blocks]
     order = ["upstream", "host", "upload", "file", "consumers", "produce", "lag"]
     assert [k for k in kinds if k in order] == order, \
-        f"README.md: the proxy walkthrough's steps must be {order}, found {kinds}"
+        f"{PAGE.name}: the proxy walkthrough's steps must be {order}, found {kinds}"
     payments = [b for b in blocks if b.kind == "file"]
     assert [b.path for b in payments] == ["payments.py"], \
-        f"README.md: one `{PREFIX}:file payments.py` block, found {[b.path for b in payments]}"
+        f"{PAGE.name}: one `{PREFIX}:file payments.py` block, found {[b.path for b in payments]}"
     return blocks
 
 
@@ -164,7 +167,7 @@ def make_the_walkthroughs_crate(terminal):
 
 def test_readme_proxy_walkthrough(upstream, proxy_host, terminal):
     host = proxy_host
-    blocks = parse_proxy_walkthrough(README.read_text())
+    blocks = parse_proxy_walkthrough(PAGE.read_text())
     # (a), (b): the suite's Kafka and host stand for terminals 1 and 3.
     assert block(blocks, "upstream").text == UPSTREAM, \
         f"the upstream block changed; the test runs {upstream.bootstrap} in its place"
@@ -193,7 +196,7 @@ def test_readme_proxy_walkthrough(upstream, proxy_host, terminal):
             assert upstream.partition_counts().get(TOPIC) == 4, upstream.partition_counts()
         elif b.kind == "consumers":
             for line in ASSIGNED.values():
-                assert says(b.prose_after, line), f"the README no longer says `{line}`"
+                assert says(b.prose_after, line), f"{PAGE.name} no longer says `{line}`"
             wait_until(lambda: (last_lines(terminal)[0] == ASSIGNED, last_lines(terminal)),
                        "alice and bob assigned by my-strategy")
             detail = cli_json(host, "group", "describe", GROUP)

@@ -27,7 +27,7 @@ use crate::admin::{self, AdminConfigError, AdminState};
 use crate::catalog::Catalog;
 use crate::cluster::Ownership;
 use crate::config::Config;
-use crate::driver::{Driver, DriverConfig};
+use crate::driver::Driver;
 use crate::kafka::login::Login;
 use crate::kafka::proxy::{Proxy, Target};
 use crate::kafka::{Broker, Node, listener};
@@ -88,15 +88,7 @@ impl Server {
         };
         mode.read_topics().await;
         let driver = Driver::start(
-            DriverConfig {
-                settings: config.driver.clone(),
-                coordinator: config.coordinator.clone(),
-                notices: metrics.clone(),
-                remote_offsets: mode.remote_offsets(&metrics),
-                lag: Some(mode.lag(&store)),
-                gate: mode.gate(),
-                ..DriverConfig::default()
-            },
+            mode.driver_config(&config, &metrics, &store),
             registry.clone(),
             registry.subscribe(),
             mode.catalog().subscribe(),
@@ -128,19 +120,7 @@ impl Server {
         let admin_task = tokio::spawn(admin::serve(admin_socket, admin_tls, admin_state, async {
             let _ = admin_stopped.await;
         }));
-        // The one line that says what this host serves and where.
-        tracing::info!(
-            mode = %described,
-            strategies = registry.list().len(),
-            kafka = %bound.kafka,
-            admin = %bound.admin,
-            admin_auth = config.admin.token.is_some(),
-            admin_tls = config.admin.tls_certificate_location.is_some(),
-            advertised = %format!("{}:{}", node.host, node.port),
-            node_id = node.node_id,
-            data_dir = %config.data_dir.display(),
-            "assignor-host serving"
-        );
+        say_serving(&config, &described, &registry, &bound, &node);
         Ok(Server {
             kafka_addr: bound.kafka,
             node,
@@ -228,6 +208,22 @@ impl Server {
         self.driver.shutdown().await;
         drained
     }
+}
+
+/// The one line that says what this host serves and where.
+fn say_serving(config: &Config, mode: &str, registry: &Registry, bound: &Bound, node: &Node) {
+    tracing::info!(
+        mode = %mode,
+        strategies = registry.list().len(),
+        kafka = %bound.kafka,
+        admin = %bound.admin,
+        admin_auth = config.admin.token.is_some(),
+        admin_tls = config.admin.tls_certificate_location.is_some(),
+        advertised = %format!("{}:{}", node.host, node.port),
+        node_id = node.node_id,
+        data_dir = %config.data_dir.display(),
+        "assignor-host serving"
+    );
 }
 
 /// Binds the Kafka and admin listeners (port 0 is fine) and works out the advertised address.

@@ -17,7 +17,7 @@ use crate::admin::{AdminMode, AdminUpstream};
 use crate::catalog::Catalog;
 use crate::cluster::{Cluster, Ownership, Peer};
 use crate::config::Config;
-use crate::driver::{Gate, LagSource, RemoteOffsets, StoreLag};
+use crate::driver::{DriverConfig, Gate, LagSource, RemoteOffsets, StoreLag};
 use crate::kafka::proxy::{Proxy, topology};
 use crate::kafka::{self, Authentication, Broker};
 use crate::metrics::Metrics;
@@ -211,9 +211,28 @@ impl Mode {
         }
     }
 
+    /// The driver's settings with what the mode decides: where offsets and lag come from and
+    /// which groups it may serve.
+    pub(super) fn driver_config(
+        &self,
+        config: &Config,
+        metrics: &Arc<Metrics>,
+        store: &Store,
+    ) -> DriverConfig {
+        DriverConfig {
+            settings: config.driver.clone(),
+            coordinator: config.coordinator.clone(),
+            notices: metrics.clone(),
+            remote_offsets: self.remote_offsets(metrics),
+            lag: Some(self.lag(store)),
+            gate: self.gate(),
+            ..DriverConfig::default()
+        }
+    }
+
     /// Where a group's committed offsets go besides the coordinator: the cluster's, through
     /// the host's client, in front of one; `None` standalone (the store has them).
-    pub(super) fn remote_offsets(&self, metrics: &Arc<Metrics>) -> Option<Arc<dyn RemoteOffsets>> {
+    fn remote_offsets(&self, metrics: &Arc<Metrics>) -> Option<Arc<dyn RemoteOffsets>> {
         let remote = self.remote()?;
         let offsets = super::offsets::UpstreamOffsets {
             client: remote.client.clone(),
@@ -224,7 +243,7 @@ impl Mode {
 
     /// Lag for modules that read it: standalone, committed offsets from the store (no end
     /// offsets); in front of a cluster both, from the cluster.
-    pub(super) fn lag(&self, store: &Store) -> Arc<dyn LagSource> {
+    fn lag(&self, store: &Store) -> Arc<dyn LagSource> {
         match self.remote() {
             None => Arc::new(StoreLag::new(store.clone())),
             Some(remote) => Arc::new(super::lag::UpstreamLag {
@@ -236,7 +255,7 @@ impl Mode {
 
     /// Which groups the driver may serve: in a cluster of hosts those of the shards this
     /// node holds; `None`: all of them.
-    pub(super) fn gate(&self) -> Option<Arc<dyn Gate>> {
+    fn gate(&self) -> Option<Arc<dyn Gate>> {
         match self {
             Mode::Cluster(_, ownership) => Some(ownership.clone()),
             Mode::Standalone(_) | Mode::Proxy(_) => None,

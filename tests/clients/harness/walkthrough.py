@@ -1,6 +1,7 @@
-"""What the README walkthrough tests share: reading the marked blocks, and terminal 2.
+"""What the walkthrough tests share: reading the marked blocks, and terminal 2.
 
-A walkthrough is a run of fenced blocks in README.md, each after a marker
+A walkthrough is a run of fenced blocks in a page (README.md, docs/proxy-walkthrough.md), each
+after a marker
 `<!-- PREFIX:KIND -->` or `<!-- PREFIX:KIND PATH -->`: `walkthrough` (test_walkthrough.py)
 and `proxy-walkthrough` (test_proxy_walkthrough.py) each read only their own prefix. Shell
 blocks run one after the other in one bash, "terminal 2" (`Terminal`), whose exports, `cd`s
@@ -29,14 +30,15 @@ class Block:
     path: str | None  # for `file` / `append`
     language: str
     text: str
-    line: int  # 1-based line of the marker in README.md
-    prose_after: str  # the README text between this block and the next marker
+    line: int  # 1-based line of the marker in its page
+    prose_after: str  # the page's text between this block and the next marker
 
 
-def parse_blocks(text, prefix, kinds):
-    """The blocks marked `<!-- PREFIX:KIND [PATH] -->` in README order; `kinds`: the shell
-    step kinds allowed besides `file` / `append`. Fails naming the line of any malformed
-    marker or block, or an unknown kind. Markers of other prefixes are ordinary text."""
+def parse_blocks(text, prefix, kinds, source="README.md"):
+    """The blocks marked `<!-- PREFIX:KIND [PATH] -->` in page order (`source` names the page
+    in failures); `kinds`: the shell step kinds allowed besides `file` / `append`. Fails naming
+    the line of any malformed marker or block, or an unknown kind. Markers of other prefixes
+    are ordinary text."""
     marker = re.compile(rf"<!-- {re.escape(prefix)}:(?P<kind>[a-z]+)(?: (?P<path>\S+))? -->")
     # A marker of this prefix, well formed or not (`<!-- walkthrough: new -->` is one,
     # `<!-- proxy-walkthrough:host -->` is not one of `walkthrough`).
@@ -51,7 +53,7 @@ def parse_blocks(text, prefix, kinds):
                 blocks[-1].prose_after += line + "\n"
             i += 1
             continue
-        where = f"README.md:{i + 1}"
+        where = f"{source}:{i + 1}"
         m = marker.fullmatch(line.strip())
         assert m, f"{where}: malformed {prefix} marker {line!r} " \
                   f"(expected `<!-- {prefix}:KIND -->` or `<!-- {prefix}:KIND PATH -->`)"

@@ -437,6 +437,23 @@ pub fn shared() -> &'static KafkaCluster {
     })
 }
 
+/// [`shared`] from async code: the first call starts the node on a blocking thread, so the
+/// runtime's workers keep serving meanwhile (a start takes seconds). The one way async tests
+/// reach the shared node.
+pub async fn shared_async() -> &'static KafkaCluster {
+    tokio::task::spawn_blocking(shared)
+        .await
+        .unwrap_or_else(|e| panic!("starting the shared Kafka cluster: {e}"))
+}
+
+/// [`KafkaCluster::start`] from async code, on a blocking thread: a cluster of the test's own
+/// (its own listeners or settings, or one it stops), stopped when dropped.
+pub async fn start_async(setup: Setup) -> Result<KafkaCluster> {
+    tokio::task::spawn_blocking(move || KafkaCluster::start(setup))
+        .await
+        .map_err(|e| anyhow::anyhow!("the Kafka start task failed: {e}"))?
+}
+
 /// Whether a failed start is a node that could not bind a listener's port.
 fn port_taken(error: &anyhow::Error) -> bool {
     let text = format!("{error:#}");

@@ -85,9 +85,7 @@ where
 {
     static RUNS: AtomicUsize = AtomicUsize::new(1);
     let run = format!("conf{}-{}", RUNS.fetch_add(1, Ordering::Relaxed), spec.name);
-    let kafka = tokio::task::spawn_blocking(kafka_harness::shared)
-        .await
-        .expect("the shared Kafka starts");
+    let kafka = kafka_harness::shared_async().await;
     let kafka_addr = kafka.nodes()[0].plaintext;
     let topics: Vec<(String, i32)> = spec
         .topics

@@ -27,9 +27,8 @@ use super::admin_support::{Admin, sample};
 use super::proxy_support::{create_on_kafka, login, sasl_host, shared_kafka};
 
 async fn kafka(setup: Setup) -> KafkaCluster {
-    tokio::task::spawn_blocking(move || KafkaCluster::start(setup))
+    kafka_harness::start_async(setup)
         .await
-        .unwrap()
         .unwrap_or_else(|e| panic!("starting a Kafka node: {e:#}"))
 }
 

@@ -21,9 +21,8 @@ use super::proxy_support::{HOST, all_topics, brokers, create_on_kafka, expected_
 
 /// Three nodes, each broker and controller (a quorum of three: one may stop).
 async fn three_nodes() -> KafkaCluster {
-    tokio::task::spawn_blocking(|| KafkaCluster::start(Setup::nodes(3)))
+    kafka_harness::start_async(Setup::nodes(3))
         .await
-        .unwrap()
         .unwrap_or_else(|e| panic!("starting three Kafka nodes: {e:#}"))
 }
 

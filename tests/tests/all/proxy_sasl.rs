@@ -7,7 +7,7 @@ use assignor_host::kafka::Authentication;
 use assignor_host::upstream::connection::security::SaslMechanism;
 use assignor_host::upstream::connection::{Secret, SecurityProtocol};
 use assignor_host_tests::TestHost;
-use kafka_harness::{KafkaCluster, Setup};
+use kafka_harness::Setup;
 use kafka_protocol::messages::CreateAclsRequest;
 use kafka_protocol::messages::create_acls_request::AclCreation;
 use kafka_protocol::protocol::StrBytes;
@@ -40,9 +40,8 @@ fn allow(resource_type: i8, name: &str, pattern: i8, operation: i8) -> AclCreati
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn logged_in_with_only_the_documented_acls_the_hosts_own_calls_work() {
-    let kafka = tokio::task::spawn_blocking(|| KafkaCluster::start(Setup::default()))
+    let kafka = kafka_harness::start_async(Setup::default())
         .await
-        .unwrap()
         .unwrap_or_else(|e| panic!("starting a Kafka node: {e:#}"));
     // Set up on the PLAINTEXT listener, whose principal is a super user.
     let mut direct = create_on_kafka(&kafka, "orders", 2, 1).await;

@@ -237,7 +237,5 @@ pub async fn login(
 /// The test process's shared Kafka node (`kafka_harness::shared`, started on first use), for
 /// tests that need only *a* Kafka with its SASL_SSL listener and use names of their own.
 pub async fn shared_kafka() -> &'static KafkaCluster {
-    tokio::task::spawn_blocking(kafka_harness::shared)
-        .await
-        .expect("the shared Kafka node")
+    kafka_harness::shared_async().await
 }

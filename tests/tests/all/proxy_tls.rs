@@ -19,9 +19,8 @@ use super::admin_support::{Admin, Member};
 use super::proxy_support::{commit, commit_codes, create_on_kafka, fetched_offsets, offset_fetch};
 
 async fn one_node() -> KafkaCluster {
-    tokio::task::spawn_blocking(|| KafkaCluster::start(Setup::default()))
+    kafka_harness::start_async(Setup::default())
         .await
-        .unwrap()
         .unwrap_or_else(|e| panic!("starting a Kafka node: {e:#}"))
 }
 

@@ -38,9 +38,7 @@ const NOT_YET: [i16; 4] = [14, 15, 16, 51];
 
 /// The shared Kafka node and a host in front of it.
 async fn kafka_and_host() -> (&'static kafka_harness::KafkaCluster, TestHost) {
-    let kafka = tokio::task::spawn_blocking(kafka_harness::shared)
-        .await
-        .unwrap();
+    let kafka = kafka_harness::shared_async().await;
     let host = TestHost::proxy_to(kafka, |_| {}).await;
     (kafka, host)
 }

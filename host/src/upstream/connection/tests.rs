@@ -12,12 +12,6 @@ use super::{Connection, ConnectionError, Security};
 
 const TIMEOUT: Duration = Duration::from_secs(20);
 
-async fn kafka() -> &'static kafka_harness::KafkaCluster {
-    tokio::task::spawn_blocking(kafka_harness::shared)
-        .await
-        .expect("starting the shared Kafka")
-}
-
 fn sasl_ssl(
     kafka: &kafka_harness::KafkaCluster,
     mechanism: SaslMechanism,
@@ -57,7 +51,7 @@ async fn brokers(connection: &mut Connection) -> Vec<i32> {
 
 #[tokio::test]
 async fn scram_sha_512_over_tls_logs_in_and_the_broker_answers() {
-    let kafka = kafka().await;
+    let kafka = kafka_harness::shared_async().await;
     let node = &kafka.nodes()[0];
     let settings = sasl_ssl(kafka, SaslMechanism::ScramSha512, "admin", "admin-secret");
     let mut connection = open(kafka, &settings, node.sasl_ssl)
@@ -79,9 +73,8 @@ async fn a_session_the_broker_bounds_is_due_for_renewal_before_the_broker_closes
     // A node whose SASL sessions last 8 s (KIP-368): its last SaslAuthenticate answer says so,
     // and the connection is due for a new one 5 s (REAUTH_MARGIN) before.
     let setup = kafka_harness::Setup::default().config("connections.max.reauth.ms", 8000);
-    let kafka = tokio::task::spawn_blocking(move || kafka_harness::KafkaCluster::start(setup))
+    let kafka = kafka_harness::start_async(setup)
         .await
-        .unwrap()
         .unwrap_or_else(|e| panic!("starting a Kafka node: {e:#}"));
     for mechanism in [SaslMechanism::ScramSha512, SaslMechanism::Plain] {
         let settings = sasl_ssl(&kafka, mechanism, "alice", "alice-secret");
@@ -98,7 +91,7 @@ async fn a_session_the_broker_bounds_is_due_for_renewal_before_the_broker_closes
 
 #[tokio::test]
 async fn plain_over_tls_logs_in_and_the_broker_answers() {
-    let kafka = kafka().await;
+    let kafka = kafka_harness::shared_async().await;
     let node = &kafka.nodes()[0];
     let settings = sasl_ssl(kafka, SaslMechanism::Plain, "alice", "alice-secret");
     let mut connection = open(kafka, &settings, node.sasl_ssl)
@@ -109,7 +102,7 @@ async fn plain_over_tls_logs_in_and_the_broker_answers() {
 
 #[tokio::test]
 async fn a_client_certificate_and_key_load_as_a_pair_and_the_login_goes_on_with_them() {
-    let kafka = kafka().await;
+    let kafka = kafka_harness::shared_async().await;
     let tls = &kafka.state().tls;
     let mut settings = sasl_ssl(kafka, SaslMechanism::ScramSha512, "alice", "alice-secret");
     settings.ssl_certificate_location = Some(tls.client_cert.clone());
@@ -122,7 +115,7 @@ async fn a_client_certificate_and_key_load_as_a_pair_and_the_login_goes_on_with_
 
 #[tokio::test]
 async fn an_expired_client_certificate_is_refused_naming_ssl_certificate_location() {
-    let kafka = kafka().await;
+    let kafka = kafka_harness::shared_async().await;
     let tls = &kafka.state().tls;
     // Signed by the cluster's own CA, valid for 0 days: expired once its second has passed.
     let (cert, key) = tls
@@ -199,9 +192,8 @@ async fn a_broker_certificate_without_the_address_is_refused_naming_endpoint_ide
         .into(),
         ..kafka_harness::Setup::default()
     };
-    let kafka = tokio::task::spawn_blocking(move || kafka_harness::KafkaCluster::start(setup))
+    let kafka = kafka_harness::start_async(setup)
         .await
-        .unwrap()
         .unwrap_or_else(|e| panic!("starting a Kafka node: {e:#}"));
     let mut settings = SecuritySettings {
         security_protocol: SecurityProtocol::Ssl,
@@ -231,7 +223,7 @@ async fn a_broker_certificate_without_the_address_is_refused_naming_endpoint_ide
 
 #[tokio::test]
 async fn a_wrong_password_is_refused_with_kafkas_error_and_the_settings_to_check() {
-    let kafka = kafka().await;
+    let kafka = kafka_harness::shared_async().await;
     for mechanism in [SaslMechanism::ScramSha512, SaslMechanism::Plain] {
         let settings = sasl_ssl(kafka, mechanism, "alice", "not-alices-password");
         let error = open(kafka, &settings, kafka.nodes()[0].sasl_ssl)
@@ -257,7 +249,7 @@ async fn a_wrong_password_is_refused_with_kafkas_error_and_the_settings_to_check
 
 #[tokio::test]
 async fn a_mechanism_the_listener_does_not_enable_is_refused_naming_sasl_mechanism() {
-    let kafka = kafka().await;
+    let kafka = kafka_harness::shared_async().await;
     // The listener enables PLAIN and SCRAM-SHA-512.
     let settings = sasl_ssl(kafka, SaslMechanism::ScramSha256, "alice", "alice-secret");
     let error = open(kafka, &settings, kafka.nodes()[0].sasl_ssl)
@@ -275,7 +267,7 @@ async fn a_mechanism_the_listener_does_not_enable_is_refused_naming_sasl_mechani
 
 #[tokio::test]
 async fn a_ca_that_did_not_sign_the_brokers_certificate_is_refused_naming_ssl_ca_location() {
-    let kafka = kafka().await;
+    let kafka = kafka_harness::shared_async().await;
     let mut settings = sasl_ssl(kafka, SaslMechanism::ScramSha512, "alice", "alice-secret");
     // alice's own certificate as the only trust anchor: it signed nothing.
     settings.ssl_ca_location = Some(kafka.state().tls.client_cert.clone());
@@ -290,7 +282,7 @@ async fn a_ca_that_did_not_sign_the_brokers_certificate_is_refused_naming_ssl_ca
 
 #[tokio::test]
 async fn a_ca_file_rewritten_in_place_is_read_again_for_the_next_connection() {
-    let kafka = kafka().await;
+    let kafka = kafka_harness::shared_async().await;
     let tls = &kafka.state().tls;
     let dir = tempfile::tempdir().unwrap();
     let ca = dir.path().join("ca.pem");
@@ -324,7 +316,7 @@ async fn a_ca_file_rewritten_in_place_is_read_again_for_the_next_connection() {
 
 #[tokio::test]
 async fn tls_to_a_plaintext_listener_fails_saying_the_listener_may_not_be_tls() {
-    let kafka = kafka().await;
+    let kafka = kafka_harness::shared_async().await;
     let settings = SecuritySettings {
         security_protocol: SecurityProtocol::Ssl,
         ssl_ca_location: Some(kafka.state().tls.ca.clone()),
@@ -342,7 +334,7 @@ async fn tls_to_a_plaintext_listener_fails_saying_the_listener_may_not_be_tls() 
 
 #[tokio::test]
 async fn sasl_to_a_listener_without_sasl_is_refused_naming_security_protocol() {
-    let kafka = kafka().await;
+    let kafka = kafka_harness::shared_async().await;
     let settings = SecuritySettings {
         security_protocol: SecurityProtocol::SaslPlaintext,
         sasl_mechanism: Some(SaslMechanism::Plain),
@@ -361,7 +353,7 @@ async fn sasl_to_a_listener_without_sasl_is_refused_naming_security_protocol() {
 
 #[tokio::test]
 async fn oauthbearer_logs_in_with_the_token_its_file_holds_at_each_login() {
-    let kafka = kafka().await;
+    let kafka = kafka_harness::shared_async().await;
     let dir = tempfile::tempdir().unwrap();
     let token = dir.path().join("token");
     std::fs::write(&token, kafka_harness::unsigned_token("admin", 3600) + "\n").unwrap();

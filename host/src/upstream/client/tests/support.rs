@@ -43,17 +43,13 @@ pub enum Kafka {
 impl Kafka {
     /// The process's shared cluster (started by the first test that asks).
     pub async fn shared() -> Kafka {
-        let cluster = tokio::task::spawn_blocking(kafka_harness::shared)
-            .await
-            .expect("starting the shared Kafka");
-        Kafka::Shared(cluster)
+        Kafka::Shared(kafka_harness::shared_async().await)
     }
 
     /// A single-node cluster of the test's own, stopped when dropped.
     pub async fn own() -> Kafka {
-        let cluster = tokio::task::spawn_blocking(|| KafkaCluster::start(Setup::default()))
+        let cluster = kafka_harness::start_async(Setup::default())
             .await
-            .expect("starting a Kafka")
             .unwrap_or_else(|e| panic!("starting a Kafka: {e:#}"));
         Kafka::Own(Box::new(cluster))
     }
