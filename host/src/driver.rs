@@ -274,7 +274,9 @@ impl Driver {
         let request = request.into_request();
         let shape = error_shape(&request);
         let version = ctx.api_version;
-        let answer = self.request_holding(group_id, ctx, request, held).await;
+        let answer = self
+            .request_holding(group_id, ctx, request, &shape, held)
+            .await;
         R::answer(answer).unwrap_or_else(|other| {
             // The coordinator answers each request kind with its own kind (tested per kind);
             // should that ever break, the client gets a retriable error (it looks the
@@ -302,14 +304,19 @@ impl Driver {
         ctx: RequestContext,
         request: GroupRequest,
     ) -> GroupResponse {
-        self.request_holding(group_id, ctx, request, None).await
+        let shape = error_shape(&request);
+        self.request_holding(group_id, ctx, request, &shape, None)
+            .await
     }
 
+    /// `shape`: what an error answer needs of the request ([`error_shape`]), made once by the
+    /// caller before the request moves to its shard.
     async fn request_holding(
         &self,
         group_id: &str,
         ctx: RequestContext,
         request: GroupRequest,
+        shape: &GroupRequest,
         held: Option<Holding>,
     ) -> GroupResponse {
         let unavailable = |ctx: &RequestContext, shape: &GroupRequest| {
@@ -321,9 +328,8 @@ impl Driver {
             )
         };
         record_on_span(group_id, &request);
-        let shape = error_shape(&request);
         if self.inner.closed.load(Ordering::Acquire) {
-            return unavailable(&ctx, &shape);
+            return unavailable(&ctx, shape);
         }
         let (reply, rx) = oneshot::channel();
         let version = ctx.clone();
@@ -335,9 +341,9 @@ impl Driver {
             held,
         };
         if self.shard(group_id).send(command).await.is_err() {
-            return unavailable(&version, &shape);
+            return unavailable(&version, shape);
         }
-        rx.await.unwrap_or_else(|_| unavailable(&version, &shape))
+        rx.await.unwrap_or_else(|_| unavailable(&version, shape))
     }
 
     /// ListGroups over every shard (filters as Kafka: case-insensitive states, types).

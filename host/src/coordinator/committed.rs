@@ -27,14 +27,23 @@ pub struct OffsetTable {
 impl OffsetTable {
     /// Records `offsets` for `group`, replacing earlier commits of the same partitions.
     pub fn commit(&mut self, group: &str, offsets: &[OffsetRecord]) {
-        let table = self.groups.entry(group.to_owned()).or_default();
+        self.commit_owned(group, offsets.to_vec());
+    }
+
+    /// [`OffsetTable::commit`] of records the caller no longer needs: their topic names and
+    /// metadata move into the table.
+    pub fn commit_owned(&mut self, group: &str, offsets: Vec<OffsetRecord>) {
+        if !self.groups.contains_key(group) {
+            self.groups.insert(group.to_owned(), BTreeMap::new());
+        }
+        let table = self.groups.get_mut(group).expect("inserted above");
         for r in offsets {
             table.insert(
-                (r.topic.clone(), r.partition),
+                (r.topic, r.partition),
                 Committed {
                     offset: r.offset,
                     leader_epoch: r.leader_epoch,
-                    metadata: r.metadata.clone(),
+                    metadata: r.metadata,
                 },
             );
         }

@@ -70,18 +70,18 @@ impl Run {
     /// The same run as the fallback's (after `self` failed), if one applies: the configured
     /// fallback module when a module serves it and it is not what just failed; `None` when
     /// only the native range is left.
-    pub(in crate::coordinator) fn fallback(self, ctx: &Ctx<'_>) -> Option<Run> {
+    pub(in crate::coordinator) fn fallback(&self, ctx: &Ctx<'_>) -> Option<Run> {
         let name = ctx
             .env
             .strategies
             .canonical(&ctx.env.config.fallback_strategy)?
             .to_owned();
         let other = name != self.strategy || self.pinned_version.is_some();
-        (!self.fallback && other).then_some(Run {
+        (!self.fallback && other).then(|| Run {
             strategy: name,
             pinned_version: None,
             fallback: true,
-            ..self
+            ..self.clone()
         })
     }
 }

@@ -123,26 +123,26 @@ async fn work(mut jobs: mpsc::UnboundedReceiver<BoxFuture<()>>) {
 /// The error every partition gets when offsets could not be written or read.
 pub(super) const UNAVAILABLE: i16 = ResponseError::CoordinatorNotAvailable.code();
 
-/// `response` with the written partitions' codes: `codes[i]` for `offsets[i]`, or `failed` for
-/// all of them (a write that did not happen). Partitions the coordinator refused keep their code.
+/// `response` with the written partitions' codes: the coordinator made one record for each
+/// partition it let through (code 0), in the response's order (`coordinator::offset_commit`), so
+/// the `i`th such partition takes `codes[i]` (one code per record, as the write answered), or
+/// `failed` for all of them (a write that did not happen). Partitions the coordinator refused
+/// keep their code.
 pub(super) fn merge_commit(
     mut response: OffsetCommitResponse,
-    offsets: &[OffsetRecord],
     codes: Result<&[i16], i16>,
 ) -> OffsetCommitResponse {
+    let mut written = 0;
     for topic in &mut response.topics {
         for partition in &mut topic.partitions {
             if partition.error_code != 0 {
                 continue;
             }
-            let index = offsets.iter().position(|o| {
-                o.topic == topic.name.as_str() && o.partition == partition.partition_index
-            });
-            partition.error_code = match (index, codes) {
-                (Some(i), Ok(codes)) => codes.get(i).copied().unwrap_or(UNAVAILABLE),
-                (Some(_), Err(code)) => code,
-                (None, _) => 0,
+            partition.error_code = match codes {
+                Ok(codes) => codes.get(written).copied().unwrap_or(UNAVAILABLE),
+                Err(code) => code,
             };
+            written += 1;
         }
     }
     response
@@ -207,16 +207,6 @@ mod tests {
 
     use super::*;
 
-    fn record(topic: &str, partition: i32) -> OffsetRecord {
-        OffsetRecord {
-            topic: topic.into(),
-            partition,
-            offset: 1,
-            leader_epoch: -1,
-            metadata: None,
-        }
-    }
-
     fn response(parts: &[(&str, i32, i16)]) -> OffsetCommitResponse {
         OffsetCommitResponse::default().with_topics(
             parts
@@ -274,12 +264,16 @@ mod tests {
 
     #[test]
     fn a_commit_answer_takes_the_writes_codes_and_keeps_the_coordinators_refusals() {
-        let offsets = [record("a", 0), record("b", 1)];
-        // b-1 was written but refused upstream; c-2 was refused by the coordinator (12).
-        let asked = response(&[("a", 0, 0), ("b", 1, 0), ("c", 2, 12)]);
-        let merged = merge_commit(asked.clone(), &offsets, Ok(&[0, 25]));
-        assert_eq!(codes(&merged), vec![0, 25, 12]);
-        let failed = merge_commit(asked, &offsets, Err(UNAVAILABLE));
-        assert_eq!(codes(&failed), vec![UNAVAILABLE, UNAVAILABLE, 12]);
+        // b-1 was written but refused upstream; c-2 was refused by the coordinator (12), so it
+        // has no record and the two codes are a-0's and b-1's.
+        let asked = response(&[("a", 0, 0), ("c", 2, 12), ("b", 1, 0)]);
+        let merged = merge_commit(asked.clone(), Ok(&[0, 25]));
+        assert_eq!(codes(&merged), vec![0, 12, 25]);
+        let failed = merge_commit(asked.clone(), Err(UNAVAILABLE));
+        assert_eq!(codes(&failed), vec![UNAVAILABLE, 12, UNAVAILABLE]);
+        // A write that answered for fewer records than it was given: the rest are not known
+        // to be written.
+        let short = merge_commit(asked, Ok(&[0]));
+        assert_eq!(codes(&short), vec![0, 12, UNAVAILABLE]);
     }
 }

@@ -275,29 +275,34 @@ impl Shard {
                     if let Some(queues) = &mut self.remote {
                         let (remote, reply) = (queues.remote.clone(), self.replies.remove(&to));
                         queues.submit(&group_id.clone(), Box::pin(async move {
-                            let codes = remote.commit(group_id.clone(), offsets.clone()).await;
+                            let codes = remote.commit(group_id.clone(), offsets).await;
                             let codes = codes.map_err(|error| {
                                 tracing::warn!(group = %group_id, %error, "upstream offset commit failed");
                                 UNAVAILABLE
                             });
-                            let merged =
-                                merge_commit(response, &offsets, codes.as_deref().map_err(|c| *c));
+                            let merged = merge_commit(response, codes.as_deref().map_err(|c| *c));
                             if let Some(reply) = reply {
                                 let _ = reply.send(GroupResponse::OffsetCommit(merged));
                             }
                         }));
                         continue;
                     }
+                    // Shared with the store's write, then moved into the table: the records are
+                    // never copied.
+                    let offsets = Arc::new(offsets);
                     let (g, o) = (group_id.clone(), offsets.clone());
                     let written = self.write(move |s| s.save_offsets(&g, &o)).await;
                     let merged = match written {
                         Ok(()) => {
-                            self.offsets.commit(&group_id, &offsets);
-                            merge_commit(response, &offsets, Ok(&vec![0; offsets.len()]))
+                            // The write's task has ended, so this is the only reference left.
+                            let offsets = Arc::try_unwrap(offsets)
+                                .unwrap_or_else(|shared| shared.as_ref().clone());
+                            self.offsets.commit_owned(&group_id, offsets);
+                            response
                         }
                         Err(e) => {
                             first_error.get_or_insert(e);
-                            merge_commit(response, &offsets, Err(UNAVAILABLE))
+                            merge_commit(response, Err(UNAVAILABLE))
                         }
                     };
                     self.respond(to, GroupResponse::OffsetCommit(merged));

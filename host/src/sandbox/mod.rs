@@ -345,20 +345,6 @@ impl Sandbox {
         self.call(module, call)
     }
 
-    /// Makes `call` of `module`: baseline or optimised code, one of them from start to end
-    /// (`tier`), in a fresh instance, the answer checked.
-    #[allow(
-        clippy::result_large_err,
-        reason = "failures are rare (one per failed rebalance) and carry what an operator needs; boxing buys nothing"
-    )]
-    pub fn call(
-        &self,
-        module: &CompiledModule,
-        call: Call<'_>,
-    ) -> Result<CallOutcome, CallFailure> {
-        self.call_tiered(module, call)
-    }
-
     /// [`Sandbox::call`] of exactly `module`, on this sandbox's engine (the one that compiled
     /// it).
     #[allow(

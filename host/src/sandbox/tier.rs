@@ -22,7 +22,7 @@
 //! memory per byte, which Winch cannot do ([`super::engine::fuel_costs`]). What does depend
 //! on the tier is the wall-clock deadline (baseline code is slower) and the stack (Winch's
 //! frames are larger), so baseline code may answer but never refuses: a call it fails is run
-//! again on the optimised code, which decides ([`Sandbox::call_tiered`]).
+//! again on the optimised code, which decides ([`Sandbox::call`]).
 //!
 //! Only optimised code is ever written to the precompiled cache (its key is the optimising
 //! engine's compatibility hash), so a restart always loads optimised code.
@@ -171,23 +171,34 @@ impl Sandbox {
         Ok(module)
     }
 
-    /// [`Sandbox::call`]: resolves the code once ([`CompiledModule::serving`]) and
-    /// runs it to the end. Baseline code may answer but never refuses: a call it fails (other
-    /// than an input over the cap, refused before any code runs) is run again on the
-    /// optimised code, compiled now if it is not in yet, and that is the outcome. Fuel, memory
-    /// and answers are the same on both tiers, so this only ever changes what differs: the
-    /// deadline (baseline code is slower) and the stack (its frames are larger).
+    /// Makes `call` of `module` in a fresh instance, the answer checked: on baseline or
+    /// optimised code, one of them from start to end. The code is resolved once
+    /// (`CompiledModule::serving`) and run to the end. Baseline code may answer but never
+    /// refuses: a call it fails (other than an input over the cap, refused before any code
+    /// runs) is run again on the optimised code, compiled now if it is not in yet, and that is
+    /// the outcome. Fuel, memory and answers are the same on both tiers, so this only ever
+    /// changes what differs: the deadline (baseline code is slower) and the stack (its frames
+    /// are larger).
     #[allow(
         clippy::result_large_err,
         reason = "failures are rare (one per failed rebalance) and carry what an operator needs; boxing buys nothing"
     )]
-    pub(super) fn call_tiered(
+    pub fn call(
         &self,
         module: &CompiledModule,
         call: Call<'_>,
     ) -> Result<CallOutcome, CallFailure> {
+        // The engine of the code's tier (this sandbox's, or its optimising twin) runs it.
+        let run = |module: &CompiledModule| match self.on_tier(module.tier) {
+            Ok(sandbox) => sandbox.call_compiled(module, call),
+            Err(error) => Err(CallFailure {
+                error,
+                stats: CallStats::default(),
+                logs: Vec::new(),
+            }),
+        };
         let serving = module.serving();
-        let failure = match self.run_on_tier(serving, call) {
+        let failure = match run(serving) {
             Err(failure) if serving.tier == Tier::Baseline => failure,
             outcome => return outcome,
         };
@@ -202,26 +213,7 @@ impl Sandbox {
         };
         tracing::warn!(module = call.tag.module, version = call.tag.version, error = %failure.error,
             "baseline code failed; the optimised code decides");
-        self.run_on_tier(optimized, call)
-    }
-
-    #[allow(
-        clippy::result_large_err,
-        reason = "failures are rare (one per failed rebalance) and carry what an operator needs; boxing buys nothing"
-    )]
-    fn run_on_tier(
-        &self,
-        module: &CompiledModule,
-        call: Call<'_>,
-    ) -> Result<CallOutcome, CallFailure> {
-        match self.on_tier(module.tier) {
-            Ok(sandbox) => sandbox.call_compiled(module, call),
-            Err(error) => Err(CallFailure {
-                error,
-                stats: CallStats::default(),
-                logs: Vec::new(),
-            }),
-        }
+        run(optimized)
     }
 
     /// The optimised code of baseline `module`: installed already, or compiled and installed

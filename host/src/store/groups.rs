@@ -20,11 +20,19 @@ pub(super) const OFFSETS: TableDefinition<'static, (&str, &str, i32), &[u8]> =
 pub(super) const CONFIGS: TableDefinition<'static, &str, &[u8]> =
     TableDefinition::new("group_configs");
 
-#[derive(Serialize, Deserialize)]
+#[derive(Deserialize)]
 struct StoredOffset {
     offset: i64,
     leader_epoch: i32,
     metadata: Option<String>,
+}
+
+/// [`StoredOffset`] as written, borrowing the record's metadata (the same bytes).
+#[derive(Serialize)]
+struct StoredOffsetRef<'a> {
+    offset: i64,
+    leader_epoch: i32,
+    metadata: Option<&'a str>,
 }
 
 fn corrupt(what: &str, key: &str, e: impl std::fmt::Display) -> StoreError {
@@ -51,10 +59,10 @@ impl Store {
         {
             let mut table = tx.open_table(OFFSETS).map_err(storage)?;
             for o in offsets {
-                let value = rmp_serde::to_vec_named(&StoredOffset {
+                let value = rmp_serde::to_vec_named(&StoredOffsetRef {
                     offset: o.offset,
                     leader_epoch: o.leader_epoch,
-                    metadata: o.metadata.clone(),
+                    metadata: o.metadata.as_deref(),
                 })
                 .map_err(storage)?;
                 table

@@ -230,7 +230,7 @@ pub(crate) fn deadline(ctx: &mut Ctx<'_>, group: &mut Group) {
 /// After a failed step: the fallback strategy, else the native last resort.
 fn next_step(ctx: &mut Ctx<'_>, group: &mut Group, failed: Run) {
     group.fallback_used = true;
-    match failed.clone().fallback(ctx) {
+    match failed.fallback(ctx) {
         Some(fallback) => launch(ctx, group, fallback, false),
         None => {
             let (mut answer, record) = run::native(ctx, &group.id, &failed);

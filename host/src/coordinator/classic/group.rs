@@ -75,11 +75,16 @@ pub struct Group {
     pub(in crate::coordinator) leader_id: Option<Arc<str>>,
     /// Sorted by member id: `AssignRequest.members` order, and a deterministic leader choice.
     pub(in crate::coordinator) members: BTreeMap<Arc<str>, Member>,
-    pub(in crate::coordinator) static_members: HashMap<Arc<str>, Arc<str>>,
+    /// Instance id -> member id, kept by `add` and `remove` (read with `static_member`).
+    static_members: HashMap<Arc<str>, Arc<str>>,
     pub(in crate::coordinator) pending_join_members: HashSet<Arc<str>>,
     pub(in crate::coordinator) pending_sync_members: HashSet<Arc<str>>,
-    pub(in crate::coordinator) awaiting_join: usize,
-    pub(in crate::coordinator) supported: HashMap<String, usize>,
+    /// How many members are parked in JoinGroup (read with `parked_joins`), kept with each
+    /// member's `awaiting_join` by the methods that park and release them.
+    awaiting_join: usize,
+    /// Protocol vote key -> how many members support it (read with `supported`), kept by the
+    /// methods that add, update and remove members.
+    supported: HashMap<String, usize>,
     /// Set when a member is added during the initial rebalance; extends the initial delay.
     pub(in crate::coordinator) new_member_added: bool,
     /// `(delay, remaining)` of the initial-rebalance timer while it is armed.
@@ -266,6 +271,21 @@ impl Group {
     /// Every member has a parked JoinGroup and no MEMBER_ID_REQUIRED id is outstanding.
     pub fn has_all_members_joined(&self) -> bool {
         self.members.len() == self.awaiting_join && self.pending_join_members.is_empty()
+    }
+
+    /// The member id of the static member `instance`, if it is in the group.
+    pub fn static_member(&self, instance: &str) -> Option<&Arc<str>> {
+        self.static_members.get(instance)
+    }
+
+    /// How many members have a parked JoinGroup.
+    pub fn parked_joins(&self) -> usize {
+        self.awaiting_join
+    }
+
+    /// Protocol vote keys with how many members support each.
+    pub fn supported(&self) -> impl Iterator<Item = (&String, usize)> {
+        self.supported.iter().map(|(key, count)| (key, *count))
     }
 
     pub fn is_leader(&self, member_id: &str) -> bool {

@@ -318,10 +318,7 @@ fn call(ctx: &mut Ctx<'_>, group: &mut Group) -> Step {
 pub(crate) fn owns(group: &Group, done: &AssignorDone) -> bool {
     group.in_place.is_some()
         && group.is(GroupState::Stable)
-        && group
-            .pending_run
-            .as_ref()
-            .is_some_and(|p| p.run_id == done.run_id)
+        && run::answers(group.pending_run.as_ref(), done)
 }
 
 /// The round's module call answered (`owns` said so).

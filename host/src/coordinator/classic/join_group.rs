@@ -119,7 +119,7 @@ fn accept_joining_member(ctx: &Ctx<'_>, group: &Group, member_id: &str) -> bool 
                 .members
                 .get(member_id)
                 .is_some_and(|m| m.awaiting_join.is_some())
-                || group.awaiting_join < max
+                || group.parked_joins() < max
         }
         GroupState::CompletingRebalance | GroupState::Stable => {
             group.members.contains_key(member_id) || group.members.len() < max
@@ -140,7 +140,7 @@ fn join_new_member(ctx: &mut Ctx<'_>, group: &mut Group, join: Join<'_>) {
         .unwrap_or(&join.client.client_id);
     let new_id: Arc<str> = Arc::from(ctx.env.ids.member_id(prefix));
     match &join.group_instance_id {
-        Some(instance) => match group.static_members.get(instance.as_str()).cloned() {
+        Some(instance) => match group.static_member(instance.as_str()).cloned() {
             Some(old_id) => replace_static_member(ctx, group, old_id, new_id, join),
             None => add_member_then_rebalance(ctx, group, new_id, join),
         },

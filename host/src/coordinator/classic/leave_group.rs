@@ -76,7 +76,7 @@ pub(crate) fn handle(
             // Administrative removal of a static member by instance id.
             match instance
                 .as_deref()
-                .and_then(|i| group.static_members.get(i).cloned())
+                .and_then(|i| group.static_member(i).cloned())
             {
                 Some(current) => {
                     remove_member(ctx, group, &current, RemovalReason::Left);

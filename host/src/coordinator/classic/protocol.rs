@@ -40,9 +40,8 @@ pub fn select(
 ) -> Option<Selection> {
     let n = group.members.len();
     let candidates: Vec<&String> = group
-        .supported
-        .iter()
-        .filter(|(_, count)| **count == n)
+        .supported()
+        .filter(|(_, count)| *count == n)
         .map(|(k, _)| k)
         .collect();
     if candidates.is_empty() {

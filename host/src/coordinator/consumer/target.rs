@@ -280,7 +280,7 @@ fn next_step(ctx: &mut Ctx<'_>, group: &mut Group, failed: Run, message: String)
         group.dirty = true;
         return after_target(ctx, group, failed.generation);
     }
-    match failed.clone().fallback(ctx) {
+    match failed.fallback(ctx) {
         Some(fallback) => launch(ctx, group, fallback),
         None => install_native(ctx, group, failed),
     }
