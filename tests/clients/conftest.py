@@ -13,6 +13,7 @@ import os
 
 import itertools
 import signal
+from pathlib import Path
 
 import pytest
 
@@ -26,6 +27,16 @@ from harness.wait import Timeout, wait_until
 
 @pytest.fixture(scope="session")
 def precompiled_cache(tmp_path_factory):
+    """The hosts' precompiled-code cache: `CLIENTS_PRECOMPILED_CACHE` when set (tests/clients/run
+    sets one for every worker and both of its passes, so each module is compiled once per
+    machine, not once per worker and pass: a host stopped early went on optimising while its
+    stop waited), else one per worker. Files are named by the module's hash and the engine's,
+    and written whole then renamed, so hosts share it safely (host/src/registry/cache.rs)."""
+    shared = os.environ.get("CLIENTS_PRECOMPILED_CACHE")
+    if shared:
+        path = Path(shared)
+        path.mkdir(parents=True, exist_ok=True)
+        return path
     return tmp_path_factory.mktemp("precompiled")
 
 
@@ -72,12 +83,31 @@ def host(tmp_path_factory, precompiled_cache):
     h.stop()
 
 
+# About how long each file takes on one pytest worker (seconds, 2026-12-07, from the hosts'
+# logs of a full run); a file not listed takes a few seconds.
+FILE_SECONDS = {
+    "test_churn_soak.py": 130, "test_java_client.py": 108, "test_consumer_protocol.py": 103,
+    "test_cluster.py": 83, "test_hold_departed_cooperative.py": 71,
+    "test_hold_departed_eager.py": 70, "test_go_clients.py": 54, "test_stabilize.py": 48,
+    "test_standalone_sasl.py": 47, "test_walkthrough.py": 47, "test_groups.py": 45,
+    "test_proxy_sasl.py": 44, "test_proxy_failures.py": 42, "test_streams.py": 40,
+    "test_hold_departed_kip848.py": 34, "test_hold_departed.py": 31,
+    "test_proxy_records.py": 24,
+}
+
+
 def pytest_collection_modifyitems(items):
     """Marks `upstream` every test whose host stands in front of the upstream (the `proxy` or
-    `cluster` fixture), so a run can take them alone (`-m upstream`)."""
+    `cluster` fixture), so a run can take them alone (`-m upstream`); then orders the files
+    longest first (`FILE_SECONDS`), each file's tests in their own order. The workers take
+    files in this order (tests/clients/run passes `--no-loadscope-reorder`, where xdist would
+    order them by their number of tests): the longest ones start first, and the short ones
+    fill in at the end, instead of one worker running a two-minute file alone."""
     for item in items:
         if {"proxy", "cluster"} & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.upstream)
+    order = {id(item): i for i, item in enumerate(items)}
+    items.sort(key=lambda item: (-FILE_SECONDS.get(item.path.name, 5), order[id(item)]))
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -10,6 +10,7 @@ import time
 
 from conftest import unique
 from harness.expect import all_partitions, pinned_first_assign, range_assign
+from harness.host import HEARTBEAT_INTERVAL_MS
 from harness.wait import wait_until
 from test_custom_strategy import WASM
 
@@ -323,7 +324,8 @@ def test_a_module_that_fails_leaves_the_consumers_their_partitions_and_alive(
     wait_until(failed_once, f"{group}: pinned-first failed on the poison topic")
     history = host.group_detail(group)["history"]
     assert history[-1]["strategy"] == "previous target", (runs_before, history)
-    time.sleep(8)  # more than a heartbeat interval: every consumer heartbeated since
+    # Three heartbeat intervals: every consumer heartbeated since.
+    time.sleep(3 * HEARTBEAT_INTERVAL_MS / 1000)
     for m in members:
         assert m.current == before[m.member_id], (m.name, before[m.member_id], m.current)
         assert not m.errors(), m.errors()

@@ -35,8 +35,7 @@ def gained_since(agent, index):
             for tp in e.get("added", [])]
 
 
-@pytest.mark.coordinator_settings(consumer_session_timeout_ms=6000,
-                                  consumer_heartbeat_interval_ms=500)
+@pytest.mark.coordinator_settings(consumer_session_timeout_ms=6000)
 @pytest.mark.parametrize("how", ["close", "kill", "gone"])
 def test_consumer_protocol_members_that_stay_keep_their_partitions(
         proxy, proxy_consumers, how):
