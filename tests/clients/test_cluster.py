@@ -1,17 +1,17 @@
 """Issue 15: three host nodes on loopback in front of one Apache Kafka, as one cluster of hosts
 (`[cluster] name`). The nodes split the 50 shards through the upstream's own consumer group;
 a group is coordinated by the node holding its shard, whichever node its consumers bootstrap
-from (FindCoordinator names the owner). One node is killed with SIGKILL: Kafka evicts its
-member of the node group at its session timeout, and the survivors' own probe of its endpoint
-would remove it at about the same time (that probe is for upstreams that never evict, as
-noida-db, `UPSTREAM=noida`); the node group rebalances without it, and its groups re-form on
-the survivors, with no partition owned by two consumers at any moment (the confluent-kafka
+from (FindCoordinator names the owner). One node is killed with SIGKILL: its endpoint then
+refuses connections, and the survivors' probe takes it for gone after `cluster.gone_after`
+(500 ms) and removes its member of the node group, where Kafka would evict it only at its
+session timeout; the node group rebalances without it, and its groups re-form on the
+survivors, with no partition owned by two consumers at any moment (the confluent-kafka
 members' callbacks) and the offsets committed before the kill still upstream. The node started
 again takes shards again.
 
 Timings are the shortest Kafka accepts (session 6 s, its `group.min.session.timeout.ms`), so
-the takeover is about: a session timeout (6 s) until the node group rebalances, and a gained
-shard waits one lease (4.5 s) before it is served.
+the takeover is about: up to a probe interval and `gone_after` (0.5 + 0.5 s) until the node
+group rebalances, and a gained shard waits one lease (4.5 s) before it is served.
 """
 
 import json
@@ -258,6 +258,11 @@ def test_three_nodes_split_the_groups_and_a_killed_nodes_groups_reform_on_the_ot
         wait_until(lambda: cluster.split(survivors), "the survivors holding every shard",
                    timeout_s=90)
         takeover = time.monotonic() - killed
+        # The survivors took it for gone from its refused endpoint, not from Kafka's eviction
+        # at the session timeout (cluster/peers.rs).
+        gone = "the node is gone: removed its member from the node group"
+        assert any(gone in n.log_path.read_text(errors="replace") for n in survivors), (
+            "no survivor removed the killed node for its refused endpoint")
         for group, topic, members in groups:
             wait_reformed(survivors[0], group, members, topic)
         reformed = time.monotonic() - killed

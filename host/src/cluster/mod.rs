@@ -98,6 +98,12 @@ pub struct ClusterSettings {
     /// How often the node group is read and the other nodes' endpoints are probed.
     #[serde(with = "crate::duration")]
     pub probe_interval: Duration,
+    /// How long a node's endpoint must refuse connections, at every probe, before the others
+    /// take the node for gone and remove it from the node group (`peers.rs`): a refused
+    /// connection means nothing listens there. An endpoint that does not answer at all is
+    /// removed only after `session_timeout`.
+    #[serde(with = "crate::duration")]
+    pub gone_after: Duration,
     /// A file holding the cluster's secret (at least 16 bytes, the same on every node): the
     /// module log's records are signed with it and a record that does not verify is skipped
     /// (`modules/mac.rs`). Unset: records are neither signed nor checked (a warning at start).
@@ -117,6 +123,7 @@ impl Default for ClusterSettings {
             fence_margin: Duration::from_secs(2),
             renew_interval: Duration::from_secs(1),
             probe_interval: Duration::from_secs(1),
+            gone_after: Duration::from_millis(500),
             secret_file: None,
         }
     }
@@ -205,6 +212,13 @@ impl ClusterSettings {
                  requires max.poll.interval.ms >= session.timeout.ms)"
                     .into(),
             );
+        }
+        if self.gone_after < Duration::from_millis(100) || self.gone_after >= self.session_timeout {
+            return Err(format!(
+                "cluster.gone_after ({:?}) must be at least 100ms (one refused connection is not \
+                 a node gone) and shorter than cluster.session_timeout ({:?})",
+                self.gone_after, self.session_timeout
+            ));
         }
         if self.lease() < self.renew_interval * 2 {
             return Err(format!(
@@ -332,6 +346,7 @@ impl Cluster {
             topic,
             ownership: ownership.clone(),
             probe_interval: settings.probe_interval,
+            gone_after: settings.gone_after,
             dead_after: settings.session_timeout,
         };
         let span = tracing::info_span!("node", id = ownership.me().node_id);
@@ -516,6 +531,22 @@ mod settings_tests {
                 },
                 &upstream,
                 "twice cluster.renew_interval",
+            ),
+            (
+                ClusterSettings {
+                    gone_after: Duration::ZERO,
+                    ..good.clone()
+                },
+                &upstream,
+                "cluster.gone_after (0ns) must be at least 100ms",
+            ),
+            (
+                ClusterSettings {
+                    gone_after: Duration::from_secs(30),
+                    ..good.clone()
+                },
+                &upstream,
+                "shorter than cluster.session_timeout",
             ),
         ];
         for (settings, upstream, expected) in cases {

@@ -4,16 +4,21 @@
 //! writes both into [`Ownership`] (FindCoordinator names owners from it, Metadata lists the
 //! reachable nodes).
 //!
-//! **A dead node on an upstream that never evicts.** Kafka drops a member whose heartbeats
-//! stop after its session timeout and rebalances; `noida-db` never does (it drops a member
-//! only when a rebalance ends without it, and every rebalance then waits the dead member's
-//! rebalance timeout, longer than any lease, with the living members' requests parked behind
-//! their JoinGroup). So a node whose endpoint has refused connections for `dead_after`
-//! removes that member from the node group (LeaveGroup on its behalf, as Kafka's admin client
-//! removes members): the upstream rebalances at once among the living, who take its shards.
-//! On Kafka this only comes before the session timeout. Removing a node that is alive but
-//! unreachable from its peers is safe too: a gained shard is served only once the previous
-//! holder's lease must have run out (`ownership.rs`), and that node's next renewal is refused.
+//! **A node that is gone.** A connection to a node's coordinator endpoint that is *refused*
+//! means no process listens there: the node died on a living machine (a node binds its listener
+//! before it joins the node group, and leaves the group before it closes it). Such a node is
+//! removed from the node group once its endpoint has refused at every probe for `gone_after`
+//! (500 ms by default; probes come every quarter of it meanwhile), with LeaveGroup on its
+//! behalf as Kafka's admin client removes members: the upstream rebalances at once among the
+//! living, who take its shards, where Kafka alone would wait out the node's session timeout
+//! (10 s by default). A node whose endpoint does not answer at all (a machine or a network
+//! gone) may be alive and serving, so it is removed only after `dead_after` (the session
+//! timeout): Kafka has evicted it by then, and `noida-db`, which never evicts (it drops a
+//! member only when a rebalance ends without it, and every rebalance then waits the dead
+//! member's rebalance timeout, longer than any lease, with the living members' requests parked
+//! behind their JoinGroup), needs the removal. Removing a node that is alive is safe either way:
+//! a gained shard is served only once the previous holder's lease must have run out
+//! (`ownership.rs`), and that node's next renewal is refused.
 //!
 //! **A node's own stale members.** A node whose membership was lost rejoins with a new member
 //! id; on noida-db its old member stays in the group, and every rebalance then waits for it
@@ -42,8 +47,77 @@ pub(super) struct Watch {
     pub topic: String,
     pub ownership: Arc<Ownership>,
     pub probe_interval: Duration,
-    /// How long a peer's endpoint refuses before its member is removed from the node group.
+    /// How long a peer's endpoint refuses connections, at every probe, before its member is
+    /// removed from the node group (`cluster.gone_after`).
+    pub gone_after: Duration,
+    /// How long a peer's endpoint fails probes in any way (refused or silent) before its
+    /// member is removed from the node group.
     pub dead_after: Duration,
+}
+
+impl Watch {
+    /// The wait before the next probe: a quarter of `gone_after` while a peer refuses, so a
+    /// gone node is confirmed within about `gone_after`, else `probe_interval`.
+    fn next_probe(&self, refusing: bool) -> Duration {
+        if refusing {
+            self.probe_interval.min(self.gone_after / 4)
+        } else {
+            self.probe_interval
+        }
+    }
+}
+
+/// What a TCP connection to a peer's coordinator endpoint found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Probe {
+    /// It connected.
+    Accepts,
+    /// The connection was refused: nothing listens there.
+    Refuses,
+    /// No answer within the probe's timeout, or another error: the machine or the network.
+    Silent,
+}
+
+/// Since when a peer's probes have failed, and since when they have all been refusals.
+#[derive(Debug, Clone, Copy)]
+struct Down {
+    since: Instant,
+    refusing_since: Option<Instant>,
+}
+
+impl Down {
+    /// Records a failed probe at `now`.
+    fn failed(down: Option<Down>, probe: Probe, now: Instant) -> Down {
+        let since = down.map_or(now, |d| d.since);
+        let refusing_since = match probe {
+            Probe::Refuses => Some(down.and_then(|d| d.refusing_since).unwrap_or(now)),
+            Probe::Accepts | Probe::Silent => None,
+        };
+        Down {
+            since,
+            refusing_since,
+        }
+    }
+
+    /// Whether the peer is to be removed from the node group at `now`, and why: it has
+    /// refused for `gone_after`, or failed for `dead_after` (`Watch`).
+    fn verdict(
+        &self,
+        gone_after: Duration,
+        dead_after: Duration,
+        now: Instant,
+    ) -> Option<&'static str> {
+        if self
+            .refusing_since
+            .is_some_and(|since| now - since >= gone_after)
+        {
+            Some("a node's coordinator endpoint refuses connections: the node is gone")
+        } else if now - self.since >= dead_after {
+            Some("a node's coordinator endpoint has not answered for a session timeout")
+        } else {
+            None
+        }
+    }
 }
 
 /// The shards of `topic` in a member's assignment (ConsumerProtocolAssignment: a version, then
@@ -69,8 +143,8 @@ pub(super) fn assigned_shards(assignment: &Bytes, topic: &str) -> Vec<u32> {
 
 /// Runs until `stop`.
 pub(super) async fn run(watch: Watch, stop: CancellationToken) {
-    // Since when each peer's endpoint has refused.
-    let mut down_since: HashMap<i32, Instant> = HashMap::new();
+    // Each peer whose endpoint failed its last probe.
+    let mut down: HashMap<i32, Down> = HashMap::new();
     let me = watch.ownership.me().node_id;
     // This node's member ids that were not its current one at the last read.
     let mut stale_before: HashSet<String> = HashSet::new();
@@ -79,7 +153,9 @@ pub(super) async fn run(watch: Watch, stop: CancellationToken) {
     loop {
         tokio::select! {
             () = stop.cancelled() => return,
-            () = tokio::time::sleep(watch.probe_interval) => {}
+            () = tokio::time::sleep(watch.next_probe(
+                down.values().any(|d| d.refusing_since.is_some()),
+            )) => {}
         }
         let described = match watch.client.describe_group(&watch.group).await {
             Ok(described) => described,
@@ -117,27 +193,35 @@ pub(super) async fn run(watch: Watch, stop: CancellationToken) {
                     continue;
                 }
             }
-            if peer.node_id == me || probe(&peer, watch.probe_interval).await {
-                down_since.remove(&peer.node_id);
+            let found = if peer.node_id == me {
+                Probe::Accepts
+            } else {
+                probe(&peer, watch.probe_interval).await
+            };
+            if found == Probe::Accepts {
+                down.remove(&peer.node_id);
                 members.push((peer, shards));
                 continue;
             }
             unreachable.push(peer.node_id);
-            let since = *down_since.entry(peer.node_id).or_insert_with(Instant::now);
-            if since.elapsed() >= watch.dead_after {
+            let now = Instant::now();
+            let state = Down::failed(down.get(&peer.node_id).copied(), found, now);
+            down.insert(peer.node_id, state);
+            if let Some(why) = state.verdict(watch.gone_after, watch.dead_after, now) {
                 let removed = watch.client.remove_member(&watch.group, member_id).await;
                 tracing::warn!(
                     node = peer.node_id,
                     endpoint = %format!("{}:{}", peer.host, peer.port),
-                    down_for = ?since.elapsed(),
+                    down_for = ?now - state.since,
+                    probe = ?found,
                     member = member_id,
                     answer = ?removed,
-                    "a node's coordinator endpoint refuses connections: removed its member from the node group"
+                    "{why}: removed its member from the node group"
                 );
             }
             members.push((peer, shards));
         }
-        down_since.retain(|id, _| members.iter().any(|(p, _)| p.node_id == *id));
+        down.retain(|id, _| members.iter().any(|(p, _)| p.node_id == *id));
         stale_before = stale_now;
         let stable = described.group_state.as_str() == "Stable";
         if stable
@@ -190,13 +274,15 @@ fn left_out(members: &[(Peer, Vec<u32>)], me: i32, count: u32, held: &[u32]) -> 
         && others == count as usize
 }
 
-/// Whether `peer`'s coordinator endpoint accepts a TCP connection within `timeout`.
-async fn probe(peer: &Peer, timeout: Duration) -> bool {
+/// Whether `peer`'s coordinator endpoint accepts a TCP connection within `timeout`, refuses
+/// it, or says nothing.
+async fn probe(peer: &Peer, timeout: Duration) -> Probe {
     let address = format!("{}:{}", peer.host, peer.port);
-    matches!(
-        tokio::time::timeout(timeout, tokio::net::TcpStream::connect(address)).await,
-        Ok(Ok(_))
-    )
+    match tokio::time::timeout(timeout, tokio::net::TcpStream::connect(address)).await {
+        Ok(Ok(_)) => Probe::Accepts,
+        Ok(Err(error)) if error.kind() == std::io::ErrorKind::ConnectionRefused => Probe::Refuses,
+        Ok(Err(_)) | Err(_) => Probe::Silent,
+    }
 }
 
 #[cfg(test)]
@@ -230,6 +316,43 @@ mod tests {
             port: 9092,
             admin_port: None,
         }
+    }
+
+    #[test]
+    fn a_node_whose_endpoint_refuses_is_gone_after_gone_after_and_a_silent_one_after_dead_after() {
+        let (gone_after, dead_after) = (Duration::from_millis(500), Duration::from_secs(10));
+        let t0 = Instant::now();
+        let at = |ms: u64| t0 + Duration::from_millis(ms);
+        let verdict = |d: Down, ms| d.verdict(gone_after, dead_after, at(ms));
+
+        // Refused at every probe: gone once the refusals span gone_after, not before.
+        let mut d = Down::failed(None, Probe::Refuses, at(0));
+        assert_eq!(verdict(d, 0), None);
+        d = Down::failed(Some(d), Probe::Refuses, at(250));
+        assert_eq!(verdict(d, 250), None);
+        d = Down::failed(Some(d), Probe::Refuses, at(500));
+        assert_eq!(
+            verdict(d, 500),
+            Some("a node's coordinator endpoint refuses connections: the node is gone")
+        );
+
+        // Silent: maybe alive behind a network; only after dead_after.
+        let mut s = Down::failed(None, Probe::Silent, at(0));
+        s = Down::failed(Some(s), Probe::Silent, at(9_000));
+        assert_eq!(verdict(s, 9_000), None);
+        assert_eq!(
+            verdict(s, 10_000),
+            Some("a node's coordinator endpoint has not answered for a session timeout")
+        );
+
+        // A silent probe between refusals starts the refusals' count again, and the failures'
+        // count stays from the first.
+        let mut m = Down::failed(None, Probe::Refuses, at(0));
+        m = Down::failed(Some(m), Probe::Silent, at(300));
+        m = Down::failed(Some(m), Probe::Refuses, at(600));
+        assert_eq!(verdict(m, 1_000), None, "refusing only since 600 ms");
+        assert_eq!(verdict(m, 1_100).map(|w| w.contains("refuses")), Some(true));
+        assert_eq!(m.since, at(0));
     }
 
     #[test]
