@@ -20,8 +20,8 @@
 //!
 //! Not yet (issue 31, next): fencing by a transactional id per shard. Until then two writers of
 //! one shard are kept apart as the serving is, by the lease: a write is sent only while this
-//! node's lease lasts, librdkafka gives it up after a lease, and a new owner reads the
-//! partition only a fence margin and a lease after that lease could have ended.
+//! node's lease lasts, librdkafka gives it up after half a lease, and a new owner reads the
+//! partition only a lease after it gained it.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -81,11 +81,19 @@ impl GroupLog {
             }
             Err(error) => return Err(format!("cannot create the group log {topic}: {error}")),
         }
-        // A lease: a write this node sent under its lease is written or given up before a new
-        // owner reads the partition, which is at least a fence margin and a whole lease after
-        // that lease ended (`ownership.rs`).
-        let give_up = ownership.lease().max(Duration::from_secs(1));
-        let common = super::librdkafka_base(upstream)?;
+        // Half a lease: a write this node sent under its lease is written or given up before
+        // a new owner, which waits a whole lease, reads the partition.
+        let give_up = (ownership.lease() / 2).max(Duration::from_millis(500));
+        let mut common = ClientConfig::new();
+        common.set("bootstrap.servers", upstream.bootstrap.join(","));
+        for (key, value) in
+            crate::upstream::connection::security::librdkafka_config(&upstream.security())?
+        {
+            common.set(key, value);
+        }
+        for (key, value) in &upstream.client {
+            common.set(key, value);
+        }
         let tokens = Tokens::new(&upstream.security());
         let millis = give_up.as_millis().to_string();
         let producer: FutureProducer<TokenContext> = common
@@ -102,7 +110,7 @@ impl GroupLog {
             .set("group.id", format!("{topic}.reader"))
             .set("enable.auto.commit", "false")
             .set("fetch.wait.max.ms", "100");
-        let log = GroupLog {
+        Ok(GroupLog {
             topic,
             ownership,
             producer,
@@ -111,33 +119,7 @@ impl GroupLog {
             client: client.clone(),
             secret,
             timeout: upstream.request_timeout.max(Duration::from_secs(10)),
-        };
-        log.wait_for_leaders(partitions).await?;
-        Ok(log)
-    }
-
-    /// Waits until every partition has a leader that answers (a topic just created may have
-    /// none yet for a while), so the first write of a group is not spent waiting for one.
-    async fn wait_for_leaders(&self, partitions: i32) -> Result<(), String> {
-        let asked: Vec<(String, i32)> = (0..partitions).map(|p| (self.topic.clone(), p)).collect();
-        let deadline = Instant::now() + self.timeout;
-        loop {
-            let refused = match self.client.end_offsets(&asked).await {
-                Ok(ends) => match ends.iter().find(|end| end.error != 0) {
-                    None if ends.len() == asked.len() => return Ok(()),
-                    None => "not every partition answered".to_owned(),
-                    Some(end) => format!("partition {}: Kafka error {}", end.partition, end.error),
-                },
-                Err(error) => error.to_string(),
-            };
-            if Instant::now() >= deadline {
-                return Err(format!(
-                    "the group log {} has no leader for every partition: {refused}",
-                    self.topic
-                ));
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        })
     }
 
     /// Writes `value` (a tombstone when `None`) under `group_id` in the group's shard.

@@ -243,23 +243,6 @@ impl ClusterSettings {
     }
 }
 
-/// What every librdkafka client of a node (the module log's, the group log's) starts from:
-/// the upstream's bootstrap, its security as librdkafka spells it, then the operator's
-/// `upstream.client` settings. What a client sets after this wins over them.
-fn librdkafka_base(upstream: &UpstreamConfig) -> Result<ClientConfig, String> {
-    let mut config = ClientConfig::new();
-    config.set("bootstrap.servers", upstream.bootstrap.join(","));
-    for (key, value) in
-        crate::upstream::connection::security::librdkafka_config(&upstream.security())?
-    {
-        config.set(key, value);
-    }
-    for (key, value) in &upstream.client {
-        config.set(key, value);
-    }
-    Ok(config)
-}
-
 /// A running member of a cluster of host nodes.
 pub struct Cluster {
     ownership: Arc<Ownership>,

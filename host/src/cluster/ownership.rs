@@ -410,12 +410,10 @@ impl Gate for Ownership {
         let shard = self.shard_of(group_id);
         if self.serving(shard) {
             Admission::Serve
-        } else if self.holds(shard) && self.leased() {
-            Admission::Loading
         } else if !self.holds(shard) && self.live_owner(shard).is_some() {
             Admission::Elsewhere
         } else {
-            Admission::Nobody
+            Admission::Loading
         }
     }
 
@@ -573,22 +571,23 @@ mod tests {
         // Shard 5 is node 2's: named there, refused here.
         assert_eq!(ownership.coordinator_of("orders-app"), peer(2, 200));
         assert_eq!(ownership.admit("orders-app"), Admission::Elsewhere);
-        // Shard 22 is held here, no lease yet: named here, nobody's until the lease.
+        // Shard 22 is held here, no lease yet: named here, "loading" until the lease.
         let gained = ownership.gain(&[22]);
         ownership.servable_from[22].store(0, Ordering::Release);
-        assert_eq!(ownership.coordinator_of("hello"), peer(1, 100));
-        assert_eq!(ownership.admit("hello"), Admission::Nobody);
-        // Under the lease, its groups not read yet: loading; then served.
-        ownership.renew(Instant::now());
-        assert_eq!(ownership.admit("hello"), Admission::Loading);
         ownership.loaded(&gained);
+        assert_eq!(ownership.coordinator_of("hello"), peer(1, 100));
+        assert_eq!(ownership.admit("hello"), Admission::Loading);
+        ownership.renew(Instant::now());
         assert_eq!(ownership.admit("hello"), Admission::Serve);
-        // Shard 6 has no holder in the view: named here, nobody's, so clients retry.
+        // Shard 6 has no holder in the view: named here, "loading", so clients retry.
         assert_eq!(
             ownership.coordinator_of("console-consumer-12345"),
             peer(1, 100)
         );
-        assert_eq!(ownership.admit("console-consumer-12345"), Admission::Nobody);
+        assert_eq!(
+            ownership.admit("console-consumer-12345"),
+            Admission::Loading
+        );
         assert_eq!(ownership.live_peers(), vec![peer(2, 200)]);
         // Node 2's endpoint is dead: its shard is nobody's until the node group moves it.
         ownership.set_view(
@@ -600,7 +599,7 @@ mod tests {
             "unreachable peers are not listed"
         );
         assert_eq!(ownership.coordinator_of("orders-app"), peer(1, 100));
-        assert_eq!(ownership.admit("orders-app"), Admission::Nobody);
+        assert_eq!(ownership.admit("orders-app"), Admission::Loading);
         let status = ownership.status();
         assert_eq!(status.held, vec![22]);
         assert_eq!(status.nodes[1].shards, vec![5]);

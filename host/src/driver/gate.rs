@@ -4,8 +4,7 @@
 //! the gate before each request: a group another node coordinates is answered NOT_COORDINATOR
 //! (its client looks the coordinator up again), one this node is about to coordinate, or that
 //! nobody coordinates at the moment, COORDINATOR_LOAD_IN_PROGRESS (its client retries here, as
-//! it does while a Kafka broker loads a `__consumer_offsets` partition; [`Admission`] has the
-//! exceptions). The check runs in the
+//! it does while a Kafka broker loads a `__consumer_offsets` partition). The check runs in the
 //! shard, in the order of its queue, so no request reaches a group after
 //! [`super::Driver::release`] gave it up.
 
@@ -16,15 +15,9 @@ use std::sync::Arc;
 pub enum Admission {
     /// This node coordinates the group now.
     Serve,
-    /// This node is about to coordinate it (waiting out the previous holder's lease, reading
-    /// its groups): COORDINATOR_LOAD_IN_PROGRESS, a member's Heartbeat NONE (Kafka's answers
-    /// while it loads), NOT_COORDINATOR for a member's SyncGroup and LeaveGroup, whose clients
-    /// then find this node again.
+    /// Not now, but ask here again: COORDINATOR_LOAD_IN_PROGRESS (NOT_COORDINATOR for a
+    /// member's Heartbeat, SyncGroup and LeaveGroup, whose clients then find this node again).
     Loading,
-    /// Nobody live coordinates it now (its holder is gone and the node group has not given it
-    /// out again, or this node's lease lapsed): as `Loading`, but a Heartbeat is told
-    /// NOT_COORDINATOR, so its member keeps looking for the coordinator.
-    Nobody,
     /// Another node coordinates it: NOT_COORDINATOR.
     Elsewhere,
 }

@@ -9,7 +9,6 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use kafka_protocol::ResponseError;
-use kafka_protocol::messages::HeartbeatResponse;
 use kafka_protocol::messages::list_groups_response::ListedGroup;
 use tokio::sync::{Semaphore, mpsc, oneshot};
 use tokio::time::Instant;
@@ -182,18 +181,9 @@ impl Shard {
                 reply,
                 held,
             } => {
-                let admitted = self.gate.as_ref().map(|g| g.admit(&group_id));
-                if admitted == Some(Admission::Loading)
-                    && matches!(request, GroupRequest::Heartbeat(_))
-                {
-                    // Kafka's answer while it loads a group: the member keeps its generation,
-                    // at which the group comes back (a cluster's group log).
-                    let _ = reply.send(GroupResponse::Heartbeat(HeartbeatResponse::default()));
-                    return;
-                }
-                let refusal = match admitted {
+                let refusal = match self.gate.as_ref().map(|g| g.admit(&group_id)) {
                     None | Some(Admission::Serve) => None,
-                    Some(Admission::Loading | Admission::Nobody) => Some(loading_error(&request)),
+                    Some(Admission::Loading) => Some(loading_error(&request)),
                     Some(Admission::Elsewhere) => Some(ResponseError::NotCoordinator),
                 };
                 if let Some(error) = refusal {
@@ -587,13 +577,12 @@ impl Shard {
 }
 
 /// What a request for a group this node is about to coordinate (or that nobody coordinates
-/// now) gets, but a Heartbeat while this node loads its group (answered NONE, as Kafka does).
-/// The requests of a member that believes it is in a generation (Heartbeat, SyncGroup,
-/// LeaveGroup, ConsumerGroupHeartbeat) get NOT_COORDINATOR: "not now" must not read as "all is
-/// well" for a group nobody is loading, and aiokafka's heartbeat task dies on
-/// COORDINATOR_LOAD_IN_PROGRESS; their clients look the coordinator up, which names this node
-/// again. The rest get COORDINATOR_LOAD_IN_PROGRESS, which every client retries where it is, as
-/// while a Kafka broker loads a `__consumer_offsets` partition.
+/// now) gets. The requests of a member that believes it is in a generation (Heartbeat,
+/// SyncGroup, LeaveGroup, ConsumerGroupHeartbeat) get NOT_COORDINATOR: "not now" must not read
+/// as "all is well" (Kafka answers a Heartbeat NONE while it loads, and aiokafka's heartbeat
+/// task dies on COORDINATOR_LOAD_IN_PROGRESS), and their clients look the coordinator up,
+/// which names this node again. The rest get COORDINATOR_LOAD_IN_PROGRESS, which every client
+/// retries where it is, as while a Kafka broker loads a `__consumer_offsets` partition.
 fn loading_error(request: &GroupRequest) -> ResponseError {
     match request {
         GroupRequest::Heartbeat(_)

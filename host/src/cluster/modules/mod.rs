@@ -34,7 +34,7 @@ use parking_lot::Mutex;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::message::{Header, Headers, Message, OwnedHeaders};
 use rdkafka::producer::{FutureProducer, FutureRecord};
-use rdkafka::{Offset, TopicPartitionList};
+use rdkafka::{ClientConfig, Offset, TopicPartitionList};
 use tokio::sync::watch;
 
 use self::apply::{Applier, Pending};
@@ -125,7 +125,16 @@ impl ModuleLog {
             Err(error) => return Err(format!("cannot create the module log {topic}: {error}")),
         }
         let timeout = upstream.request_timeout.max(Duration::from_secs(10));
-        let common = crate::cluster::librdkafka_base(upstream)?;
+        let mut common = ClientConfig::new();
+        common.set("bootstrap.servers", upstream.bootstrap.join(","));
+        for (key, value) in
+            crate::upstream::connection::security::librdkafka_config(&upstream.security())?
+        {
+            common.set(key, value);
+        }
+        for (key, value) in &upstream.client {
+            common.set(key, value);
+        }
         let tokens = Tokens::new(&upstream.security());
         let producer: FutureProducer<TokenContext> = common
             .clone()

@@ -9,8 +9,7 @@ use kafka_protocol::protocol::StrBytes;
 
 use super::*;
 
-/// Serves the groups in its set, says "loading" for `loading`, "nobody" for `nobody`, and
-/// "elsewhere" for the rest.
+/// Serves the groups in its set, says "loading" for `loading`, and "elsewhere" for the rest.
 struct Serving(Mutex<HashSet<String>>);
 
 impl Gate for Serving {
@@ -19,8 +18,6 @@ impl Gate for Serving {
             Admission::Serve
         } else if group_id == "loading" {
             Admission::Loading
-        } else if group_id == "nobody" {
-            Admission::Nobody
         } else {
             Admission::Elsewhere
         }
@@ -66,30 +63,18 @@ async fn driver_answers_not_coordinator_or_load_in_progress_for_a_group_the_gate
         loading.error_code,
         ResponseError::CoordinatorLoadInProgress.code()
     );
-    // A member's heartbeat while its group is loaded here is answered NONE, as Kafka does
-    // (it keeps its generation, at which the group comes back); for a group nobody loads it is
-    // told to look the coordinator up, never "loading".
-    for (group, expected) in [
-        ("loading", 0),
-        ("nobody", ResponseError::NotCoordinator.code()),
-    ] {
-        let beat = HeartbeatRequest::default()
-            .with_member_id(StrBytes::from_static_str("m"))
-            .with_generation_id(1);
-        let GroupResponse::Heartbeat(beat) = f
-            .driver
-            .request(group, ctx(4), GroupRequest::Heartbeat(beat))
-            .await
-        else {
-            panic!("not a Heartbeat answer")
-        };
-        assert_eq!(beat.error_code, expected, "{group}");
-    }
-    let nobody = join(&f.driver, Join::new("nobody")).await;
-    assert_eq!(
-        nobody.error_code,
-        ResponseError::CoordinatorLoadInProgress.code()
-    );
+    // A member's heartbeat is told to look the coordinator up, never "loading".
+    let beat = HeartbeatRequest::default()
+        .with_member_id(StrBytes::from_static_str("m"))
+        .with_generation_id(1);
+    let GroupResponse::Heartbeat(beat) = f
+        .driver
+        .request("loading", ctx(4), GroupRequest::Heartbeat(beat))
+        .await
+    else {
+        panic!("not a Heartbeat answer")
+    };
+    assert_eq!(beat.error_code, ResponseError::NotCoordinator.code());
     let mine = join(&f.driver, Join::new("mine")).await;
     assert_eq!(mine.error_code, ResponseError::MemberIdRequired.code());
     // The gate is asked at each request: once it serves the group, the group is served.
