@@ -4,12 +4,10 @@ a group is coordinated by the node holding its shard, whichever node its consume
 from (FindCoordinator names the owner). One node is killed with SIGKILL: its endpoint then
 refuses connections, and the survivors' probe takes it for gone after `cluster.gone_after`
 (500 ms) and removes its member of the node group, where Kafka would evict it only at its
-session timeout; the node group rebalances without it, and its groups move to the survivors
-with their shards (issue 31: the survivors read them from the cluster's group log): every
-group at the generation it had, no member revoking, losing or being given anything (their own
-callbacks), no partition owned by two consumers at any moment (the confluent-kafka members'
-callbacks), and the offsets committed before the kill still upstream. The node started again
-takes shards again.
+session timeout; the node group rebalances without it, and its groups re-form on the
+survivors, with no partition owned by two consumers at any moment (the confluent-kafka
+members' callbacks) and the offsets committed before the kill still upstream. The node started
+again takes shards again.
 
 Timings are the shortest Kafka accepts (session 6 s, its `group.min.session.timeout.ms`), so
 the takeover is about: up to a probe interval and `gone_after` (0.5 + 0.5 s) until the node
@@ -214,7 +212,7 @@ def overlaps(agents):
     return found
 
 
-def test_three_nodes_split_the_groups_and_a_killed_nodes_groups_move_without_a_rebalance(cluster):
+def test_three_nodes_split_the_groups_and_a_killed_nodes_groups_reform_on_the_others(cluster):
     nodes = cluster.nodes
     wait_until(lambda: cluster.split(nodes), "three nodes splitting the 50 shards",
                timeout_s=90)
@@ -254,8 +252,6 @@ def test_three_nodes_split_the_groups_and_a_killed_nodes_groups_move_without_a_r
         victim = cluster.owner(groups[1][0], nodes)
         survivors = [n for n in nodes if n is not victim]
         victims_groups = [g for g, _, _ in groups if cluster.owner(g, nodes) is victim]
-        generations = {g: survivors[0].group_detail(g)["generation"] for g, _, _ in groups}
-        marks = {m.name: len(m.events) for _, _, ms in groups for m in ms}
         victim.proc.kill()
         victim.proc.wait()
         killed = time.monotonic()
@@ -270,16 +266,6 @@ def test_three_nodes_split_the_groups_and_a_killed_nodes_groups_move_without_a_r
         for group, topic, members in groups:
             wait_reformed(survivors[0], group, members, topic)
         reformed = time.monotonic() - killed
-        after = {g: survivors[0].group_detail(g)["generation"] for g, _, _ in groups}
-        callbacks = {m.name: [e.get("event") for e in m.events[marks[m.name]:]
-                              if e.get("event") in ("assigned", "revoked", "lost")]
-                     for _, _, ms in groups for m in ms}
-        print(f"generations before the kill {generations}, after {after}; the members' "
-              f"callbacks since: {callbacks}")
-        # The groups moved with their shards (the group log): every group, the killed node's
-        # too, at the generation it had, and no member revoked, lost or was given anything.
-        assert after == generations, (generations, after)
-        assert all(events == [] for events in callbacks.values()), callbacks
         print(f"\nshards taken over {takeover:.1f} s after the SIGKILL; the {len(victims_groups)}"
               f" groups it coordinated ({victims_groups}) and the rest assigned again after "
               f"{reformed:.1f} s")

@@ -68,13 +68,6 @@ pub struct CoordinatorConfig {
     /// configured value would be silently ignored.
     #[serde(skip)]
     pub seed: u64,
-    /// Write a consumer group in the same step as the change that made it dirty, so the
-    /// driver writes it before the answers that reveal it (a cluster of hosts: the node that
-    /// gains the shard must find every epoch a member was told). Off (one host): a group's
-    /// changes are written once a second at most (`consumer::snapshot`). Not a config-file key:
-    /// the way the host runs decides it.
-    #[serde(skip)]
-    pub write_before_answer: bool,
 }
 
 impl Default for CoordinatorConfig {
@@ -95,7 +88,6 @@ impl Default for CoordinatorConfig {
             consumer_protocol: true,
             strict: false,
             seed: 0x5eed_0fa5_519e_0e00,
-            write_before_answer: false,
         }
     }
 }

@@ -272,51 +272,22 @@ impl Shard {
     /// Kafka maps storage failures to retriable errors). The first storage error is returned.
     async fn execute(&mut self, effects: Vec<Effect>) -> Result<(), String> {
         let mut first_error = None;
-        // No answer leaves before a group's write that comes later in the same step: the
-        // answers it holds back go out right after that write (a consumer group's write comes
-        // at the end of its step, after the heartbeat answer that reveals its new epoch).
-        let last_write = effects
-            .iter()
-            .rposition(|e| matches!(e, Effect::PersistGroup(_)));
-        let mut held_back = Vec::new();
-        for (index, effect) in effects.into_iter().enumerate() {
-            if let Effect::Respond { to, response } = effect {
-                if last_write.is_some_and(|last| index < last) {
-                    held_back.push((to, response));
-                } else {
-                    self.respond(to, response);
-                }
-                continue;
-            }
-            let releases = last_write == Some(index);
-            self.execute_one(effect, &mut first_error).await;
-            if releases {
-                for (to, response) in held_back.drain(..) {
-                    self.respond(to, response);
-                }
-            }
-        }
-        first_error.map_or(Ok(()), Err)
-    }
-
-    /// One effect of [`Self::execute`] (answers are sent there); the first storage error is
-    /// kept in `first_error`.
-    async fn execute_one(&mut self, effect: Effect, first_error: &mut Option<String>) {
-        match effect {
-            Effect::Respond { to, response } => self.respond(to, response),
-            Effect::ScheduleTimer { key, at } => self.timers.schedule(key, at),
-            Effect::CancelTimer { key } => self.timers.cancel(&key),
-            Effect::RunAssignor(run) => self.spawn_run(*run),
-            Effect::Notice(notice) => self.sink.notice(&notice),
-            Effect::CommitOffsets {
-                to,
-                group_id,
-                offsets,
-                response,
-            } => {
-                if let Some(queues) = &mut self.remote {
-                    let (remote, reply) = (queues.remote.clone(), self.replies.remove(&to));
-                    queues.submit(&group_id.clone(), Box::pin(async move {
+        for effect in effects {
+            match effect {
+                Effect::Respond { to, response } => self.respond(to, response),
+                Effect::ScheduleTimer { key, at } => self.timers.schedule(key, at),
+                Effect::CancelTimer { key } => self.timers.cancel(&key),
+                Effect::RunAssignor(run) => self.spawn_run(*run),
+                Effect::Notice(notice) => self.sink.notice(&notice),
+                Effect::CommitOffsets {
+                    to,
+                    group_id,
+                    offsets,
+                    response,
+                } => {
+                    if let Some(queues) = &mut self.remote {
+                        let (remote, reply) = (queues.remote.clone(), self.replies.remove(&to));
+                        queues.submit(&group_id.clone(), Box::pin(async move {
                             let codes = remote.commit(group_id.clone(), offsets).await;
                             let codes = codes.map_err(|error| {
                                 tracing::warn!(group = %group_id, %error, "upstream offset commit failed");
@@ -327,47 +298,47 @@ impl Shard {
                                 let _ = reply.send(GroupResponse::OffsetCommit(merged));
                             }
                         }));
-                    return;
+                        continue;
+                    }
+                    // Shared with the store's write, then moved into the table: the records are
+                    // never copied.
+                    let offsets = Arc::new(offsets);
+                    let (g, o) = (group_id.clone(), offsets.clone());
+                    let written = self.write(move |s| s.save_offsets(&g, &o)).await;
+                    let merged = match written {
+                        Ok(()) => {
+                            // The write's task has ended, so this is the only reference left.
+                            let offsets = Arc::try_unwrap(offsets)
+                                .unwrap_or_else(|shared| shared.as_ref().clone());
+                            self.offsets.commit_owned(&group_id, offsets);
+                            response
+                        }
+                        Err(e) => {
+                            first_error.get_or_insert(e);
+                            merge_commit(response, Err(UNAVAILABLE))
+                        }
+                    };
+                    self.respond(to, GroupResponse::OffsetCommit(merged));
                 }
-                // Shared with the store's write, then moved into the table: the records are
-                // never copied.
-                let offsets = Arc::new(offsets);
-                let (g, o) = (group_id.clone(), offsets.clone());
-                let written = self.write(move |s| s.save_offsets(&g, &o)).await;
-                let merged = match written {
-                    Ok(()) => {
-                        // The write's task has ended, so this is the only reference left.
-                        let offsets = Arc::try_unwrap(offsets)
-                            .unwrap_or_else(|shared| shared.as_ref().clone());
-                        self.offsets.commit_owned(&group_id, offsets);
-                        response
-                    }
-                    Err(e) => {
-                        first_error.get_or_insert(e);
-                        merge_commit(response, Err(UNAVAILABLE))
-                    }
-                };
-                self.respond(to, GroupResponse::OffsetCommit(merged));
-            }
-            Effect::CommitTxnOffsets {
-                to,
-                group_id,
-                api_version,
-                request,
-                response,
-            } => {
-                let Some(queues) = &mut self.remote else {
-                    // The wire layer refuses TxnOffsetCommit standalone: no transaction
-                    // coordinator here to write the offsets into a transaction.
-                    tracing::error!(group = %group_id,
+                Effect::CommitTxnOffsets {
+                    to,
+                    group_id,
+                    api_version,
+                    request,
+                    response,
+                } => {
+                    let Some(queues) = &mut self.remote else {
+                        // The wire layer refuses TxnOffsetCommit standalone: no transaction
+                        // coordinator here to write the offsets into a transaction.
+                        tracing::error!(group = %group_id,
                             "a transactional offset commit reached a host without an upstream");
-                    let code = ResponseError::UnsupportedVersion.code();
-                    let refused = merge_txn_commit(response, Err(code));
-                    self.respond(to, GroupResponse::TxnOffsetCommit(refused));
-                    return;
-                };
-                let (remote, reply) = (queues.remote.clone(), self.replies.remove(&to));
-                queues.submit(&group_id.clone(), Box::pin(async move {
+                        let code = ResponseError::UnsupportedVersion.code();
+                        let refused = merge_txn_commit(response, Err(code));
+                        self.respond(to, GroupResponse::TxnOffsetCommit(refused));
+                        continue;
+                    };
+                    let (remote, reply) = (queues.remote.clone(), self.replies.remove(&to));
+                    queues.submit(&group_id.clone(), Box::pin(async move {
                         let codes = remote.commit_txn(group_id.clone(), api_version, request).await;
                         let codes = codes.map_err(|error| {
                             tracing::warn!(group = %group_id, %error, "upstream transactional offset commit failed");
@@ -378,15 +349,15 @@ impl Shard {
                             let _ = reply.send(GroupResponse::TxnOffsetCommit(merged));
                         }
                     }));
-            }
-            Effect::FetchOffsets {
-                to,
-                group_id,
-                query,
-            } => match &mut self.remote {
-                Some(queues) => {
-                    let (remote, reply) = (queues.remote.clone(), self.replies.remove(&to));
-                    queues.submit(&group_id.clone(), Box::pin(async move {
+                }
+                Effect::FetchOffsets {
+                    to,
+                    group_id,
+                    query,
+                } => match &mut self.remote {
+                    Some(queues) => {
+                        let (remote, reply) = (queues.remote.clone(), self.replies.remove(&to));
+                        queues.submit(&group_id.clone(), Box::pin(async move {
                             let result = remote.fetch(group_id.clone(), query.clone()).await;
                             let response = result.map(GroupResponse::OffsetFetch).unwrap_or_else(|error| {
                                 tracing::warn!(group = %group_id, %error, "upstream offset fetch failed");
@@ -397,21 +368,21 @@ impl Shard {
                                 let _ = reply.send(response);
                             }
                         }));
-                }
-                None => {
-                    let result = self.offsets.fetch(&group_id, &query);
-                    self.respond(to, GroupResponse::OffsetFetch(result));
-                }
-            },
-            Effect::DeleteOffsets {
-                to,
-                group_id,
-                partitions,
-                response,
-            } => {
-                if let Some(queues) = &mut self.remote {
-                    let (remote, reply) = (queues.remote.clone(), self.replies.remove(&to));
-                    queues.submit(&group_id.clone(), Box::pin(async move {
+                    }
+                    None => {
+                        let result = self.offsets.fetch(&group_id, &query);
+                        self.respond(to, GroupResponse::OffsetFetch(result));
+                    }
+                },
+                Effect::DeleteOffsets {
+                    to,
+                    group_id,
+                    partitions,
+                    response,
+                } => {
+                    if let Some(queues) = &mut self.remote {
+                        let (remote, reply) = (queues.remote.clone(), self.replies.remove(&to));
+                        queues.submit(&group_id.clone(), Box::pin(async move {
                             let codes = remote.delete(group_id.clone(), partitions.clone()).await;
                             let codes = codes.map_err(|error| {
                                 tracing::warn!(group = %group_id, %error, "upstream offset delete failed");
@@ -426,58 +397,58 @@ impl Shard {
                                 let _ = reply.send(GroupResponse::OffsetDelete(merged));
                             }
                         }));
-                    return;
-                }
-                let (g, p) = (group_id.clone(), partitions.clone());
-                let merged = match self.write(move |s| s.delete_offsets(&g, &p)).await {
-                    Ok(()) => {
-                        self.offsets.delete(&group_id, &partitions);
-                        merge_delete(response, &partitions, Ok(&vec![0; partitions.len()]))
+                        continue;
                     }
-                    Err(e) => {
+                    let (g, p) = (group_id.clone(), partitions.clone());
+                    let merged = match self.write(move |s| s.delete_offsets(&g, &p)).await {
+                        Ok(()) => {
+                            self.offsets.delete(&group_id, &partitions);
+                            merge_delete(response, &partitions, Ok(&vec![0; partitions.len()]))
+                        }
+                        Err(e) => {
+                            first_error.get_or_insert(e);
+                            merge_delete(response, &partitions, Err(UNAVAILABLE))
+                        }
+                    };
+                    self.respond(to, GroupResponse::OffsetDelete(merged));
+                }
+                Effect::PersistGroup(snapshot) => {
+                    let written = match &self.remote_groups {
+                        Some(remote) => remote.save(snapshot).await.inspect_err(|error| {
+                            tracing::warn!(%error, "a group's state was not written to the cluster");
+                        }),
+                        None => self.write(move |s| s.save_group(&snapshot)).await,
+                    };
+                    if let Err(e) = written {
                         first_error.get_or_insert(e);
-                        merge_delete(response, &partitions, Err(UNAVAILABLE))
                     }
-                };
-                self.respond(to, GroupResponse::OffsetDelete(merged));
-            }
-            Effect::PersistGroup(snapshot) => {
-                let written = match &self.remote_groups {
-                    Some(remote) => remote.save(snapshot).await.inspect_err(|error| {
-                        tracing::warn!(%error, "a group's state was not written to the cluster");
-                    }),
-                    None => self.write(move |s| s.save_group(&snapshot)).await,
-                };
-                if let Err(e) = written {
-                    first_error.get_or_insert(e);
                 }
-            }
-            Effect::PersistGroupConfig { group_id, config } => {
-                let result = self
-                    .write(move |s| s.save_group_config(&group_id, &config))
-                    .await;
-                if let Err(e) = result {
-                    first_error.get_or_insert(e);
+                Effect::PersistGroupConfig { group_id, config } => {
+                    let result = self
+                        .write(move |s| s.save_group_config(&group_id, &config))
+                        .await;
+                    if let Err(e) = result {
+                        first_error.get_or_insert(e);
+                    }
                 }
-            }
-            Effect::DeleteGroup { to, group_id } => {
-                let g = group_id.clone();
-                let stored = match &self.remote_groups {
-                    Some(remote) => remote.delete(g).await,
-                    None => self.write(move |s| s.delete_group(&g)).await,
-                };
-                self.offsets.delete_group(&group_id);
-                if let Err(e) = stored {
-                    first_error.get_or_insert(e);
-                    self.respond(to, GroupResponse::DeleteGroup(UNAVAILABLE));
-                    return;
-                }
-                let Some(queues) = &mut self.remote else {
-                    self.respond(to, GroupResponse::DeleteGroup(0));
-                    return;
-                };
-                let (remote, reply) = (queues.remote.clone(), self.replies.remove(&to));
-                queues.submit(&group_id.clone(), Box::pin(async move {
+                Effect::DeleteGroup { to, group_id } => {
+                    let g = group_id.clone();
+                    let stored = match &self.remote_groups {
+                        Some(remote) => remote.delete(g).await,
+                        None => self.write(move |s| s.delete_group(&g)).await,
+                    };
+                    self.offsets.delete_group(&group_id);
+                    if let Err(e) = stored {
+                        first_error.get_or_insert(e);
+                        self.respond(to, GroupResponse::DeleteGroup(UNAVAILABLE));
+                        continue;
+                    }
+                    let Some(queues) = &mut self.remote else {
+                        self.respond(to, GroupResponse::DeleteGroup(0));
+                        continue;
+                    };
+                    let (remote, reply) = (queues.remote.clone(), self.replies.remove(&to));
+                    queues.submit(&group_id.clone(), Box::pin(async move {
                         let code = remote.delete_group(group_id.clone()).await.unwrap_or_else(|error| {
                             tracing::warn!(group = %group_id, %error, "upstream group deletion failed");
                             UNAVAILABLE
@@ -492,8 +463,10 @@ impl Shard {
                             let _ = reply.send(GroupResponse::DeleteGroup(code));
                         }
                     }));
+                }
             }
         }
+        first_error.map_or(Ok(()), Err)
     }
 
     fn respond(&mut self, to: ReplyTo, response: GroupResponse) {

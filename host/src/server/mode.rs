@@ -18,7 +18,6 @@ use crate::catalog::Catalog;
 use crate::cluster::modules::mac::Secret;
 use crate::cluster::{Cluster, GroupLog, Ownership, Peer};
 use crate::config::Config;
-use crate::coordinator::CoordinatorConfig;
 use crate::driver::{DriverConfig, Gate, LagSource, RemoteGroups, RemoteOffsets, StoreLag};
 use crate::kafka::proxy::{Proxy, topology};
 use crate::kafka::{self, Authentication, Broker};
@@ -238,11 +237,7 @@ impl Mode {
     ) -> DriverConfig {
         DriverConfig {
             settings: config.driver.clone(),
-            coordinator: CoordinatorConfig {
-                // The node that gains a shard must find every epoch a member was told.
-                write_before_answer: matches!(self, Mode::Cluster(..)),
-                ..config.coordinator.clone()
-            },
+            coordinator: config.coordinator.clone(),
             notices: metrics.clone(),
             remote_offsets: self.remote_offsets(metrics),
             lag: Some(self.lag(store)),

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use kafka_protocol::ResponseError;
 use kafka_protocol::messages::{
-    FindCoordinatorRequest, FindCoordinatorResponse, GroupId, HeartbeatRequest, HeartbeatResponse,
-    JoinGroupResponse, MetadataRequest, MetadataResponse, SyncGroupResponse,
+    FindCoordinatorRequest, FindCoordinatorResponse, GroupId, HeartbeatRequest,
+    HeartbeatResponse, JoinGroupResponse, MetadataRequest, MetadataResponse, SyncGroupResponse,
 };
 use kafka_protocol::protocol::StrBytes;
 

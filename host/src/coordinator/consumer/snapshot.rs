@@ -6,10 +6,7 @@
 //! So a thousand members joining in a second cost one write, not a thousand, and a steady
 //! heartbeat writes nothing. A crash loses at most the last second: a member whose epoch
 //! moved in it is fenced after the restart (FENCED_MEMBER_EPOCH) and rejoins, as it would
-//! have without any persistence; a clean shutdown writes every dirty group first. In a cluster
-//! of hosts (`CoordinatorConfig::write_before_answer`) a change is written in the step that
-//! made it, and the driver sends that step's answers only once the write is acknowledged: the
-//! node that gains the shard finds every epoch a member was told.
+//! have without any persistence; a clean shutdown writes every dirty group first.
 //!
 //! **Restore.** Members resume where they were, each with a full session from the restart;
 //! a member that was revoking gets its rebalance timeout again; an epoch with no target yet
@@ -159,12 +156,9 @@ impl Group {
     }
 }
 
-/// Arms the group's write if it changed and none is armed; writes it now when the
-/// coordinator writes before it answers (`CoordinatorConfig::write_before_answer`).
+/// Arms the group's write if it changed and none is armed.
 pub(crate) fn arm(ctx: &mut Ctx<'_>, group: &mut Group) {
-    if group.dirty && ctx.env.config.write_before_answer {
-        write(ctx, group);
-    } else if group.dirty && !group.persist_armed {
+    if group.dirty && !group.persist_armed {
         group.persist_armed = true;
         let key = TimerKey::Persist {
             group: group.id.clone(),

@@ -529,5 +529,4 @@ fn driver_refuses_zero_shards_and_needs_a_runtime() {
 }
 
 mod gate;
-mod remote_groups;
 mod remote_offsets;
