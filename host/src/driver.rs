@@ -9,7 +9,6 @@
 //! knows neither the registry nor the sandbox.
 
 mod gate;
-mod groups;
 mod notices;
 mod offsets;
 mod runner;
@@ -30,7 +29,6 @@ use tokio::sync::{Semaphore, mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 
 pub use gate::{Admission, Gate, Releasing};
-pub use groups::{Borrowed, RemoteGroups};
 pub use notices::{NoticeSink, TracingNotices};
 pub use offsets::{BoxFuture, PartitionCodes, RemoteOffsets};
 pub use runner::{AssignorRunner, LagSource, StoreLag, UnknownLag, lag_for};
@@ -38,7 +36,7 @@ pub use runner::{AssignorRunner, LagSource, StoreLag, UnknownLag, lag_for};
 use crate::coordinator::view::{StrategiesView, TopicsView};
 use crate::coordinator::{
     AdminError, Coordinator, CoordinatorConfig, Event, GroupCall, GroupConfig, GroupDetail,
-    GroupRequest, GroupResponse, GroupSummary, RequestContext, RestoredGroup, error_response,
+    GroupRequest, GroupResponse, GroupSummary, RequestContext, error_response,
 };
 use crate::store::{Store, StoreError};
 use shard::{Command, Shard};
@@ -106,9 +104,6 @@ pub struct DriverConfig {
     pub lag: Option<Arc<dyn LagSource>>,
     /// Which groups this node coordinates now (a cluster of host nodes); `None`: all.
     pub gate: Option<Arc<dyn Gate>>,
-    /// Where groups' saved state goes instead of the store (a cluster of host nodes: the
-    /// cluster's group log); `None`: the store, if any.
-    pub remote_groups: Option<Arc<dyn RemoteGroups>>,
 }
 
 impl Default for DriverConfig {
@@ -121,7 +116,6 @@ impl Default for DriverConfig {
             remote_offsets: None,
             lag: None,
             gate: None,
-            remote_groups: None,
         }
     }
 }
@@ -228,7 +222,6 @@ impl Driver {
                     .map(offsets::RemoteQueues::new),
                 sink: config.notices.clone(),
                 gate: config.gate.clone(),
-                remote_groups: config.remote_groups.clone(),
                 done_tx,
             };
             tasks.push(runtime.spawn(shard.run(rx, done_rx)));
@@ -253,18 +246,6 @@ impl Driver {
 
     fn shard(&self, group_id: &str) -> &mpsc::Sender<Command> {
         &self.inner.shards[shard_of(group_id, self.inner.shards.len())]
-    }
-
-    /// Restores groups read back from elsewhere (a cluster's group log, for a shard this node
-    /// gained), each after whatever its shard was asked before. A shard drops a group the gate
-    /// no longer lets it serve (its cluster shard was lost meanwhile).
-    pub async fn restore(&self, groups: Vec<RestoredGroup>) {
-        for group in groups {
-            let shard = self.shard(&group.group_id).clone();
-            let _ = shard
-                .send(Command::Event(Event::Restore(Box::new(group))))
-                .await;
-        }
     }
 
     /// One request for one group, answered with its own response type; resolves when the

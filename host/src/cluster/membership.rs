@@ -9,8 +9,7 @@
 //!   NOT_COORDINATOR). Only then does librdkafka go on with the rebalance, so the next owner
 //!   is assigned a shard after this node stopped serving it;
 //! - **assign**: the shards enter [`Ownership`]; their groups are served once a commit renews
-//!   the lease (one is sent at once), a lease's length has passed (`ownership.rs`) and their
-//!   groups were read from the group log and restored (`groups.rs`);
+//!   the lease (one is sent at once) and a lease's length has passed (`ownership.rs`);
 //! - and from its own loop, each renewal's answer (`commits.rs`) renews or ends the lease
 //!   (see `ownership.rs`).
 //!
@@ -35,7 +34,6 @@ use rdkafka::{ClientConfig, ClientContext, Offset, TopicPartitionList};
 use tokio::runtime::Handle;
 
 use super::commits::{self, CommitQueue};
-use super::groups::{self, GroupLog};
 use super::ownership::Ownership;
 use super::shards::shard_of;
 use super::token::Tokens;
@@ -45,8 +43,6 @@ use crate::driver::{Driver, Releasing};
 pub(super) struct Member {
     pub ownership: Arc<Ownership>,
     pub driver: Driver,
-    /// Where a gained shard's groups are read from.
-    pub groups: Arc<GroupLog>,
     pub runtime: Handle,
     pub topic: String,
     /// When each commit in flight was sent, oldest first (librdkafka answers them in order).
@@ -63,7 +59,6 @@ impl Member {
     pub fn new(
         ownership: Arc<Ownership>,
         driver: Driver,
-        groups: Arc<GroupLog>,
         runtime: Handle,
         topic: String,
         tokens: Tokens,
@@ -71,7 +66,6 @@ impl Member {
         Member {
             ownership,
             driver,
-            groups,
             runtime,
             topic,
             tokens,
@@ -186,20 +180,13 @@ impl ConsumerContext for Member {
             Rebalance::Assign(list) => {
                 let shards = self.shards(list);
                 if !shards.is_empty() {
-                    let gained = self.ownership.gain(&shards);
+                    self.ownership.gain(&shards);
                     self.renew_now.store(true, Ordering::Release);
                     tracing::info!(
                         ?shards,
                         after = ?self.ownership.lease(),
-                        "holds shards; serving them once the previous holder's lease is over \
-                         and their groups are read"
+                        "holds shards; serving them once the previous holder's lease is over"
                     );
-                    self.runtime.spawn(groups::load_gained(
-                        self.groups.clone(),
-                        self.ownership.clone(),
-                        self.driver.clone(),
-                        gained,
-                    ));
                 }
             }
             Rebalance::Error(error) => tracing::warn!(%error, "node group rebalance failed"),

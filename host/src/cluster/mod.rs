@@ -22,15 +22,11 @@
 //!   `__assignor_host.<name>.modules` (`modules/`): an upload, activation, rollback or
 //!   deletion, or a group's settings, on any node is applied by all.
 //!
-//! - **Groups move with their shard** through the compacted topic
-//!   `__assignor_host.<name>.groups`, one partition per shard (`groups.rs`): the owner writes a
-//!   group when its generation or epoch changes, and a node that gains a shard reads its
-//!   partition and serves the groups at their generation and epochs, as Kafka's coordinator
-//!   loads `__consumer_offsets`. Not yet: fencing the old owner's writes by a transactional id
-//!   per shard (the lease keeps the two apart meanwhile).
+//! Not yet here (issue 15, next steps): a group's membership moving with its shard (the new
+//! holder forms its groups anew from the members that join; Kafka's coordinator loads the old
+//! generation and waits for its members), and `group describe` forwarded to the owner.
 
 mod commits;
-mod groups;
 mod membership;
 pub mod modules;
 mod ownership;
@@ -49,7 +45,6 @@ use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-pub use groups::GroupLog;
 pub use ownership::{NodeStatus, Ownership, OwnershipStatus, Peer};
 
 use self::modules::ModuleLog;
@@ -159,12 +154,6 @@ impl ClusterSettings {
         format!("__assignor_host.{}.modules", self.name())
     }
 
-    /// The group log (`groups`): every group's saved state, one partition per shard,
-    /// compacted.
-    pub fn groups_topic(&self) -> String {
-        format!("__assignor_host.{}.groups", self.name())
-    }
-
     /// How long an accepted renewal lets the node serve, from its sending.
     pub fn lease(&self) -> Duration {
         self.session_timeout
@@ -265,7 +254,6 @@ impl Cluster {
         upstream: &UpstreamConfig,
         client: UpstreamClient,
         ownership: Arc<Ownership>,
-        groups: Arc<GroupLog>,
         driver: Driver,
         registry: Arc<Registry>,
     ) -> Result<Cluster, String> {
@@ -334,7 +322,6 @@ impl Cluster {
         let member = membership::Member::new(
             ownership.clone(),
             driver.clone(),
-            groups,
             tokio::runtime::Handle::current(),
             topic.clone(),
             token::Tokens::new(&upstream.security()),

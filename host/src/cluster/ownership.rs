@@ -93,10 +93,6 @@ pub struct Ownership {
     /// Per shard, milliseconds since `base` from which it may be served (a lease after it was
     /// gained).
     servable_from: Vec<AtomicU64>,
-    /// Per shard, how many times it was gained here, and the gain whose groups were loaded
-    /// from the group log (`groups.rs`): served only when the two agree.
-    gains: Vec<AtomicU64>,
-    loaded: Vec<AtomicU64>,
     lease: Duration,
     me: Peer,
     /// This node's member id in the node group now (librdkafka's), empty before it joined.
@@ -146,8 +142,6 @@ impl Ownership {
             base: Instant::now(),
             lease_until: AtomicU64::new(0),
             servable_from: (0..count.max(1)).map(|_| AtomicU64::new(0)).collect(),
-            gains: (0..count.max(1)).map(|_| AtomicU64::new(0)).collect(),
-            loaded: (0..count.max(1)).map(|_| AtomicU64::new(0)).collect(),
             lease,
             me,
             member_id: RwLock::new(String::new()),
@@ -202,58 +196,18 @@ impl Ownership {
     }
 
     /// The upstream group assigned these shards here: they are served from a lease's length
-    /// from now (see the module docs), while the lease lasts, once their groups are loaded.
-    /// Returns each shard's gain, for [`Self::loaded`].
-    pub fn gain(&self, shards: &[u32]) -> Vec<(u32, u64)> {
+    /// from now (see the module docs), while the lease lasts.
+    pub fn gain(&self, shards: &[u32]) {
         let from = self.millis(self.base.elapsed() + self.lease);
-        let mut gained = Vec::with_capacity(shards.len());
         for &shard in shards {
-            if let (Some(held), Some(servable), Some(gains)) = (
+            if let (Some(held), Some(servable)) = (
                 self.held.get(shard as usize),
                 self.servable_from.get(shard as usize),
-                self.gains.get(shard as usize),
             ) {
                 servable.store(from, Ordering::Release);
-                gained.push((shard, gains.fetch_add(1, Ordering::AcqRel) + 1));
                 held.store(true, Ordering::Release);
             }
         }
-        gained
-    }
-
-    /// The groups of these gains were loaded: each shard still held at that gain may be
-    /// served (a shard lost or gained again since is not). Returns the shards it counted for.
-    pub fn loaded(&self, gained: &[(u32, u64)]) -> Vec<u32> {
-        let mut counted = Vec::new();
-        for &(shard, gain) in gained {
-            let current = self
-                .gains
-                .get(shard as usize)
-                .map(|g| g.load(Ordering::Acquire));
-            if current == Some(gain) && self.holds(shard) {
-                self.loaded[shard as usize].store(gain, Ordering::Release);
-                counted.push(shard);
-            }
-        }
-        counted
-    }
-
-    /// Whether `gained` is still this shard's gain, held: its load is still wanted.
-    pub fn still_gained(&self, (shard, gain): (u32, u64)) -> bool {
-        self.holds(shard)
-            && self
-                .gains
-                .get(shard as usize)
-                .is_some_and(|g| g.load(Ordering::Acquire) == gain)
-    }
-
-    /// When a gained shard may be served at the earliest (a lease after its gain).
-    pub fn servable_in(&self, shard: u32) -> Duration {
-        let from = self
-            .servable_from
-            .get(shard as usize)
-            .map_or(0, |f| f.load(Ordering::Acquire));
-        Duration::from_millis(from).saturating_sub(self.base.elapsed())
     }
 
     /// How long a lease lasts (and a gained shard waits).
@@ -265,17 +219,13 @@ impl Ownership {
         u64::try_from(since_base.as_millis()).unwrap_or(u64::MAX)
     }
 
-    /// Whether `shard` is held, past its wait, its groups loaded, and the lease lasts: its
-    /// groups are served.
+    /// Whether `shard` is held, past its wait, and the lease lasts: its groups are served.
     pub fn serving(&self, shard: u32) -> bool {
         let past_wait = self
             .servable_from
             .get(shard as usize)
             .is_some_and(|from| self.millis(self.base.elapsed()) >= from.load(Ordering::Acquire));
-        let loaded = self.gains.get(shard as usize).is_some_and(|gains| {
-            gains.load(Ordering::Acquire) == self.loaded[shard as usize].load(Ordering::Acquire)
-        });
-        self.holds(shard) && past_wait && loaded && self.leased()
+        self.holds(shard) && past_wait && self.leased()
     }
 
     /// These shards are no longer held here.
@@ -416,10 +366,6 @@ impl Gate for Ownership {
             Admission::Loading
         }
     }
-
-    fn holds(&self, group_id: &str) -> bool {
-        self.holds(self.shard_of(group_id))
-    }
 }
 
 #[cfg(test)]
@@ -469,19 +415,17 @@ mod tests {
     /// An ownership whose shards in `held` were gained long enough ago to be served.
     fn past_the_wait(count: u32, me: Peer, lease: Duration, held: &[u32]) -> Ownership {
         let ownership = Ownership::new(count, me, lease);
-        let gained = ownership.gain(held);
+        ownership.gain(held);
         for &shard in held {
             ownership.servable_from[shard as usize].store(0, Ordering::Release);
         }
-        ownership.loaded(&gained);
         ownership
     }
 
     #[test]
     fn a_gained_shard_waits_one_lease_before_it_is_served() {
         let ownership = Ownership::new(50, peer(1, 1), Duration::from_secs(1));
-        let gained = ownership.gain(&[22]);
-        ownership.loaded(&gained);
+        ownership.gain(&[22]);
         ownership.renew(Instant::now());
         assert!(
             !ownership.serves("hello"),
@@ -495,37 +439,6 @@ mod tests {
             "a lease later, under a fresh lease"
         );
         assert_eq!(ownership.status().serving, vec![22]);
-    }
-
-    #[test]
-    fn a_gained_shard_is_served_once_the_groups_of_that_gain_are_loaded() {
-        let ownership = Ownership::new(50, peer(1, 1), Duration::from_secs(60));
-        ownership.renew(Instant::now());
-        // Gained, and past the wait at once (the wait is the other test's).
-        let gain = |shard: u32| {
-            let gained = ownership.gain(&[shard]);
-            ownership.servable_from[shard as usize].store(0, Ordering::Release);
-            gained
-        };
-        let first = gain(22);
-        assert!(
-            !ownership.serves("hello"),
-            "gained, its groups not read yet"
-        );
-        assert_eq!(ownership.status().serving, Vec::<u32>::new());
-        // Lost and gained again while the first load ran: that load no longer counts.
-        ownership.lose(&[22]);
-        assert!(!ownership.still_gained(first[0]));
-        let second = gain(22);
-        assert_eq!(ownership.loaded(&first), Vec::<u32>::new());
-        assert!(!ownership.serves("hello"), "loaded for an earlier gain");
-        assert!(ownership.still_gained(second[0]));
-        assert_eq!(ownership.loaded(&second), vec![22]);
-        assert!(ownership.serves("hello"));
-        // A shard lost before its load ends is not served by the load.
-        let third = gain(5);
-        ownership.lose(&[5]);
-        assert_eq!(ownership.loaded(&third), Vec::<u32>::new());
     }
 
     #[test]
@@ -572,9 +485,8 @@ mod tests {
         assert_eq!(ownership.coordinator_of("orders-app"), peer(2, 200));
         assert_eq!(ownership.admit("orders-app"), Admission::Elsewhere);
         // Shard 22 is held here, no lease yet: named here, "loading" until the lease.
-        let gained = ownership.gain(&[22]);
+        ownership.gain(&[22]);
         ownership.servable_from[22].store(0, Ordering::Release);
-        ownership.loaded(&gained);
         assert_eq!(ownership.coordinator_of("hello"), peer(1, 100));
         assert_eq!(ownership.admit("hello"), Admission::Loading);
         ownership.renew(Instant::now());

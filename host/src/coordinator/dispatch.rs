@@ -161,8 +161,7 @@ impl Coordinator {
     /// shard moved to another node of a cluster of hosts, or this node's lease lapsed): every
     /// parked JoinGroup and SyncGroup is answered NOT_COORDINATOR and every consumer-group
     /// heartbeat waiting for a target the same, so their clients look the coordinator up
-    /// again and rejoin where it is now; a consumer group's change of the last second is
-    /// written first (the next owner reads it); then the groups are forgotten. Offsets are not
+    /// again and rejoin where it is now; then the groups are forgotten. Offsets are not
     /// touched (in a cluster they live upstream). The driver cancels the groups' timers; an
     /// assignor run still in flight comes back to no group and is dropped.
     pub fn release(&mut self, ids: &[String]) -> Vec<Effect> {
@@ -173,7 +172,6 @@ impl Coordinator {
             }
             if let Some(mut group) = self.consumers.remove(id.as_str()) {
                 membership::fail_waiting_all(&mut ctx, &mut group, ResponseError::NotCoordinator);
-                consumer_snapshot::write(&mut ctx, &mut group);
             }
         }
         ctx.into_effects()

@@ -26,9 +26,6 @@ pub enum Admission {
 pub trait Gate: Send + Sync + 'static {
     /// What requests for `group_id` get here now.
     fn admit(&self, group_id: &str) -> Admission;
-    /// Whether this node holds `group_id` (served or about to be): a group read back for a
-    /// shard lost meanwhile is not kept.
-    fn holds(&self, group_id: &str) -> bool;
 }
 
 /// Which groups a [`super::Driver::release`] gives up: true for each group to drop.

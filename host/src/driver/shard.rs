@@ -14,7 +14,6 @@ use tokio::sync::{Semaphore, mpsc, oneshot};
 use tokio::time::Instant;
 
 use super::gate::{Admission, Gate, Releasing};
-use super::groups::RemoteGroups;
 use super::notices::NoticeSink;
 use super::offsets::{RemoteQueues, UNAVAILABLE, merge_commit, merge_delete, merge_txn_commit};
 use super::runner::{AssignorRunner, LagSource};
@@ -100,8 +99,6 @@ pub(crate) struct Shard {
     pub sink: Arc<dyn NoticeSink>,
     /// Which groups are served here now; `None`: all.
     pub gate: Option<Arc<dyn Gate>>,
-    /// Where groups are written instead of the store (a cluster's group log).
-    pub remote_groups: Option<Arc<dyn RemoteGroups>>,
     pub done_tx: mpsc::UnboundedSender<AssignorDone>,
 }
 
@@ -154,18 +151,8 @@ impl Shard {
     }
 
     async fn event(&mut self, event: Event) {
-        if let Event::Restore(restored) = &event {
-            // A group read back for a cluster shard lost since: not this node's any more.
-            if self
-                .gate
-                .as_ref()
-                .is_some_and(|g| !g.holds(&restored.group_id))
-            {
-                return;
-            }
-            if self.remote.is_none() {
-                self.offsets.commit(&restored.group_id, &restored.offsets);
-            }
+        if let (Event::Restore(restored), None) = (&event, &self.remote) {
+            self.offsets.commit(&restored.group_id, &restored.offsets);
         }
         let effects = self.coordinator.handle(self.now(), event);
         // Storage errors are logged where they happen; the group keeps serving.
@@ -413,13 +400,7 @@ impl Shard {
                     self.respond(to, GroupResponse::OffsetDelete(merged));
                 }
                 Effect::PersistGroup(snapshot) => {
-                    let written = match &self.remote_groups {
-                        Some(remote) => remote.save(snapshot).await.inspect_err(|error| {
-                            tracing::warn!(%error, "a group's state was not written to the cluster");
-                        }),
-                        None => self.write(move |s| s.save_group(&snapshot)).await,
-                    };
-                    if let Err(e) = written {
+                    if let Err(e) = self.write(move |s| s.save_group(&snapshot)).await {
                         first_error.get_or_insert(e);
                     }
                 }
@@ -433,10 +414,7 @@ impl Shard {
                 }
                 Effect::DeleteGroup { to, group_id } => {
                     let g = group_id.clone();
-                    let stored = match &self.remote_groups {
-                        Some(remote) => remote.delete(g).await,
-                        None => self.write(move |s| s.delete_group(&g)).await,
-                    };
+                    let stored = self.write(move |s| s.delete_group(&g)).await;
                     self.offsets.delete_group(&group_id);
                     if let Err(e) = stored {
                         first_error.get_or_insert(e);

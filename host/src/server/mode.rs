@@ -15,10 +15,9 @@ use super::proxy::ProxyTasks;
 use crate::acls::{AclSettings, Acls};
 use crate::admin::{AdminMode, AdminUpstream};
 use crate::catalog::Catalog;
-use crate::cluster::modules::mac::Secret;
-use crate::cluster::{Cluster, GroupLog, Ownership, Peer};
+use crate::cluster::{Cluster, Ownership, Peer};
 use crate::config::Config;
-use crate::driver::{DriverConfig, Gate, LagSource, RemoteGroups, RemoteOffsets, StoreLag};
+use crate::driver::{DriverConfig, Gate, LagSource, RemoteOffsets, StoreLag};
 use crate::kafka::proxy::{Proxy, topology};
 use crate::kafka::{self, Authentication, Broker};
 use crate::metrics::Metrics;
@@ -44,9 +43,8 @@ pub(super) enum Mode {
     Standalone(Local),
     /// In front of a cluster: its topics and records, the groups here.
     Proxy(Remote),
-    /// One node of several in front of one cluster, serving the groups of the shards it holds
-    /// and keeping them in the cluster's group log.
-    Cluster(Remote, Arc<Ownership>, Arc<GroupLog>),
+    /// One node of several in front of one cluster, serving the groups of the shards it holds.
+    Cluster(Remote, Arc<Ownership>),
 }
 
 /// Standalone's own users and ACLs (kept in the store, managed by the admin API).
@@ -143,30 +141,16 @@ impl Mode {
             listeners: Some(listeners),
             acl_file: acl_file(config)?,
         };
-        let Some(ownership) = ownership else {
-            return Ok(Mode::Proxy(remote));
-        };
-        let secret = (config.cluster.secret_file.as_deref())
-            .map(Secret::read)
-            .transpose()
-            .map_err(ServerError::Config)?;
-        let groups = GroupLog::open(
-            config.cluster.groups_topic(),
-            config.cluster.replication_factor,
-            ownership.clone(),
-            &remote.settings,
-            &remote.client,
-            secret,
-        )
-        .await
-        .map_err(ServerError::Upstream)?;
-        Ok(Mode::Cluster(remote, ownership, Arc::new(groups)))
+        Ok(match ownership {
+            Some(ownership) => Mode::Cluster(remote, ownership),
+            None => Mode::Proxy(remote),
+        })
     }
 
     fn remote(&self) -> Option<&Remote> {
         match self {
             Mode::Standalone(_) => None,
-            Mode::Proxy(remote) | Mode::Cluster(remote, ..) => Some(remote),
+            Mode::Proxy(remote) | Mode::Cluster(remote, _) => Some(remote),
         }
     }
 
@@ -174,7 +158,7 @@ impl Mode {
     pub(super) fn catalog(&self) -> &Catalog {
         match self {
             Mode::Standalone(local) => &local.catalog,
-            Mode::Proxy(remote) | Mode::Cluster(remote, ..) => &remote.catalog,
+            Mode::Proxy(remote) | Mode::Cluster(remote, _) => &remote.catalog,
         }
     }
 
@@ -212,7 +196,7 @@ impl Mode {
     pub(super) fn acls(&self) -> Option<Arc<Acls>> {
         match self {
             Mode::Standalone(local) => Some(local.acls.clone()),
-            Mode::Proxy(remote) | Mode::Cluster(remote, ..) => remote.acl_file.clone(),
+            Mode::Proxy(remote) | Mode::Cluster(remote, _) => remote.acl_file.clone(),
         }
     }
 
@@ -221,7 +205,7 @@ impl Mode {
         match self {
             Mode::Standalone(_) => kafka::Mode::Standalone,
             Mode::Proxy(remote) => kafka::Mode::Proxy(remote.proxy.clone()),
-            Mode::Cluster(remote, ownership, _) => {
+            Mode::Cluster(remote, ownership) => {
                 kafka::Mode::Cluster(remote.proxy.clone(), ownership.clone())
             }
         }
@@ -242,7 +226,6 @@ impl Mode {
             remote_offsets: self.remote_offsets(metrics),
             lag: Some(self.lag(store)),
             gate: self.gate(),
-            remote_groups: self.remote_groups(),
             ..DriverConfig::default()
         }
     }
@@ -270,19 +253,11 @@ impl Mode {
         }
     }
 
-    /// Where the driver writes groups instead of the store: a cluster's group log.
-    fn remote_groups(&self) -> Option<Arc<dyn RemoteGroups>> {
-        match self {
-            Mode::Cluster(_, _, groups) => Some(groups.clone()),
-            Mode::Standalone(_) | Mode::Proxy(_) => None,
-        }
-    }
-
     /// Which groups the driver may serve: in a cluster of hosts those of the shards this
     /// node holds; `None`: all of them.
     fn gate(&self) -> Option<Arc<dyn Gate>> {
         match self {
-            Mode::Cluster(_, ownership, _) => Some(ownership.clone()),
+            Mode::Cluster(_, ownership) => Some(ownership.clone()),
             Mode::Standalone(_) | Mode::Proxy(_) => None,
         }
     }
@@ -320,7 +295,7 @@ impl Mode {
                 return Ok((Running::Standalone, admin));
             }
             Mode::Proxy(remote) => (remote, None),
-            Mode::Cluster(remote, ownership, groups) => (remote, Some((ownership, groups))),
+            Mode::Cluster(remote, ownership) => (remote, Some(ownership)),
         };
         let listeners = remote.listeners.take().expect("a mode is started once");
         let tasks = ProxyTasks::start(
@@ -337,7 +312,7 @@ impl Mode {
             reread_topics: Arc::new(move || proxy.refresh.notify_one()),
             timeout: remote.settings.request_timeout,
         };
-        let Some((ownership, groups)) = ownership else {
+        let Some(ownership) = ownership else {
             return Ok((Running::Proxy(tasks), AdminMode::Proxy(upstream)));
         };
         let cluster = Cluster::start(
@@ -345,7 +320,6 @@ impl Mode {
             &remote.settings,
             remote.client.clone(),
             ownership.clone(),
-            groups,
             broker.driver.clone(),
             registry.clone(),
         )

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use kafka_protocol::ResponseError;
 use kafka_protocol::messages::{
-    FindCoordinatorRequest, FindCoordinatorResponse, GroupId, HeartbeatRequest,
-    HeartbeatResponse, JoinGroupResponse, MetadataRequest, MetadataResponse, SyncGroupResponse,
+    FindCoordinatorRequest, FindCoordinatorResponse, JoinGroupResponse, MetadataRequest,
+    MetadataResponse,
 };
 use kafka_protocol::protocol::StrBytes;
 
@@ -21,7 +21,7 @@ mod forwarder;
 
 use super::ClusterSettings;
 use crate::config::Config;
-use crate::coordinator::tests::context::{Join, Sync, sub};
+use crate::coordinator::tests::context::Join;
 use crate::server::Server;
 use crate::upstream::client::tests::support::{self, Kafka, unique};
 
@@ -212,69 +212,6 @@ async fn two_nodes_split_the_groups_and_one_takes_them_all_when_the_other_leaves
         let served = join(a.kafka_addr(), group).await;
         assert_eq!(served, ResponseError::MemberIdRequired.code(), "{group}");
     }
-    a.shutdown().await.unwrap();
-}
-
-/// A classic group's generation moves with its shard (the group log, `cluster/groups.rs`):
-/// formed on one node, it is served by the other once the first leaves, and its member's
-/// Heartbeat at the old generation is answered NONE there, not UNKNOWN_MEMBER_ID (which would
-/// make it rejoin: a rebalance); its SyncGroup at that generation gives the assignment back.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_groups_generation_moves_with_its_shard_when_its_node_leaves() {
-    let (kafka, name) = (Kafka::shared().await, unique("moves"));
-    let (dir_a, dir_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let a = node(&kafka, &name, &dir_a).await;
-    let b = node(&kafka, &name, &dir_b).await;
-    wait_until("the 50 shards split between both nodes", || {
-        split(&[&a, &b])
-    })
-    .await;
-    let on_b = |group: &String| {
-        let cluster = b.cluster().unwrap();
-        cluster.holds(cluster.shard_of(group))
-    };
-    let group = (0..).map(|i| format!("moving-{i}")).find(on_b).unwrap();
-
-    // One member forms the group on b: generation 1, an assignment.
-    let at = b.kafka_addr();
-    let first = Join::new(&group).session(30_000).rebalance(30_000);
-    let asked = first.request();
-    let answer: JoinGroupResponse = blocking(move || support::call(at, &asked, 5)).await;
-    assert_eq!(answer.error_code, ResponseError::MemberIdRequired.code());
-    let member = answer.member_id.to_string();
-    let again = first.member(&member).request();
-    let joined: JoinGroupResponse = blocking(move || support::call(at, &again, 5)).await;
-    assert_eq!(joined.error_code, 0, "{joined:?}");
-    let generation = joined.generation_id;
-    let sync = Sync::new(&group, &member, generation)
-        .assign(&member, sub(&["t"]))
-        .request();
-    let synced: SyncGroupResponse = blocking(move || support::call(at, &sync, 3)).await;
-    assert_eq!(synced.error_code, 0, "{synced:?}");
-
-    // b leaves; a takes its shards, reads the group, and serves it at its generation.
-    b.shutdown().await.unwrap();
-    wait_until("a serves every shard", || {
-        a.cluster().unwrap().status().serving.len() == 50
-    })
-    .await;
-    let at = a.kafka_addr();
-    let heartbeat = HeartbeatRequest::default()
-        .with_group_id(GroupId(StrBytes::from_string(group.clone())))
-        .with_member_id(StrBytes::from_string(member.clone()))
-        .with_generation_id(generation);
-    let answer: HeartbeatResponse = blocking(move || support::call(at, &heartbeat, 3)).await;
-    assert_eq!(
-        answer.error_code, 0,
-        "the member's Heartbeat at generation {generation} on the node that gained the shard"
-    );
-    let sync = Sync::new(&group, &member, generation).request();
-    let again: SyncGroupResponse = blocking(move || support::call(at, &sync, 3)).await;
-    assert_eq!(
-        (again.error_code, &again.assignment),
-        (0, &synced.assignment),
-        "the same generation's assignment, from the node that gained the shard"
-    );
     a.shutdown().await.unwrap();
 }
 

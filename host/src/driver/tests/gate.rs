@@ -22,10 +22,6 @@ impl Gate for Serving {
             Admission::Elsewhere
         }
     }
-
-    fn holds(&self, group_id: &str) -> bool {
-        self.admit(group_id) != Admission::Elsewhere
-    }
 }
 
 fn gated(serving: &[&str]) -> (Fixture, Arc<Serving>) {
